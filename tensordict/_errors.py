@@ -1,0 +1,58 @@
+"""The messages the core raises, written once so that they read the same everywhere.
+
+Every message names the key and says what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+
+def _fmt_key(key) -> str:
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    return repr(key)
+
+
+def batch_mismatch(key, shape, batch_size) -> RuntimeError:
+    return RuntimeError(
+        f"batch dimension mismatch for key {_fmt_key(key)}: the value has shape "
+        f"{tuple(shape)} but the tensordict's batch_size is {tuple(batch_size)}; "
+        f"the leading dimensions of a value must equal the batch size"
+    )
+
+
+def key_missing(key, available) -> KeyError:
+    keys = sorted(available, key=lambda k: k if isinstance(k, str) else ".".join(k))
+    return KeyError(f"key {_fmt_key(key)} not found in TensorDict with keys {keys}")
+
+
+def not_a_tensordict(key, value) -> KeyError:
+    return KeyError(
+        f"cannot use {_fmt_key(key)} as a nested key: the entry on the way is a "
+        f"{type(value).__name__}, not a tensordict"
+    )
+
+
+def locked(action: str) -> RuntimeError:
+    return RuntimeError(
+        f"cannot {action}: the TensorDict is locked. Unlock it with `unlock_()` "
+        f"(or `with td.unlock_(): ...`), or update existing entries in place with "
+        f"`set_()`"
+    )
+
+
+def key_exists(key) -> KeyError:
+    return KeyError(f"key {_fmt_key(key)} already exists")
+
+
+def bad_batch_size(batch_size) -> TypeError:
+    return TypeError(
+        f"batch_size must be an int, a sequence of ints or a torch.Size, "
+        f"got {batch_size!r}"
+    )
+
+
+def batch_size_incompatible(key, shape, batch_size) -> RuntimeError:
+    return RuntimeError(
+        f"cannot set batch_size to {tuple(batch_size)}: the entry {_fmt_key(key)} "
+        f"has shape {tuple(shape)}, whose leading dimensions differ"
+    )

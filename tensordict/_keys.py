@@ -1,0 +1,73 @@
+"""Nested keys: a key is a string or a tuple of keys, nested to any depth.
+
+``("a", ("b", ("c",)))`` and ``("a", "b", "c")`` name the same entry; every public
+entry point unravels once, and the core works on flat tuples of strings after that.
+"""
+
+from __future__ import annotations
+
+from typing import Tuple, Union
+
+NestedKey = Union[str, Tuple["NestedKey", ...]]
+
+KEY_SEPARATOR = "."
+
+
+def _flatten_into(key, out: list) -> None:
+    if isinstance(key, str):
+        out.append(key)
+    elif isinstance(key, tuple):
+        for part in key:
+            _flatten_into(part, out)
+    else:
+        raise TypeError(
+            f"a key must be a string or a tuple of strings, got {key!r} "
+            f"of type {type(key).__name__}"
+        )
+
+
+def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
+    """Return ``key`` as a flat tuple of strings (``"a"`` -> ``("a",)``)."""
+    if isinstance(key, str):
+        return (key,)
+    if isinstance(key, tuple):
+        # fast path: already flat
+        for part in key:
+            if not isinstance(part, str):
+                break
+        else:
+            if not key:
+                raise KeyError("an empty tuple is not a key")
+            return key
+        out: list[str] = []
+        _flatten_into(key, out)
+        if not out:
+            raise KeyError(f"the key {key!r} names no entry")
+        return tuple(out)
+    raise TypeError(
+        f"a key must be a string or a tuple of strings, got {key!r} "
+        f"of type {type(key).__name__}"
+    )
+
+
+def unravel_key(key: NestedKey) -> NestedKey:
+    """Unravel a nested key: a string stays a string, ``("a",)`` becomes ``"a"``,
+    nested tuples become one flat tuple."""
+    if isinstance(key, str):
+        return key
+    flat = unravel_key_to_tuple(key)
+    return flat[0] if len(flat) == 1 else flat
+
+
+def unravel_key_list(keys) -> list[NestedKey]:
+    """Unravel every key of a list (see :func:`unravel_key`)."""
+    return [unravel_key(key) for key in keys]
+
+
+def is_valid_key(key) -> bool:
+    """True when ``key`` is a string or a (nested) tuple of strings."""
+    try:
+        unravel_key_to_tuple(key)
+    except (TypeError, KeyError):
+        return False
+    return True

@@ -1,0 +1,692 @@
+"""TensorDict: the dense container, a dict of tensors sharing leading batch dimensions.
+
+Input is validated once, where it enters (the constructor, ``set``, ``__setitem__``);
+results the library builds itself (indexing, generated ops, clones) go through
+``TensorDict._new_unsafe``, which skips checks the construction already guarantees.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from tensordict import _errors
+from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._keys import unravel_key_to_tuple
+from tensordict.base import (
+    NO_DEFAULT,
+    TensorDictBase,
+    _looks_like_key,
+    is_tensor_collection,
+)
+
+_CONVERTIBLE = (bool, int, float, complex, list, tuple, np.ndarray, np.generic)
+
+
+_EMPTY_SIZE = torch.Size(())
+
+
+def _parse_batch_size(batch_size) -> torch.Size:
+    kind = type(batch_size)
+    if kind is torch.Size:
+        return batch_size
+    if kind is list or kind is tuple:
+        try:
+            size = torch.Size(batch_size)
+        except (TypeError, ValueError):
+            raise _errors.bad_batch_size(batch_size) from None
+    elif batch_size is None:
+        return _EMPTY_SIZE
+    elif isinstance(batch_size, int) and not isinstance(batch_size, bool):
+        size = torch.Size((batch_size,))
+    elif isinstance(batch_size, Tensor) and batch_size.ndim <= 1:
+        size = torch.Size(batch_size.reshape(-1).tolist())
+    else:
+        try:
+            size = torch.Size(batch_size)
+        except (TypeError, ValueError):
+            raise _errors.bad_batch_size(batch_size) from None
+    if size and min(size) < 0:
+        raise _errors.bad_batch_size(batch_size)
+    return size
+
+
+def _parse_device(device) -> torch.device | None:
+    if device is None:
+        return None
+    if isinstance(device, int):
+        device = torch.device("cuda", device)
+    elif not isinstance(device, torch.device):
+        device = torch.device(device)
+    if device.type == "cuda" and device.index is None and torch.cuda.is_available():
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def _parse_names(names, ndim: int):
+    if names is None:
+        return None
+    names = list(names)
+    if len(names) != ndim:
+        raise ValueError(
+            f"names {names} must give one name per batch dim ({ndim} batch dims)"
+        )
+    if all(name is None for name in names):
+        return None
+    seen = [n for n in names if n is not None]
+    if len(set(seen)) != len(seen):
+        raise ValueError(f"names must be unique, got {names}")
+    return names
+
+
+def _normalize_index(index, batch_size: torch.Size):
+    """Return ``index`` in a form that, applied to any leaf, indexes only the batch
+    dims: an Ellipsis is expanded to the batch dims it stands for (so it never reaches
+    feature dims), and an index that addresses more dims than the batch has is an
+    error that names both."""
+    batch_dims = len(batch_size)
+    if type(index) is int or type(index) is slice:
+        if batch_dims == 0:
+            raise IndexError(
+                f"cannot index a tensordict with batch_size=() by {index!r}: it has no "
+                f"batch dims to index"
+            )
+        return index
+    parts = index if type(index) is tuple else (index,)
+    consumed = 0
+    ellipsis_at = -1
+    for pos, part in enumerate(parts):
+        if part is None or isinstance(part, bool):
+            continue
+        if part is Ellipsis:
+            if ellipsis_at >= 0:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis_at = pos
+        elif isinstance(part, Tensor):
+            consumed += part.ndim if part.dtype is torch.bool else 1
+        elif isinstance(part, np.ndarray):
+            consumed += part.ndim if part.dtype == np.bool_ else 1
+        else:
+            consumed += 1
+    if consumed > batch_dims:
+        raise IndexError(
+            f"too many indices for a tensordict with batch_size "
+            f"{tuple(batch_size)}: the index {index!r} "
+            f"addresses {consumed} dims but there are only {batch_dims} batch dims"
+        )
+    if ellipsis_at >= 0:
+        fill = (slice(None),) * (batch_dims - consumed)
+        parts = parts[:ellipsis_at] + fill + parts[ellipsis_at + 1 :]
+        return parts
+    return index
+
+
+def _indexed_batch_shape(batch_size: torch.Size, index) -> torch.Size:
+    """The batch shape ``index`` produces, computed on a zero-stride stand-in."""
+    device = None
+    for part in index if type(index) is tuple else (index,):
+        if isinstance(part, Tensor):
+            device = part.device
+            break
+    stand_in = torch.zeros((), dtype=torch.uint8, device=device).expand(batch_size)
+    return stand_in[index].shape
+
+
+class TensorDict(TensorDictGeneratedOps, TensorDictBase):
+    """A dictionary of tensors that share leading batch dimensions.
+
+    >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},
+    ...                 batch_size=[3])
+    >>> td["next", "obs"].shape
+    torch.Size([3, 4])
+    >>> td[0].batch_size
+    torch.Size([])
+    """
+
+    __slots__ = (
+        "_tensordict",
+        "_batch_size",
+        "_device",
+        "_names",
+        "_is_locked",
+        "_last_lock_op",
+        "_lock_stack",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        source=None,
+        batch_size=None,
+        device=None,
+        names=None,
+        non_blocking: bool | None = None,
+        lock: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(source, TensorDictBase) and batch_size is None:
+            batch_size = source.batch_size
+        bs = self._batch_size = _parse_batch_size(batch_size)
+        dev = self._device = _parse_device(device)
+        self._names = _parse_names(names, len(bs))
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        storage = self._tensordict = {}
+        if source is None:
+            items = kwargs.items()
+        elif kwargs:
+            raise TypeError(
+                "TensorDict takes its entries either as `source` or as keyword "
+                f"arguments, not both (got source and {sorted(kwargs)})"
+            )
+        elif isinstance(source, TensorDictBase):
+            items = source._own_items()
+        elif hasattr(source, "items"):
+            items = source.items()
+        else:
+            raise TypeError(
+                f"TensorDict source must be a mapping or a tensordict, got "
+                f"{type(source).__name__}"
+            )
+        n = len(bs)
+        first = bs[0] if n == 1 else None
+        for key, value in items:
+            if type(key) is str and type(value) is Tensor:
+                # the common case, inlined: a plain tensor under a plain key
+                # (a one-dim batch, the most frequent, is checked without slicing)
+                shape = value.shape
+                if (
+                    (not shape or shape[0] != first)
+                    if n == 1
+                    else (n and shape[:n] != bs)
+                ):
+                    raise _errors.batch_mismatch(key, shape, bs)
+                if dev is not None and value.device != dev:
+                    value = value.to(dev, non_blocking=bool(non_blocking))
+                storage[key] = value
+            elif type(key) is str:
+                storage[key] = self._validate(key, value)
+            else:
+                self._set_path(unravel_key_to_tuple(key), value, inplace=False)
+        if lock:
+            self.lock_()
+
+    @classmethod
+    def _new_unsafe(
+        cls, storage: dict, batch_size: torch.Size, device=None, names=None
+    ) -> "TensorDict":
+        """Build without validation: for results whose shapes are already known
+        to be right (indexing, generated ops, clones)."""
+        self = object.__new__(TensorDict)
+        self._tensordict = storage
+        self._batch_size = batch_size
+        self._device = device
+        self._names = names
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        return self
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size=None,
+        device=None,
+        batch_dims: int | None = None,
+        names=None,
+    ) -> "TensorDict":
+        """Build from a (nested) dict. Without ``batch_size`` the batch size is
+        empty unless ``auto_batch_size=True`` or ``batch_dims`` is given."""
+        if batch_size is not None:
+            return cls(input_dict, batch_size=batch_size, device=device, names=names)
+        td = cls(input_dict, device=device)
+        if auto_batch_size or batch_dims is not None:
+            td.auto_batch_size_(batch_dims)
+            if names is not None:
+                td.names = names
+        return td
+
+    def auto_batch_size_(self, batch_dims: int | None = None) -> "TensorDict":
+        """Set the batch size to the longest one every entry shares (at most
+        ``batch_dims`` dims); nested tensordicts get theirs first."""
+        shapes = []
+        for value in self._tensordict.values():
+            if isinstance(value, TensorDictBase):
+                if hasattr(value, "auto_batch_size_"):
+                    value.auto_batch_size_()
+                shapes.append(value.batch_size)
+            elif isinstance(value, Tensor):
+                shapes.append(value.shape)
+        if not shapes:
+            return self
+        common = []
+        for dims in zip(*shapes):
+            if any(d != dims[0] for d in dims):
+                break
+            common.append(dims[0])
+        if batch_dims is not None:
+            common = common[:batch_dims]
+        self.batch_size = torch.Size(common)
+        return self
+
+    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
+        if names is NO_DEFAULT:
+            names = self._names if batch_size is None else None
+        else:
+            names = _parse_names(names, len(bs))
+        device = self._device if device is NO_DEFAULT else _parse_device(device)
+        return TensorDict._new_unsafe({}, bs, device, names)
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def batch_size(self) -> torch.Size:
+        """The leading dimensions every entry shares."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value) -> None:
+        new = _parse_batch_size(value)
+        n = len(new)
+        for key, entry in self._tensordict.items():
+            if isinstance(entry, Tensor):
+                if entry.shape[:n] != new:
+                    raise _errors.batch_size_incompatible(key, entry.shape, new)
+            elif isinstance(entry, TensorDictBase):
+                if entry.batch_size[:n] != new:
+                    if entry.batch_dims < n:
+                        try:
+                            entry.batch_size = new
+                        except RuntimeError:
+                            raise _errors.batch_size_incompatible(
+                                key, entry.batch_size, new
+                            ) from None
+                    else:
+                        raise _errors.batch_size_incompatible(
+                            key, entry.batch_size, new
+                        )
+        if self._names is not None and len(self._names) != n:
+            self._names = None
+        self._batch_size = new
+
+    @property
+    def names(self) -> list:
+        """One name (or None) per batch dim."""
+        if self._names is None:
+            return [None] * len(self._batch_size)
+        return list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        self._names = _parse_names(value, len(self._batch_size))
+
+    # ------------------------------------------------------------------ storage
+    def _own_items(self):
+        return self._tensordict.items()
+
+    def _own_keys(self):
+        return self._tensordict.keys()
+
+    def _own_values(self):
+        return self._tensordict.values()
+
+    def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
+        try:
+            return self._tensordict[key]
+        except KeyError:
+            if default is NO_DEFAULT and not missing_ok:
+                raise _errors.key_missing(key, self._tensordict) from None
+            return default
+
+    def __getitem__(self, index):
+        if type(index) is str:
+            try:
+                return self._tensordict[index]
+            except KeyError:
+                raise _errors.key_missing(index, self._tensordict) from None
+        if type(index) is tuple and index and type(index[0]) is str:
+            td = self
+            try:
+                for part in index[:-1]:
+                    td = td._tensordict[part]
+                return td._tensordict[index[-1]]
+            except (KeyError, AttributeError, TypeError):
+                pass  # a nested tuple key, a missing key or a non-dense level
+            if _looks_like_key(index):
+                return self._get_path(unravel_key_to_tuple(index))
+        elif isinstance(index, tuple) and index and _looks_like_key(index):
+            return self._get_path(unravel_key_to_tuple(index))
+        return self._index(index)
+
+    def _dense_parent(self, key: tuple):
+        """For a flat tuple key whose parents all exist as dense TensorDicts, the
+        TensorDict holding the last part (else None: the general path handles it)."""
+        td = self
+        try:
+            for part in key[:-1]:
+                td = td._tensordict[part]
+        except (KeyError, AttributeError, TypeError):
+            return None
+        if type(td) is not TensorDict or type(key[-1]) is not str:
+            return None
+        return td
+
+    def set(self, key, item, inplace: bool = False, *, non_blocking: bool = False, **kwargs):
+        if type(key) is str:
+            self._set_str(key, item, inplace=inplace, validated=False)
+            return self
+        if type(key) is tuple and key:
+            parent = self._dense_parent(key)
+            if parent is not None:
+                parent._set_str(key[-1], item, inplace=inplace, validated=False)
+                return self
+        return TensorDictBase.set(self, key, item, inplace, non_blocking=non_blocking)
+
+    def __setitem__(self, index, value) -> None:
+        if type(index) is str:
+            self._set_str(index, value, inplace=False, validated=False)
+            return
+        if type(index) is tuple and index and type(index[0]) is str:
+            parent = self._dense_parent(index)
+            if parent is not None:
+                parent._set_str(index[-1], value, inplace=False, validated=False)
+                return
+        TensorDictBase.__setitem__(self, index, value)
+
+    def _validate(self, key, value):
+        """Check (and convert) a value entering at ``key``; return what to store."""
+        bs = self._batch_size
+        if isinstance(value, Tensor):
+            if value.shape[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, value.shape, bs)
+            dev = self._device
+            if dev is not None and value.device != dev:
+                value = value.to(dev)
+            return value
+        if isinstance(value, TensorDictBase):
+            if value.batch_size[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, value.batch_size, bs)
+            dev = self._device
+            if dev is not None and value.device != dev:
+                value = value._moved_to(dev)
+            return value
+        if is_tensor_collection(value):
+            return self._validate(key, value._tensordict) and value
+        if isinstance(value, dict):
+            return TensorDict(value, batch_size=bs, device=self._device)
+        if isinstance(value, _CONVERTIBLE):
+            try:
+                tensor = torch.as_tensor(value, device=self._device)
+            except (TypeError, ValueError, RuntimeError):
+                return value  # e.g. a list of strings: kept as non-tensor data
+            if tensor.shape[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, tensor.shape, bs)
+            return tensor
+        return value  # non-tensor data, stored as given
+
+    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+        storage = self._tensordict
+        if inplace:
+            existing = storage.get(key)
+            if isinstance(existing, Tensor):
+                if not isinstance(value, Tensor):
+                    value = torch.as_tensor(value, device=existing.device)
+                existing.copy_(value)
+                return
+            if isinstance(existing, TensorDictBase) and isinstance(
+                value, (TensorDictBase, dict)
+            ):
+                existing.update(value, inplace=True)
+                return
+        if self._is_locked:
+            raise _errors.locked(f"set the key {key!r}")
+        storage[key] = value if validated else self._validate(key, value)
+
+    def _del_str(self, key: str) -> None:
+        if self._is_locked:
+            raise _errors.locked(f"delete the key {key!r}")
+        try:
+            del self._tensordict[key]
+        except KeyError:
+            raise _errors.key_missing(key, self._tensordict) from None
+
+    def _replace_contents(self, other: "TensorDict") -> None:
+        if self._is_locked:
+            raise _errors.locked("replace the entries in place")
+        self._tensordict = other._tensordict
+
+    # ------------------------------------------------------------------ indexing
+    def _index(self, index) -> "TensorDict":
+        bs = self._batch_size
+        n = len(bs)
+        idx = _normalize_index(index, bs)
+        storage = {}
+        new_bs = None
+        for key, value in self._tensordict.items():
+            if isinstance(value, Tensor):
+                result = value[idx]
+                if new_bs is None:
+                    new_bs = result.shape[: result.ndim - value.ndim + n]
+                storage[key] = result
+            elif isinstance(value, TensorDict):
+                result = value._index(idx)
+                if new_bs is None:
+                    rbs = result._batch_size
+                    new_bs = rbs[: len(rbs) - len(value._batch_size) + n]
+                storage[key] = result
+            elif isinstance(value, TensorDictBase):
+                storage[key] = value[idx]
+            else:
+                storage[key] = value
+        if new_bs is None:
+            new_bs = _indexed_batch_shape(bs, idx)
+        names = None
+        if self._names is not None:
+            names = _index_names(self._names, idx, len(new_bs))
+        return TensorDict._new_unsafe(storage, new_bs, self._device, names)
+
+    def _set_at_index(self, index, value) -> None:
+        idx = _normalize_index(index, self._batch_size)
+        if isinstance(value, (TensorDictBase, dict)) or is_tensor_collection(value):
+            if is_tensor_collection(value) and not isinstance(value, TensorDictBase):
+                value = value._tensordict
+            value_dims = value.batch_dims if isinstance(value, TensorDictBase) else None
+            items = (
+                value._own_items() if isinstance(value, TensorDictBase) else value.items()
+            )
+            for key, sub in items:
+                if type(key) is not str:
+                    path = unravel_key_to_tuple(key)
+                    target = self
+                    for part in path[:-1]:
+                        nxt = target._get_str(part, None)
+                        if nxt is None:
+                            nxt = target._create_nested_str(part)
+                        target = nxt
+                    target._set_at_index(idx, {path[-1]: sub})
+                    continue
+                existing = self._tensordict.get(key)
+                if existing is None:
+                    existing = self._preallocate(key, sub, idx, value_dims)
+                    if existing is None:
+                        continue
+                if isinstance(existing, Tensor):
+                    if isinstance(sub, TensorDictBase):
+                        raise TypeError(
+                            f"cannot write a tensordict into the tensor at key {key!r}"
+                        )
+                    existing[idx] = sub
+                elif isinstance(existing, TensorDictBase):
+                    existing._set_at_index(idx, sub)
+                else:
+                    self._tensordict[key] = sub  # non-tensor data: replaced
+            return
+        if isinstance(value, Tensor) or isinstance(value, (bool, int, float)):
+            for leaf in self._leaves():
+                leaf[idx] = value
+            return
+        raise TypeError(
+            f"cannot write a {type(value).__name__} at an index of a TensorDict: "
+            f"expected a tensordict, a dict, a tensor or a number"
+        )
+
+    def _preallocate(self, key: str, value, idx, value_dims):
+        """Allocate, on first write at an index, an entry covering the whole batch
+        (filled with zeros) that later writes update in place."""
+        if self._is_locked:
+            raise _errors.locked(f"set the key {key!r}")
+        bs = self._batch_size
+        if isinstance(value, _CONVERTIBLE) and not isinstance(value, (list, tuple)):
+            value = torch.as_tensor(value)
+        if isinstance(value, Tensor):
+            if value_dims is None:
+                value_dims = len(_indexed_batch_shape(bs, idx))
+            feature = value.shape[value_dims:]
+            device = self._device if self._device is not None else value.device
+            entry = torch.zeros(bs + feature, dtype=value.dtype, device=device)
+        elif isinstance(value, TensorDictBase):
+            if value_dims is None:
+                value_dims = len(_indexed_batch_shape(bs, idx))
+            extra = value.batch_size[value_dims:]
+            entry = TensorDict._new_unsafe({}, bs + extra, self._device)
+        elif isinstance(value, dict):
+            entry = TensorDict._new_unsafe({}, bs, self._device)
+        else:
+            self._tensordict[key] = value  # non-tensor data
+            return None
+        self._tensordict[key] = entry
+        return entry
+
+    # ------------------------------------------------------------------ leaves
+    def _leaves(self) -> list[Tensor]:
+        out: list[Tensor] = []
+        _collect_leaves(self, out)
+        return out
+
+    def _leaves_and_rebuild(self):
+        leaves = self._leaves()
+        count = len(leaves)
+
+        def rebuild(new_leaves, device=NO_DEFAULT):
+            if len(new_leaves) != count:
+                raise ValueError(
+                    f"rebuild expected {count} leaves, got {len(new_leaves)}"
+                )
+            return _rebuild(self, iter(new_leaves), device)
+
+        return leaves, rebuild
+
+    def _operand_leaves(self, other, op: str, default=None) -> list:
+        if is_tensor_collection(other) and not isinstance(other, TensorDictBase):
+            other = other._tensordict
+        out: list = []
+        _collect_operand(self, other, out, op, default, ())
+        return out
+
+    def _moved_to(self, device) -> "TensorDict":
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([leaf.to(device) for leaf in leaves], device=device)
+
+
+def _collect_leaves(td: TensorDict, out: list) -> None:
+    for value in td._tensordict.values():
+        if isinstance(value, Tensor):
+            out.append(value)
+        elif isinstance(value, TensorDict):
+            _collect_leaves(value, out)
+        elif isinstance(value, TensorDictBase):
+            out.extend(value._leaves())
+
+
+def _rebuild(td: TensorDict, it, device) -> TensorDict:
+    storage = {}
+    for key, value in td._tensordict.items():
+        if isinstance(value, Tensor):
+            storage[key] = next(it)
+        elif isinstance(value, TensorDict):
+            storage[key] = _rebuild(value, it, device)
+        elif isinstance(value, TensorDictBase):
+            n = len(value._leaves())
+            _, sub_rebuild = value._leaves_and_rebuild()
+            storage[key] = sub_rebuild([next(it) for _ in range(n)])
+        else:
+            storage[key] = value
+    return TensorDict._new_unsafe(
+        storage,
+        td._batch_size,
+        td._device if device is NO_DEFAULT else device,
+        td._names,
+    )
+
+
+def _collect_operand(td, other, out, op, default, prefix) -> None:
+    other_storage = other._tensordict if isinstance(other, TensorDict) else None
+    matched = 0
+    for key, value in td._tensordict.items():
+        if other_storage is not None:
+            other_value = other_storage.get(key, NO_DEFAULT)
+        else:
+            other_value = other._get_str(key, NO_DEFAULT, missing_ok=True)
+        if other_value is NO_DEFAULT:
+            if default is None:
+                raise KeyError(
+                    f"{op}: key {prefix + (key,)!r} is missing from the other operand"
+                )
+        else:
+            matched += 1
+        if isinstance(value, Tensor):
+            if other_value is NO_DEFAULT:
+                other_value = torch.full_like(value, default)
+            elif not isinstance(other_value, Tensor):
+                raise TypeError(
+                    f"{op}: key {prefix + (key,)!r} is a tensor here but a "
+                    f"{type(other_value).__name__} in the other operand"
+                )
+            out.append(other_value)
+        elif isinstance(value, TensorDictBase):
+            if other_value is NO_DEFAULT:
+                out.extend(torch.full_like(leaf, default) for leaf in value._leaves())
+                continue
+            if not isinstance(other_value, TensorDictBase):
+                raise TypeError(
+                    f"{op}: key {prefix + (key,)!r} is a tensordict here but a "
+                    f"{type(other_value).__name__} in the other operand"
+                )
+            if isinstance(value, TensorDict):
+                _collect_operand(value, other_value, out, op, default, prefix + (key,))
+            else:
+                out.extend(value._operand_leaves(other_value, op, default))
+    other_keys = other_storage.keys() if other_storage is not None else other._own_keys()
+    if matched != len(other_keys):
+        extra = [k for k in other_keys if k not in td._tensordict]
+        raise KeyError(
+            f"{op}: key {prefix + (extra[0],)!r} is in the other operand but not in "
+            f"this tensordict"
+        )
+
+
+def _index_names(names, idx, new_ndim):
+    parts = idx if type(idx) is tuple else (idx,)
+    out = []
+    pos = 0
+    for part in parts:
+        if part is None:
+            out.append(None)
+            continue
+        if isinstance(part, int) and not isinstance(part, bool):
+            pos += 1
+            continue
+        if isinstance(part, slice):
+            out.append(names[pos])
+            pos += 1
+            continue
+        return None  # advanced indexing: dims are merged, names dropped
+    out.extend(names[pos:])
+    return out if len(out) == new_ndim and any(n is not None for n in out) else None

@@ -1,0 +1,992 @@
+"""TensorDictBase: the contract every tensordict container fulfils.
+
+A container stores, at each level, a mapping from string keys to entries; an entry is a
+tensor, a nested container, or non-tensor data kept as given. Every container shares a
+batch size: the leading dimensions of every tensor entry (and of every nested
+container's batch size).
+
+Storage classes implement a handful of primitives (``_get_str``, ``_set_str``,
+``_del_str``, ``_own_items``, the batch-size/device/names attributes, ``_index``,
+``_set_at_index`` and the leaf primitives of ``docs/architecture.md``); everything here
+is written once on top of them, so that every container behaves the same.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+from torch import Tensor
+
+from tensordict import _errors
+from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+
+
+class _NoDefault(enum.IntEnum):
+    ZERO = 0
+
+
+#: Sentinel for "no default given" (``None`` is a valid default).
+NO_DEFAULT = _NoDefault.ZERO
+_MISSING = object()
+
+
+def is_tensor_collection(obj: Any) -> bool:
+    """True when ``obj`` (an instance or a class) is a tensordict-like container."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return issubclass(cls, TensorDictBase) or getattr(cls, "_is_tensorclass", False)
+
+
+def _is_leaf_default(cls: type) -> bool:
+    """Default ``is_leaf``: tensors are leaves, containers and non-tensor data are not."""
+    return issubclass(cls, Tensor)
+
+
+class _KeysView:
+    """What ``td.keys(...)`` returns: iterable, sized, and ``in`` accepts nested keys."""
+
+    __slots__ = ("_td", "_include_nested", "_leaves_only", "_is_leaf", "_sort")
+
+    def __init__(self, td, include_nested, leaves_only, is_leaf, sort):
+        self._td = td
+        self._include_nested = include_nested
+        self._leaves_only = leaves_only
+        self._is_leaf = is_leaf
+        self._sort = sort
+
+    def __iter__(self) -> Iterator[NestedKey]:
+        if not self._include_nested and not self._leaves_only:
+            keys = self._td._own_keys()
+        else:
+            keys = self._td._walk(
+                self._include_nested, self._leaves_only, self._is_leaf, False
+            )
+        if self._sort:
+            return iter(sorted(keys, key=_sort_key))
+        return iter(keys)
+
+    def __len__(self) -> int:
+        if not self._include_nested and not self._leaves_only:
+            return len(self._td._own_keys())
+        if self._is_leaf is None:
+            return _count_default(self._td, self._include_nested, self._leaves_only)
+        return sum(1 for _ in self)
+
+    def __contains__(self, key) -> bool:
+        try:
+            path = unravel_key_to_tuple(key)
+        except (TypeError, KeyError):
+            return False
+        if len(path) > 1 and not self._include_nested:
+            return False
+        td = self._td
+        for part in path[:-1]:
+            sub = td._get_str(part, None)
+            if not isinstance(sub, TensorDictBase):
+                return False
+            td = sub
+        value = td._get_str(path[-1], NO_DEFAULT, missing_ok=True)
+        if value is NO_DEFAULT:
+            return False
+        if self._leaves_only:
+            is_leaf = self._is_leaf or _is_leaf_default
+            return is_leaf(type(value))
+        return True
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if not isinstance(other, set) else set(self) == other
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)})"
+
+
+class TensorDictBase:
+    """The shared behaviour of every tensordict container (see the module docstring)."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ primitives
+    # Storage classes implement these.
+
+    def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
+        raise NotImplementedError
+
+    def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
+        raise NotImplementedError
+
+    def _del_str(self, key: str) -> None:
+        raise NotImplementedError
+
+    def _own_items(self) -> Iterator[tuple[str, Any]]:
+        raise NotImplementedError
+
+    def _own_keys(self):
+        return [key for key, _ in self._own_items()]
+
+    def _own_values(self):
+        return [value for _, value in self._own_items()]
+
+    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        """A new, empty container with this one's batch size, device and names."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def batch_size(self) -> torch.Size:
+        return self._batch_size
+
+    @property
+    def shape(self) -> torch.Size:
+        return self.batch_size
+
+    @property
+    def batch_dims(self) -> int:
+        return len(self.batch_size)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.batch_size)
+
+    def ndimension(self) -> int:
+        return len(self.batch_size)
+
+    def dim(self) -> int:
+        return len(self.batch_size)
+
+    def numel(self) -> int:
+        return self.batch_size.numel()
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return self.batch_size
+        return self.batch_size[dim]
+
+    def __len__(self) -> int:
+        return self.batch_size[0] if self.batch_size else 0
+
+    def __iter__(self) -> Iterator["TensorDictBase"]:
+        """Iterate along the first batch dim, like a tensor."""
+        if not self.batch_size:
+            raise TypeError(
+                "iteration over a tensordict with batch_size=() (no batch dims)"
+            )
+        return (self[i] for i in range(self.batch_size[0]))
+
+    def __bool__(self) -> bool:
+        raise RuntimeError(
+            "the truth value of a TensorDict is ambiguous: use td.is_empty() to test "
+            "for entries, or (a == b).all() / .any() to reduce a comparison"
+        )
+
+    @property
+    def device(self) -> torch.device | None:
+        return self._device
+
+    @property
+    def is_locked(self) -> bool:
+        return self._is_locked
+
+    @is_locked.setter
+    def is_locked(self, value: bool) -> None:
+        if value:
+            self.lock_()
+        else:
+            self.unlock_()
+
+    # ------------------------------------------------------------------ keys
+    def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
+        """Walk the entries once: a list of ``(key, value)`` pairs (of keys alone
+        without ``with_values``); nested keys are tuples, and a nested tensordict
+        comes after its own entries."""
+        out: list = []
+        if is_leaf is None:
+            _walk_default(self, include_nested, leaves_only, (), out, with_values)
+        else:
+            _walk_custom(
+                self, include_nested, leaves_only, is_leaf, (), out, with_values
+            )
+        return out
+
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> _KeysView:
+        """The keys; nested ones as tuples when ``include_nested``."""
+        return _KeysView(self, include_nested, leaves_only, is_leaf, sort)
+
+    def values(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf=None,
+        *,
+        sort: bool = False,
+    ) -> Iterator[Any]:
+        """The entries; see :meth:`keys` for the arguments."""
+        for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort):
+            yield value
+
+    def items(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf=None,
+        *,
+        sort: bool = False,
+    ) -> Iterator[tuple[NestedKey, Any]]:
+        """``(key, entry)`` pairs; see :meth:`keys` for the arguments."""
+        if not include_nested and not leaves_only and not sort:
+            return iter(self._own_items())
+        items = self._walk(include_nested, leaves_only, is_leaf)
+        if sort:
+            items.sort(key=lambda item: _sort_key(item[0]))
+        return iter(items)
+
+    def __contains__(self, key: NestedKey) -> bool:
+        return key in self.keys(include_nested=True)
+
+    def is_empty(self) -> bool:
+        """True when no tensor is stored, at any depth."""
+        for _ in self.keys(True, True):
+            return False
+        return True
+
+    # ------------------------------------------------------------------ get
+    def _get_path(self, key, default=NO_DEFAULT):
+        path = key if isinstance(key, tuple) else (key,)
+        td = self
+        for i, part in enumerate(path[:-1]):
+            sub = td._get_str(part, NO_DEFAULT, missing_ok=default is not NO_DEFAULT)
+            if sub is NO_DEFAULT:
+                return default
+            if not isinstance(sub, TensorDictBase):
+                raise _errors.not_a_tensordict(path[: i + 1], sub)
+            td = sub
+        return td._get_str(path[-1], default)
+
+    def get(self, key: NestedKey, *args, **kwargs) -> Any:
+        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
+        if args:
+            default = args[0]
+        else:
+            default = kwargs.get("default", NO_DEFAULT)
+        if type(key) is str:
+            return self._get_str(key, default)
+        return self._get_path(unravel_key_to_tuple(key), default)
+
+    # ------------------------------------------------------------------ set / delete
+    def _set_path(self, path: tuple, value, *, inplace: bool, validated: bool = False):
+        td = self
+        for i, part in enumerate(path[:-1]):
+            sub = td._get_str(part, None)
+            if sub is None:
+                sub = td._create_nested_str(part)
+            elif not isinstance(sub, TensorDictBase):
+                raise _errors.not_a_tensordict(path[: i + 1], sub)
+            td = sub
+        td._set_str(path[-1], value, inplace=inplace, validated=validated)
+        return self
+
+    def _create_nested_str(self, key: str) -> "TensorDictBase":
+        nested = self._new_empty()
+        self._set_str(key, nested, inplace=False, validated=True)
+        return nested
+
+    def create_nested(self, key: NestedKey) -> "TensorDictBase":
+        """Create an empty nested tensordict at ``key`` with this batch size."""
+        path = unravel_key_to_tuple(key)
+        self._set_path(path[:-1] + (path[-1],), self._new_empty(), inplace=False)
+        return self._get_path(path)
+
+    def set(
+        self,
+        key: NestedKey,
+        item: Any,
+        inplace: bool = False,
+        *,
+        non_blocking: bool = False,
+        **kwargs,
+    ) -> "TensorDictBase":
+        """Write ``item`` at ``key``; with ``inplace=True`` an existing tensor is
+        updated in place (and a missing key is created)."""
+        if type(key) is str:
+            self._set_str(key, item, inplace=inplace, validated=False)
+            return self
+        return self._set_path(unravel_key_to_tuple(key), item, inplace=inplace)
+
+    def set_(
+        self, key: NestedKey, item: Any, *, non_blocking: bool = False
+    ) -> "TensorDictBase":
+        """Update the existing entry at ``key`` in place; a missing key is an error."""
+        path = unravel_key_to_tuple(key)
+        self._get_path(path)  # raises a KeyError naming the key if it is missing
+        return self._set_path(path, item, inplace=True)
+
+    def __setitem__(self, index, value) -> None:
+        if type(index) is str:
+            self._set_str(index, value, inplace=False, validated=False)
+        elif isinstance(index, tuple) and index and _looks_like_key(index):
+            self._set_path(unravel_key_to_tuple(index), value, inplace=False)
+        else:
+            self._set_at_index(index, value)
+
+    def setdefault(self, key: NestedKey, default: Any, inplace: bool = False) -> Any:
+        path = unravel_key_to_tuple(key)
+        value = self._get_path(path, _MISSING)
+        if value is _MISSING:
+            self._set_path(path, default, inplace=inplace)
+            return self._get_path(path)
+        return value
+
+    def del_(self, key: NestedKey) -> "TensorDictBase":
+        """Remove the entry at ``key``."""
+        path = unravel_key_to_tuple(key)
+        td = self if len(path) == 1 else self._get_path(path[:-1])
+        if not isinstance(td, TensorDictBase):
+            raise _errors.not_a_tensordict(path[:-1], td)
+        td._del_str(path[-1])
+        return self
+
+    def __delitem__(self, key: NestedKey) -> None:
+        self.del_(key)
+
+    def pop(self, key: NestedKey, default: Any = NO_DEFAULT) -> Any:
+        """Remove the entry at ``key`` and return it (or ``default`` if missing)."""
+        path = unravel_key_to_tuple(key)
+        value = self._get_path(path, _MISSING)
+        if value is _MISSING:
+            if default is NO_DEFAULT:
+                raise _errors.key_missing(path, self.keys(True))
+            return default
+        self.del_(path)
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        for key, value in reversed(list(self._own_items())):
+            self._del_str(key)
+            return key, value
+        raise KeyError("popitem(): the tensordict is empty")
+
+    def update(
+        self,
+        input_dict_or_td,
+        clone: bool = False,
+        inplace: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[NestedKey] | None = None,
+        is_leaf=None,
+        **kwargs,
+    ) -> "TensorDictBase":
+        """Write every entry of a dict or tensordict into this one; nested
+        tensordicts are updated key by key rather than replaced."""
+        if input_dict_or_td is self:
+            return self
+        allowed = (
+            None
+            if keys_to_update is None
+            else {unravel_key_to_tuple(k) for k in keys_to_update}
+        )
+        self._update(input_dict_or_td, clone, inplace, allowed, ())
+        return self
+
+    def _update(self, source, clone, inplace, allowed, prefix):
+        items = (
+            source._own_items() if isinstance(source, TensorDictBase) else source.items()
+        )
+        for key, value in items:
+            path = prefix + unravel_key_to_tuple(key)
+            if allowed is not None and not any(
+                a[: len(path)] == path or path[: len(a)] == a for a in allowed
+            ):
+                continue
+            if isinstance(value, (TensorDictBase, dict)):
+                target = self._get_path(path, None)
+                if isinstance(target, TensorDictBase):
+                    self._update_into(target, value, clone, inplace, allowed, path)
+                    continue
+                if allowed is not None and path not in allowed:
+                    # only part of this nested entry is selected
+                    self._update(value, clone, inplace, allowed, path)
+                    continue
+            if clone and isinstance(value, (Tensor, TensorDictBase)):
+                value = value.clone()
+            self._set_path(path, value, inplace=inplace)
+
+    def _update_into(self, target, value, clone, inplace, allowed, path):
+        # recurse at the nested level, filtering keys against the full path
+        items = value._own_items() if isinstance(value, TensorDictBase) else value.items()
+        for key, sub in items:
+            full = path + unravel_key_to_tuple(key)
+            if allowed is not None and not any(
+                a[: len(full)] == full or full[: len(a)] == a for a in allowed
+            ):
+                continue
+            sub_target = target._get_path(unravel_key_to_tuple(key), None)
+            if isinstance(sub, (TensorDictBase, dict)) and isinstance(
+                sub_target, TensorDictBase
+            ):
+                self._update_into(sub_target, sub, clone, inplace, allowed, full)
+                continue
+            if clone and isinstance(sub, (Tensor, TensorDictBase)):
+                sub = sub.clone()
+            target._set_path(unravel_key_to_tuple(key), sub, inplace=inplace)
+
+    def update_(
+        self,
+        input_dict_or_td,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[NestedKey] | None = None,
+        **kwargs,
+    ) -> "TensorDictBase":
+        """Update existing entries in place; every key must already exist."""
+        items = (
+            input_dict_or_td.items(True, True)
+            if isinstance(input_dict_or_td, TensorDictBase)
+            else _flat_items(input_dict_or_td)
+        )
+        allowed = (
+            None
+            if keys_to_update is None
+            else {unravel_key_to_tuple(k) for k in keys_to_update}
+        )
+        for key, value in items:
+            path = unravel_key_to_tuple(key)
+            if allowed is not None and path not in allowed:
+                continue
+            if clone and isinstance(value, Tensor):
+                value = value.clone()
+            self.set_(path, value)
+        return self
+
+    def rename_key_(
+        self, old_key: NestedKey, new_key: NestedKey, safe: bool = False
+    ) -> "TensorDictBase":
+        """Move the entry at ``old_key`` to ``new_key`` (no copy)."""
+        old = unravel_key_to_tuple(old_key)
+        new = unravel_key_to_tuple(new_key)
+        if old == new:
+            return self
+        if safe and self._get_path(new, _MISSING) is not _MISSING:
+            raise _errors.key_exists(new_key)
+        value = self._get_path(old)
+        self._set_path(new, value, inplace=False, validated=True)
+        self.del_(old)
+        return self
+
+    # ------------------------------------------------------------------ locking
+    def lock_(self) -> "TensorDictBase":
+        """Refuse new keys and deletions (here and in nested tensordicts) until
+        unlocked. Also a context manager: ``with td.lock_(): ...``."""
+        self._set_lock(True)
+        self._last_lock_op = "lock"
+        return self
+
+    def unlock_(self) -> "TensorDictBase":
+        """Allow writes again. As a context manager, relocks on exit."""
+        self._set_lock(False)
+        self._last_lock_op = "unlock"
+        return self
+
+    def _set_lock(self, locked: bool) -> None:
+        self._is_locked = locked
+        for _, value in self._own_items():
+            if isinstance(value, TensorDictBase):
+                value._set_lock(locked)
+
+    def __enter__(self):
+        stack = self._lock_stack
+        if stack is None:
+            stack = self._lock_stack = []
+        stack.append(self._last_lock_op)
+        self._last_lock_op = None
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        op = self._lock_stack.pop()
+        if op == "lock":
+            self._set_lock(False)
+        elif op == "unlock":
+            self._set_lock(True)
+        return False
+
+    # ------------------------------------------------------------------ apply
+    def apply(
+        self,
+        fn: Callable,
+        *others,
+        batch_size: Sequence[int] | None = None,
+        device=NO_DEFAULT,
+        names=NO_DEFAULT,
+        inplace: bool = False,
+        default: Any = NO_DEFAULT,
+        filter_empty: bool | None = None,
+        call_on_nested: bool = False,
+        **constructor_kwargs,
+    ) -> "TensorDictBase | None":
+        """Apply ``fn`` to every tensor (with the matching tensors of ``others``) and
+        collect the results in a new tensordict. A ``None`` result drops the entry;
+        nested tensordicts left empty are dropped unless ``filter_empty=False``."""
+        return self._apply(
+            fn,
+            others,
+            named=False,
+            nested_keys=False,
+            prefix=(),
+            batch_size=batch_size,
+            device=device,
+            names=names,
+            inplace=inplace,
+            default=default,
+            filter_empty=filter_empty is None or filter_empty,
+            call_on_nested=call_on_nested,
+        )
+
+    def apply_(self, fn: Callable, *others, **kwargs) -> "TensorDictBase":
+        """Apply ``fn`` to every tensor and write the result into it, in place."""
+        self.apply(fn, *others, inplace=True, **kwargs)
+        return self
+
+    def named_apply(
+        self,
+        fn: Callable,
+        *others,
+        nested_keys: bool = False,
+        batch_size=None,
+        device=NO_DEFAULT,
+        names=NO_DEFAULT,
+        inplace: bool = False,
+        default: Any = NO_DEFAULT,
+        filter_empty: bool | None = None,
+        call_on_nested: bool = False,
+        **kwargs,
+    ) -> "TensorDictBase | None":
+        """Like :meth:`apply`, with the key passed first: ``fn(key, *tensors)``;
+        the full nested key as a tuple when ``nested_keys=True``."""
+        return self._apply(
+            fn,
+            others,
+            named=True,
+            nested_keys=nested_keys,
+            prefix=(),
+            batch_size=batch_size,
+            device=device,
+            names=names,
+            inplace=inplace,
+            default=default,
+            filter_empty=filter_empty is None or filter_empty,
+            call_on_nested=call_on_nested,
+        )
+
+    def _apply(
+        self,
+        fn,
+        others,
+        *,
+        named,
+        nested_keys,
+        prefix,
+        batch_size,
+        device,
+        names,
+        inplace,
+        default,
+        filter_empty,
+        call_on_nested,
+    ):
+        out = None
+        if not inplace:
+            out = self._new_empty(
+                batch_size=batch_size,
+                device=device,
+                names=names if batch_size is None else NO_DEFAULT,
+            )
+            if batch_size is not None and names is not NO_DEFAULT:
+                out.names = names
+        for key, value in list(self._own_items()):
+            other_values = []
+            for other in others:
+                other_value = other._get_str(key, NO_DEFAULT, missing_ok=True)
+                if other_value is NO_DEFAULT:
+                    if default is NO_DEFAULT:
+                        raise _errors.key_missing(prefix + (key,), other._own_keys())
+                    other_value = default
+                other_values.append(other_value)
+            is_nested = isinstance(value, TensorDictBase)
+            if is_nested and not call_on_nested:
+                result = value._apply(
+                    fn,
+                    [
+                        ov if isinstance(ov, TensorDictBase) else _Filled(value, ov)
+                        for ov in other_values
+                    ],
+                    named=named,
+                    nested_keys=nested_keys,
+                    prefix=prefix + (key,),
+                    batch_size=batch_size,
+                    device=device,
+                    names=NO_DEFAULT,
+                    inplace=inplace,
+                    default=default,
+                    filter_empty=filter_empty,
+                    call_on_nested=call_on_nested,
+                )
+                if inplace:
+                    continue
+                if result is None or (filter_empty and _has_no_entries(result)):
+                    continue
+                out._set_str(key, result, inplace=False, validated=True)
+                continue
+            if not is_nested and not isinstance(value, Tensor):
+                # non-tensor data: carried over as it is
+                if not inplace:
+                    out._set_str(key, value, inplace=False, validated=True)
+                continue
+            if named:
+                name = prefix + (key,) if (nested_keys and prefix) else key
+                result = fn(name, value, *other_values)
+            else:
+                result = fn(value, *other_values)
+            if inplace:
+                if result is not None and result is not value:
+                    if isinstance(value, Tensor) and isinstance(result, Tensor):
+                        value.copy_(result)
+                    else:
+                        self._set_str(key, result, inplace=True, validated=False)
+                continue
+            if result is None:
+                continue
+            out._set_str(key, result, inplace=False, validated=False)
+        if inplace:
+            return self
+        return out
+
+    # ------------------------------------------------------------------ selection
+    def select(
+        self,
+        *keys: NestedKey,
+        inplace: bool = False,
+        strict: bool = True,
+        as_tensordict: bool = False,
+    ) -> "TensorDictBase":
+        """A tensordict with only ``keys`` (nested keys keep their structure)."""
+        paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
+        out = self._new_empty()
+        for path in paths:
+            value = self._get_path(path, _MISSING)
+            if value is _MISSING:
+                if strict:
+                    raise _errors.key_missing(path, self.keys(True))
+                continue
+            target = out
+            source = self
+            for part in path[:-1]:
+                source = source._get_str(part, None)
+                sub = target._get_str(part, None, missing_ok=True)
+                if sub is None:
+                    sub = source._new_empty()
+                    target._set_str(part, sub, inplace=False, validated=True)
+                target = sub
+            target._set_str(path[-1], value, inplace=False, validated=True)
+        if inplace:
+            self._replace_contents(out)
+            return self
+        return out
+
+    def exclude(self, *keys: NestedKey, inplace: bool = False) -> "TensorDictBase":
+        """A tensordict without ``keys`` (missing keys are ignored)."""
+        paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
+        out = self if inplace else self.copy()
+        for path in paths:
+            parent = out._get_path(path[:-1], None) if len(path) > 1 else out
+            if isinstance(parent, TensorDictBase) and (
+                parent._get_str(path[-1], NO_DEFAULT, missing_ok=True) is not NO_DEFAULT
+            ):
+                parent._del_str(path[-1])
+        return out
+
+    def split_keys(
+        self,
+        *key_sets,
+        inplace: bool = False,
+        default: Any = NO_DEFAULT,
+        strict: bool = True,
+        reproduce_struct: bool = False,
+    ) -> tuple["TensorDictBase", ...]:
+        """Split into one tensordict per key set, plus one with the remaining keys."""
+        parts = []
+        taken = []
+        for key_set in key_sets:
+            if isinstance(key_set, (str, tuple)):
+                key_set = [key_set]
+            key_set = list(key_set)
+            parts.append(self.select(*key_set, strict=strict and default is NO_DEFAULT))
+            taken.extend(key_set)
+        rest = self.exclude(*taken, inplace=inplace)
+        if not inplace:
+            rest = _drop_empty_nested(rest, keep=reproduce_struct)
+        return (*parts, rest)
+
+    # ------------------------------------------------------------------ keys layout
+    def flatten_keys(
+        self,
+        separator: str = ".",
+        inplace: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+    ) -> "TensorDictBase":
+        """One level: nested entries become ``"outer<sep>inner"`` keys."""
+        out = self._new_empty()
+        for key, value in self.items(True, False, is_leaf=is_leaf):
+            if isinstance(value, TensorDictBase) and (
+                is_leaf is None or not is_leaf(type(value))
+            ):
+                continue
+            name = key if isinstance(key, str) else separator.join(key)
+            out._set_str(name, value, inplace=False, validated=True)
+        if inplace:
+            self._replace_contents(out)
+            return self
+        return out
+
+    def unflatten_keys(
+        self, separator: str = ".", inplace: bool = False
+    ) -> "TensorDictBase":
+        """Inverse of :meth:`flatten_keys`: ``"a<sep>b"`` becomes ``("a", "b")``."""
+        out = self._new_empty()
+        for key, value in self._own_items():
+            if isinstance(value, TensorDictBase):
+                value = value.unflatten_keys(separator)
+            path = tuple(key.split(separator)) if separator in key else (key,)
+            existing = out._get_path(path, None) if len(path) > 0 else None
+            if isinstance(existing, TensorDictBase) and isinstance(value, TensorDictBase):
+                existing.update(value)
+                continue
+            out._set_path(path, value, inplace=False, validated=True)
+        if inplace:
+            self._replace_contents(out)
+            return self
+        return out
+
+    # ------------------------------------------------------------------ copies
+    def clone(self, recurse: bool = True, **kwargs) -> "TensorDictBase":
+        """A copy; with ``recurse=False`` the tensors are shared (see :meth:`copy`)."""
+        if not recurse:
+            return self.copy()
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([leaf.clone() for leaf in leaves])
+
+    def copy(self) -> "TensorDictBase":
+        """A new tensordict structure holding the same tensors (a shallow copy)."""
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(leaves)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    def detach(self) -> "TensorDictBase":
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([leaf.detach() for leaf in leaves])
+
+    def detach_(self) -> "TensorDictBase":
+        for leaf in self._leaves():
+            leaf.detach_()
+        return self
+
+    def empty(
+        self, recurse: bool = False, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
+    ) -> "TensorDictBase":
+        """A tensordict with the same batch size and device and no entries; with
+        ``recurse=True`` the nested tensordicts are kept, empty."""
+        out = self._new_empty(batch_size=batch_size, device=device, names=names)
+        if recurse:
+            for key, value in self._own_items():
+                if isinstance(value, TensorDictBase):
+                    out._set_str(
+                        key,
+                        value.empty(recurse=True, device=device),
+                        inplace=False,
+                        validated=batch_size is None,
+                    )
+        return out
+
+    def to_dict(
+        self, *, retain_none: bool = True, convert_tensors: bool = False, **kwargs
+    ) -> dict:
+        """A plain (nested) dict of the entries."""
+        out = {}
+        for key, value in self._own_items():
+            if isinstance(value, TensorDictBase):
+                value = value.to_dict(
+                    retain_none=retain_none, convert_tensors=convert_tensors
+                )
+            elif value is None and not retain_none:
+                continue
+            elif convert_tensors and isinstance(value, Tensor):
+                value = value.numpy() if convert_tensors == "numpy" else value.tolist()
+            out[key] = value
+        return out
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> "TensorDictBase":
+        """A regular :class:`TensorDict` holding copies of the entries."""
+        return self.clone()
+
+    # ------------------------------------------------------------------ reductions
+    def all(self, dim: int | None = None):
+        """True when every value of every tensor is true (``dim``: per batch dim)."""
+        if dim is None:
+            return all(bool(leaf.all()) for leaf in self._leaves())
+        return self._reduce_bool(torch.all, dim)
+
+    def any(self, dim: int | None = None):
+        """True when any value of any tensor is true (``dim``: per batch dim)."""
+        if dim is None:
+            return any(bool(leaf.any()) for leaf in self._leaves())
+        return self._reduce_bool(torch.any, dim)
+
+    def _reduce_bool(self, fn, dim: int):
+        ndim = self.batch_dims
+        if not -ndim <= dim < ndim:
+            raise IndexError(
+                f"dim {dim} is out of range for a tensordict with batch_size "
+                f"{tuple(self.batch_size)} ({ndim} batch dims)"
+            )
+        dim = dim % ndim
+        new_batch = self.batch_size[:dim] + self.batch_size[dim + 1 :]
+        return self.apply(lambda x: fn(x, dim=dim), batch_size=new_batch)
+
+    # ------------------------------------------------------------------ misc
+    def is_shared(self) -> bool:
+        leaves = self._leaves()
+        return bool(leaves) and all(leaf.is_shared() for leaf in leaves)
+
+    def __repr__(self) -> str:
+        from tensordict._repr import container_repr
+
+        return container_repr(self)
+
+
+class _Filled:
+    """Stands in for a missing nested tensordict of ``others`` in ``apply(default=)``:
+    every key reads as the default value."""
+
+    __slots__ = ("_like", "_value")
+
+    def __init__(self, like, value):
+        self._like = like
+        self._value = value
+
+    def _get_str(self, key, default, *, missing_ok=False):
+        sub = self._like._get_str(key, NO_DEFAULT, missing_ok=True)
+        if isinstance(sub, TensorDictBase):
+            return _Filled(sub, self._value)
+        return self._value
+
+    def _own_keys(self):
+        return self._like._own_keys()
+
+
+def _walk_default(td, include_nested, leaves_only, prefix, out, with_values) -> None:
+    # tensors are leaves, tensordicts are nodes, anything else is non-tensor data
+    # (listed unless leaves_only)
+    for key, value in td._own_items():
+        if isinstance(value, Tensor):
+            name = prefix + (key,) if prefix else key
+        elif isinstance(value, TensorDictBase):
+            full = prefix + (key,)
+            if include_nested:
+                _walk_default(value, True, leaves_only, full, out, with_values)
+            if leaves_only:
+                continue
+            name = full if prefix else key
+        elif leaves_only:
+            continue
+        else:
+            name = prefix + (key,) if prefix else key
+        out.append((name, value) if with_values else name)
+
+
+def _count_default(td, include_nested, leaves_only) -> int:
+    # the count _walk_default would list, without building keys
+    count = 0
+    for value in td._own_values():
+        if isinstance(value, TensorDictBase):
+            if include_nested:
+                count += _count_default(value, True, leaves_only)
+            if not leaves_only:
+                count += 1
+        elif not leaves_only or isinstance(value, Tensor):
+            count += 1
+    return count
+
+
+def _walk_custom(td, include_nested, leaves_only, is_leaf, prefix, out, with_values):
+    for key, value in td._own_items():
+        full = prefix + (key,)
+        name = full if prefix else key
+        if isinstance(value, TensorDictBase) and not is_leaf(type(value)):
+            if include_nested:
+                _walk_custom(
+                    value, True, leaves_only, is_leaf, full, out, with_values
+                )
+            if leaves_only:
+                continue
+        elif leaves_only and not is_leaf(type(value)):
+            continue
+        out.append((name, value) if with_values else name)
+
+
+def _sort_key(key) -> str:
+    return key if isinstance(key, str) else ".".join(key)
+
+
+def _looks_like_key(index: tuple) -> bool:
+    for part in index:
+        if isinstance(part, str):
+            continue
+        if isinstance(part, tuple) and part and _looks_like_key(part):
+            continue
+        return False
+    return True
+
+
+def _flatten_key_args(keys) -> list:
+    # select("a", "b") and select(["a", "b"]) are both accepted
+    if len(keys) == 1 and isinstance(keys[0], list):
+        return keys[0]
+    return list(keys)
+
+
+def _flat_items(mapping, prefix=()):
+    for key, value in mapping.items():
+        path = prefix + unravel_key_to_tuple(key)
+        if isinstance(value, dict):
+            yield from _flat_items(value, path)
+        else:
+            yield path, value
+
+
+def _has_no_entries(td: TensorDictBase) -> bool:
+    for _ in td._own_keys():
+        return False
+    return True
+
+
+def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
+    if keep:
+        return td
+    for key, value in list(td._own_items()):
+        if isinstance(value, TensorDictBase):
+            _drop_empty_nested(value, keep)
+            if _has_no_entries(value):
+                td._del_str(key)
+    return td
