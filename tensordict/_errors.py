@@ -56,3 +56,11 @@ def batch_size_incompatible(key, shape, batch_size) -> RuntimeError:
         f"cannot set batch_size to {tuple(batch_size)}: the entry {_fmt_key(key)} "
         f"has shape {tuple(shape)}, whose leading dimensions differ"
     )
+
+
+def inplace_mismatch(key, shape, target_shape) -> RuntimeError:
+    return RuntimeError(
+        f"cannot update the entry {_fmt_key(key)} in place: the value has shape "
+        f"{tuple(shape)}, which does not broadcast to the stored shape "
+        f"{tuple(target_shape)}"
+    )

@@ -1,4 +1,5 @@
-"""The verbose ``repr`` the seed documents print: one field per line, with each
+"""The verbose ``repr`` the seed documents print: one field per line (sorted by key,
+as the seeds print them), with each
 tensor's shape, device, dtype and sharing, then the container's batch size and device.
 
     TensorDict(
@@ -57,7 +58,7 @@ def fields_repr(items, container) -> str:
 
 def container_repr(td) -> str:
     parts = [
-        fields_repr(td.items(), td),
+        fields_repr(sorted(td.items(), key=lambda item: item[0]), td),
         f"batch_size={td.batch_size!r}",
         f"device={td.device}",
         f"is_shared={td.is_shared()}",

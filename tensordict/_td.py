@@ -438,7 +438,12 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             if isinstance(existing, Tensor):
                 if not isinstance(value, Tensor):
                     value = torch.as_tensor(value, device=existing.device)
-                existing.copy_(value)
+                if not validated:
+                    value = self._validate(key, value)
+                try:
+                    existing.copy_(value)
+                except RuntimeError as err:
+                    raise _errors.inplace_mismatch(key, value.shape, existing.shape) from err
                 return
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, (TensorDictBase, dict)
@@ -574,12 +579,21 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         leaves = self._leaves()
         count = len(leaves)
 
-        def rebuild(new_leaves, device=NO_DEFAULT):
+        def rebuild(new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+            """A TensorDict shaped like this one holding ``new_leaves``. With
+            ``batch_size``, every level's batch size becomes ``batch_size`` followed
+            by the dims that level has beyond this one's batch dims."""
             if len(new_leaves) != count:
                 raise ValueError(
                     f"rebuild expected {count} leaves, got {len(new_leaves)}"
                 )
-            return _rebuild(self, iter(new_leaves), device)
+            new_bs = None if batch_size is None else _parse_batch_size(batch_size)
+            out = _rebuild(
+                self, iter(new_leaves), device, new_bs, len(self._batch_size)
+            )
+            if names is not NO_DEFAULT:
+                out._names = _parse_names(names, len(out._batch_size))
+            return out
 
         return leaves, rebuild
 
@@ -605,24 +619,32 @@ def _collect_leaves(td: TensorDict, out: list) -> None:
             out.extend(value._leaves())
 
 
-def _rebuild(td: TensorDict, it, device) -> TensorDict:
+def _rebuild(td: TensorDict, it, device, batch_size, root_dims) -> TensorDict:
     storage = {}
     for key, value in td._tensordict.items():
         if isinstance(value, Tensor):
             storage[key] = next(it)
         elif isinstance(value, TensorDict):
-            storage[key] = _rebuild(value, it, device)
+            storage[key] = _rebuild(value, it, device, batch_size, root_dims)
         elif isinstance(value, TensorDictBase):
             n = len(value._leaves())
             _, sub_rebuild = value._leaves_and_rebuild()
-            storage[key] = sub_rebuild([next(it) for _ in range(n)])
+            sub_bs = (
+                None
+                if batch_size is None
+                else batch_size + value.batch_size[root_dims:]
+            )
+            storage[key] = sub_rebuild(
+                [next(it) for _ in range(n)], batch_size=sub_bs, device=device
+            )
         else:
             storage[key] = value
+    if batch_size is None:
+        new_bs, names = td._batch_size, td._names
+    else:
+        new_bs, names = batch_size + td._batch_size[root_dims:], None
     return TensorDict._new_unsafe(
-        storage,
-        td._batch_size,
-        td._device if device is NO_DEFAULT else device,
-        td._names,
+        storage, new_bs, td._device if device is NO_DEFAULT else device, names
     )
 
 

@@ -1,0 +1,6 @@
+# generated from spec/binary.yaml, spec/cast.yaml, spec/pointwise.yaml by codegen/templates/generated_init.py.jinja; do not edit
+"""Code rendered from ``spec/`` by ``python -m codegen``; edit the spec, not these files."""
+
+from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+
+__all__ = ["TensorDictGeneratedOps"]
