@@ -345,6 +345,23 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 raise _errors.key_missing(key, self._tensordict) from None
             return default
 
+    def get(self, key, *args, **kwargs):
+        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
+        storage = self._tensordict
+        if type(key) is str:
+            value = storage.get(key, NO_DEFAULT)
+            if value is not NO_DEFAULT:
+                return value
+        elif type(key) is tuple and key and type(key[0]) is str:
+            td = self
+            try:
+                for part in key[:-1]:
+                    td = td._tensordict[part]
+                return td._tensordict[key[-1]]
+            except (KeyError, AttributeError, TypeError):
+                pass  # missing, nested tuple key or non-dense level: general path
+        return TensorDictBase.get(self, key, *args, **kwargs)
+
     def __getitem__(self, index):
         if type(index) is str:
             try:

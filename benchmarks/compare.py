@@ -1,0 +1,299 @@
+#!/usr/bin/env python
+"""Run the benchmark suites for our tensordict and the reference one, side by side.
+
+    .venv/bin/python benchmarks/compare.py [-k EXPR] [--out FILE] [-- extra pytest args]
+
+"Ours" runs in --ours-python (default: this interpreter); the reference runs in
+--reference-venv (default: ../reference-venv next to the repo). Both run the same
+benchmarks/test_bench_*.py from a scratch working directory, so only the installed
+package of each environment can be imported; the reference run also aborts if its
+tensordict comes from inside this repo. Floor benchmarks ([floor]) run once, with ours.
+Prints a markdown table of medians and writes it to --out (default benchmarks/results.md).
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+
+# Targets (see README.md): every benchmark at least on par with the reference; these at
+# least 1.5x faster. Matched against the test function name.
+TARGETS = [
+    (re.compile(r"::test_construct_"), 1.5),
+    (re.compile(r"::test_(get|set)_nested"), 1.5),
+    (re.compile(r"::test_(abs|add_scalar|add_td)\b"), 1.5),
+]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--reference-venv",
+        default=os.path.join(os.path.dirname(REPO_ROOT), "reference-venv"),
+        help="venv holding the existing tensordict (default: %(default)s)",
+    )
+    p.add_argument(
+        "--ours-python",
+        default=sys.executable,
+        help="interpreter whose tensordict counts as ours (default: %(default)s)",
+    )
+    p.add_argument(
+        "-k", dest="keyword", help="pytest -k expression, passed to both runs"
+    )
+    p.add_argument(
+        "--out",
+        default=os.path.join(BENCH_DIR, "results.md"),
+        help="markdown report file (default: %(default)s)",
+    )
+    p.add_argument(
+        "--json-dir",
+        default=os.path.join(BENCH_DIR, ".runs"),
+        help="where the pytest-benchmark JSON and logs go (default: %(default)s)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a target is missed or a benchmark failed",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.05,
+        help="noise band: a ratio counts as missing its target only below "
+        "target*(1-tolerance) (default: %(default)s)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="stream pytest output")
+    p.add_argument(
+        "pytest_args",
+        nargs="*",
+        help="extra pytest arguments, after `--` (e.g. -- --benchmark-max-time=1)",
+    )
+    return p.parse_args(argv)
+
+
+def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
+    log_path = os.path.splitext(json_path)[0] + ".log"
+    for path in (json_path, log_path):
+        if os.path.exists(path):
+            os.remove(path)
+    cmd = [python, "-m", "pytest", BENCH_DIR, "--rootdir", BENCH_DIR]
+    cmd += ["--benchmark-json", json_path]
+    if args.keyword:
+        cmd += ["-k", args.keyword]
+    cmd += list(extra_pytest) + list(args.pytest_args)
+    env = dict(os.environ)
+    # nothing but the interpreter's own environment decides what `import tensordict` finds
+    for var in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
+        env.pop(var, None)
+    env["PYTHONSAFEPATH"] = "1"  # 3.11+: no script/cwd entry on sys.path
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra_env or {})
+    print(f"[{label}] {python} -m pytest ... (log: {log_path})", flush=True)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"tdbench-{label}-") as scratch:
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=scratch,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for line in proc.stdout:
+                log.write(line)
+                if args.verbose:
+                    sys.stdout.write(line)
+            rc = proc.wait()
+    elapsed = time.monotonic() - start
+    if not os.path.exists(json_path):
+        with open(log_path) as f:
+            tail = "".join(f.readlines()[-30:])
+        sys.exit(f"[{label}] pytest exited {rc} without writing {json_path}:\n{tail}")
+    with open(json_path) as f:
+        data = json.load(f)
+    n = len(data.get("benchmarks", []))
+    status = "ok" if rc == 0 else f"pytest exit code {rc}, see log"
+    print(f"[{label}] {n} benchmarks in {elapsed:.1f} s ({status})", flush=True)
+    return data
+
+
+def rows_of(data):
+    """({case: {impl: median seconds}}, case order, {(case, impl) that failed})."""
+    out, order, failed = {}, [], set()
+    for bench in data.get("benchmarks", []):
+        info = bench.get("extra_info") or {}
+        case = info.get("case") or bench["fullname"]
+        impl = info.get("impl", "td")
+        if case not in out:
+            out[case] = {}
+            order.append(case)
+        out[case][impl] = bench["stats"]["median"]
+        if info.get("failed"):
+            failed.add((case, impl))
+    return out, order, failed
+
+
+def fmt_us(seconds):
+    if seconds is None:
+        return "—"
+    us = seconds * 1e6
+    if us < 10:
+        return f"{us:.2f}"
+    if us < 1000:
+        return f"{us:.1f}"
+    return f"{us:,.0f}"
+
+
+def short(case):
+    file, _, test = case.partition("::")
+    file = re.sub(r"^test_bench_|\.py$", "", file)
+    test = re.sub(r"^test_", "", test)
+    return f"{file}::{test}"
+
+
+def under(path, root):
+    root = os.path.realpath(root)
+    return any(p == root or p.startswith(root + os.sep) for p in path.split(" "))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    ref_python = os.path.join(os.path.abspath(args.reference_venv), "bin", "python")
+    if not os.access(ref_python, os.X_OK):
+        sys.exit(
+            f"No reference venv at {args.reference_venv}.\n"
+            "Create it with: ../shared/tools/reference-venv.sh  (run from the repo root), "
+            "or pass --reference-venv DIR."
+        )
+    os.makedirs(args.json_dir, exist_ok=True)
+    ours_json = os.path.join(os.path.abspath(args.json_dir), "ours.json")
+    ref_json = os.path.join(os.path.abspath(args.json_dir), "reference.json")
+
+    ours = run_suite("ours", args.ours_python, args, ours_json)
+    ref = run_suite(
+        "reference",
+        ref_python,
+        args,
+        ref_json,
+        extra_env={"TENSORDICT_BENCH_FORBID_PREFIX": REPO_ROOT},
+        extra_pytest=["-m", "not floor"],
+    )
+
+    ours_td, ref_td = ours.get("tensordict", {}), ref.get("tensordict", {})
+    ours_path, ref_path = ours_td.get("path", "?"), ref_td.get("path", "?")
+    print(f"ours      tensordict: {ours_path} (version {ours_td.get('version')})")
+    print(f"reference tensordict: {ref_path} (version {ref_td.get('version')})")
+    notes = []
+    if under(ref_path, REPO_ROOT):
+        sys.exit("ERROR: the reference run imported tensordict from inside the repo")
+    if ours_path == ref_path:
+        notes.append(
+            "**Plumbing test only:** ours and reference imported the same package "
+            f"(`{ours_path}`); ratios measure noise, not our implementation."
+        )
+    elif not under(ours_path, REPO_ROOT):
+        notes.append(
+            f"**Warning:** ours was imported from `{ours_path}`, not from this repo "
+            f"(`{REPO_ROOT}`)."
+        )
+    for note in notes:
+        print(note.replace("**", ""))
+
+    ours_rows, order, ours_failed = rows_of(ours)
+    ref_rows, ref_order, ref_failed = rows_of(ref)
+    order += [c for c in ref_order if c not in ours_rows]
+
+    lines = [
+        "| benchmark | ours (median, µs) | reference (median, µs) "
+        "| ratio (reference/ours, >1 = ours faster) | floor (µs) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    ratios, misses = [], []
+    failures = [f"ours: {n}" for n in ours.get("failed", [])]
+    failures += [f"reference: {n}" for n in ref.get("failed", [])]
+    for case in order:
+        o = ours_rows.get(case, {}).get("td")
+        r = ref_rows.get(case, {}).get("td")
+        floor = ours_rows.get(case, {}).get("floor")
+        o_cell, r_cell = fmt_us(o), fmt_us(r)
+        if (case, "td") in ours_failed:
+            o_cell += " (FAILED check)"
+        if (case, "td") in ref_failed:
+            r_cell += " (FAILED check)"
+        ratio_cell = "—"
+        if o and r:
+            ratio = r / o
+            ratios.append(ratio)
+            ratio_cell = f"{ratio:.2f}"
+            need = max([t for pat, t in TARGETS if pat.search(case)], default=1.0)
+            if ratio < need * (1 - args.tolerance):
+                ratio_cell = f"**{ratio:.2f}** (target ≥{need:g})"
+                misses.append(f"{short(case)}: {ratio:.2f} < {need:g}")
+        lines.append(
+            f"| {short(case)} | {o_cell} | {r_cell} | {ratio_cell} | {fmt_us(floor)} |"
+        )
+    table = "\n".join(lines)
+
+    summary = []
+    if ratios:
+        gmean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        summary.append(
+            f"Geometric mean ratio: {gmean:.2f} over {len(ratios)} benchmarks."
+        )
+    summary.append(
+        f"Targets missed (beyond the {args.tolerance:.0%} noise band): "
+        + ("; ".join(misses) if misses else "none")
+        + "."
+    )
+    if failures:
+        summary.append(
+            "FAILED tests (missing or flagged rows): " + "; ".join(failures) + "."
+        )
+
+    header = [
+        "# tensordict benchmarks: ours vs reference",
+        "",
+        f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+        f"- ours: `{ours_path}` (version {ours_td.get('version')}, "
+        f"torch {ours_td.get('torch')}, python `{args.ours_python}`)",
+        f"- reference: `{ref_path}` (version {ref_td.get('version')}, "
+        f"torch {ref_td.get('torch')}, python `{ref_python}`)",
+        f"- selection: `-k {args.keyword}`" if args.keyword else "- selection: all",
+        "- medians in µs; floor = same work by hand on plain dicts of tensors",
+    ]
+    report = (
+        "\n".join(
+            header + [""] + notes + ([""] if notes else []) + [table, ""] + summary
+        )
+        + "\n"
+    )
+    print()
+    print(table)
+    print()
+    print("\n".join(summary))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(report)
+    print(f"\nwritten: {args.out}")
+    if args.check and (misses or failures):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
