@@ -33,6 +33,27 @@ _NUMBER_TYPES = (int, float, bool, complex)
 _FOREACH_REJECTS = (RuntimeError, TypeError, ValueError)
 
 
+class Repeated(list):
+    """One operand repeated for every leaf. A foreach call is given the value itself
+    when it is a number, which takes torch's scalar overload: faster than a list of
+    the same number, and the same result."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any, count: int) -> None:
+        super().__init__([value] * count)
+        self.value = value
+
+
+def _foreach_args(args: tuple) -> tuple:
+    return tuple(
+        arg.value
+        if type(arg) is Repeated and isinstance(arg.value, _NUMBER_TYPES)
+        else arg
+        for arg in args
+    )
+
+
 def is_operand(value: Any) -> bool:
     """Whether ``value`` can be combined with a tensordict leaf by leaf: a tensor
     collection, a tensor or a number. Operators return NotImplemented otherwise."""
@@ -54,18 +75,20 @@ def operand_leaves(
     torch broadcasts a tensor against each leaf as ``leaf OP tensor`` does.
     """
     if isinstance(other, (torch.Tensor,) + _NUMBER_TYPES) or other is None:
-        return [other] * len(leaves)
+        return Repeated(other, len(leaves))
     if _base.is_tensor_collection(other):
         return td._operand_leaves(other, op, default)
     if isinstance(other, numbers.Number):
-        return [other] * len(leaves)
+        return Repeated(other, len(leaves))
     raise TypeError(
         f"{op}(): unsupported operand of type {type(other).__name__}; expected a "
         f"tensor collection, a torch.Tensor or a number"
     )
 
 
-def try_foreach(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> list | None:
+def try_foreach(
+    fn: Callable, /, leaves: list, *args: Any, **kwargs: Any
+) -> list | None:
     """``fn(leaves, *args, **kwargs)`` for a ``torch._foreach_*`` function ``fn``.
 
     Returns the new leaves, or ``None`` when torch rejects the call; the caller then
@@ -75,7 +98,7 @@ def try_foreach(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> lis
     if not leaves:
         return []
     try:
-        return list(fn(leaves, *args, **kwargs))
+        return fn(leaves, *_foreach_args(args), **kwargs)
     except _FOREACH_REJECTS:
         return None
 
@@ -92,7 +115,7 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
     if not leaves:
         return True
     try:
-        fn(leaves, *args, **kwargs)
+        fn(leaves, *_foreach_args(args), **kwargs)
     except TypeError:
         return False
     return True

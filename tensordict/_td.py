@@ -666,9 +666,14 @@ def _rebuild(td: TensorDict, it, device, batch_size, root_dims) -> TensorDict:
 
 
 def _collect_operand(td, other, out, op, default, prefix) -> None:
+    # Tensors and nested tensordicts must match key by key; non-tensor entries have no
+    # leaf to combine, so they take no part in the matching.
     other_storage = other._tensordict if isinstance(other, TensorDict) else None
     matched = 0
     for key, value in td._tensordict.items():
+        is_tensor = isinstance(value, Tensor)
+        if not is_tensor and not isinstance(value, TensorDictBase):
+            continue
         if other_storage is not None:
             other_value = other_storage.get(key, NO_DEFAULT)
         else:
@@ -680,7 +685,7 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                 )
         else:
             matched += 1
-        if isinstance(value, Tensor):
+        if is_tensor:
             if other_value is NO_DEFAULT:
                 other_value = torch.full_like(value, default)
             elif not isinstance(other_value, Tensor):
@@ -689,26 +694,30 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                     f"{type(other_value).__name__} in the other operand"
                 )
             out.append(other_value)
-        elif isinstance(value, TensorDictBase):
-            if other_value is NO_DEFAULT:
-                out.extend(torch.full_like(leaf, default) for leaf in value._leaves())
-                continue
-            if not isinstance(other_value, TensorDictBase):
-                raise TypeError(
-                    f"{op}: key {prefix + (key,)!r} is a tensordict here but a "
-                    f"{type(other_value).__name__} in the other operand"
+            continue
+        if other_value is NO_DEFAULT:
+            out.extend(torch.full_like(leaf, default) for leaf in value._leaves())
+            continue
+        if not isinstance(other_value, TensorDictBase):
+            raise TypeError(
+                f"{op}: key {prefix + (key,)!r} is a tensordict here but a "
+                f"{type(other_value).__name__} in the other operand"
+            )
+        if isinstance(value, TensorDict):
+            _collect_operand(value, other_value, out, op, default, prefix + (key,))
+        else:
+            out.extend(value._operand_leaves(other_value, op, default))
+    other_len = (
+        len(other_storage) if other_storage is not None else len(other._own_keys())
+    )
+    if matched != other_len:  # keys only the other operand has, or non-tensor ones
+        items = other_storage.items() if other_storage is not None else other._own_items()
+        for k, v in items:
+            if isinstance(v, (Tensor, TensorDictBase)) and k not in td._tensordict:
+                raise KeyError(
+                    f"{op}: key {prefix + (k,)!r} is in the other operand but not in "
+                    f"this tensordict"
                 )
-            if isinstance(value, TensorDict):
-                _collect_operand(value, other_value, out, op, default, prefix + (key,))
-            else:
-                out.extend(value._operand_leaves(other_value, op, default))
-    other_keys = other_storage.keys() if other_storage is not None else other._own_keys()
-    if matched != len(other_keys):
-        extra = [k for k in other_keys if k not in td._tensordict]
-        raise KeyError(
-            f"{op}: key {prefix + (extra[0],)!r} is in the other operand but not in "
-            f"this tensordict"
-        )
 
 
 def _index_names(names, idx, new_ndim):

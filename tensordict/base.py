@@ -131,6 +131,34 @@ class TensorDictBase:
         """A new, empty container with this one's batch size, device and names."""
         raise NotImplementedError
 
+    def _index(self, index) -> "TensorDictBase":
+        """The container indexed along its batch dims."""
+        raise NotImplementedError
+
+    def _set_at_index(self, index, value) -> None:
+        """Write ``value`` (a tensordict, dict, tensor or number) at ``index``."""
+        raise NotImplementedError
+
+    # The leaf primitives generated ops call (docs/architecture.md).
+
+    def _leaves(self) -> list[Tensor]:
+        """Every tensor leaf, depth first, in key order."""
+        raise NotImplementedError
+
+    def _leaves_and_rebuild(self) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
+        """The leaves, and a function building a same-structured container from new
+        leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
+        raise NotImplementedError
+
+    def _operand_leaves(self, other, op: str, default=None) -> list[Tensor]:
+        """The leaves of ``other`` aligned with :meth:`_leaves` (KeyError on a key
+        one side lacks, unless ``default`` fills it)."""
+        raise NotImplementedError
+
+    def _moved_to(self, device) -> "TensorDictBase":
+        """A copy whose tensors are on ``device``."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ shape
     @property
     def batch_size(self) -> torch.Size:

@@ -81,9 +81,9 @@ class TensorDictGeneratedOps:
         *,
         alpha: float | None = None,
     ) -> Self:
-        """In-place :meth:`add`: ``self + alpha * other``, leaf by leaf.
+        """In-place :meth:`add`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self + alpha * other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "add_")
@@ -160,9 +160,9 @@ class TensorDictGeneratedOps:
     def sub_(
         self, other: TensorDictBase | torch.Tensor | float, alpha: float | None = None
     ):
-        """In-place :meth:`sub`: ``self - alpha * other``, leaf by leaf.
+        """In-place :meth:`sub`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self - alpha * other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "sub_")
@@ -254,9 +254,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def mul_(self, other: TensorCollection | torch.Tensor) -> Self:
-        """In-place :meth:`mul`: ``self * other``, leaf by leaf.
+        """In-place :meth:`mul`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self * other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "mul_")
@@ -311,9 +311,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def div_(self, other: TensorDictBase | torch.Tensor) -> Self:
-        """In-place :meth:`div`: ``self / other`` (true division), leaf by leaf.
+        """In-place :meth:`div`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self / other`` (true division), leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "div_")
@@ -379,9 +379,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def pow_(self, other: TensorDictBase | torch.Tensor) -> Self:
-        """In-place :meth:`pow`: ``self ** other``, leaf by leaf.
+        """In-place :meth:`pow`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self ** other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "pow_")
@@ -476,15 +476,14 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def maximum_(self, other: TensorCollection | torch.Tensor) -> Self:
-        """In-place :meth:`maximum`: Elementwise maximum of every leaf and the operand.
+        """In-place :meth:`maximum`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Elementwise maximum of every leaf and the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "maximum_")
-        if not _ops.try_foreach_(torch._foreach_maximum_, leaves, other_leaves):
-            for x, other in zip(leaves, other_leaves):
-                torch.maximum(x, torch.as_tensor(other), out=x)
+        for x, other in zip(leaves, other_leaves):
+            torch.maximum(x, torch.as_tensor(other), out=x)
         return self
 
     def minimum(
@@ -519,15 +518,14 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def minimum_(self, other: TensorCollection | torch.Tensor) -> Self:
-        """In-place :meth:`minimum`: Elementwise minimum of every leaf and the operand.
+        """In-place :meth:`minimum`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Elementwise minimum of every leaf and the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "minimum_")
-        if not _ops.try_foreach_(torch._foreach_minimum_, leaves, other_leaves):
-            for x, other in zip(leaves, other_leaves):
-                torch.minimum(x, torch.as_tensor(other), out=x)
+        for x, other in zip(leaves, other_leaves):
+            torch.minimum(x, torch.as_tensor(other), out=x)
         return self
 
     def clamp_min(
@@ -554,9 +552,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def clamp_min_(self, other: TensorDictBase | torch.Tensor) -> Self:
-        """In-place :meth:`clamp_min`: Clamp every leaf from below at the operand.
+        """In-place :meth:`clamp_min`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Clamp every leaf from below at the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_min_")
@@ -590,9 +588,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def clamp_max_(self, other: TensorCollection | torch.Tensor) -> Self:
-        """In-place :meth:`clamp_max`: Clamp every leaf from above at the operand.
+        """In-place :meth:`clamp_max`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Clamp every leaf from above at the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_max_")
@@ -666,9 +664,9 @@ class TensorDictGeneratedOps:
         end: TensorDictBase | torch.Tensor,
         weight: TensorDictBase | torch.Tensor | float,
     ):
-        """In-place :meth:`lerp`: Linear interpolation ``self + weight * (end - self)``, leaf by leaf.
+        """In-place :meth:`lerp`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Linear interpolation ``self + weight * (end - self)``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         end_leaves = _ops.operand_leaves(self, leaves, end, "lerp_")
@@ -727,9 +725,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def addcmul_(self, other1, other2, *, value: float | None = 1):
-        """In-place :meth:`addcmul`: ``self + value * other1 * other2``, leaf by leaf.
+        """In-place :meth:`addcmul`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self + value * other1 * other2``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other1_leaves = _ops.operand_leaves(self, leaves, other1, "addcmul_")
@@ -800,9 +798,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def addcdiv_(self, other1, other2, *, value: float | None = 1):
-        """In-place :meth:`addcdiv`: ``self + value * other1 / other2``, leaf by leaf.
+        """In-place :meth:`addcdiv`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``self + value * other1 / other2``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         other1_leaves = _ops.operand_leaves(self, leaves, other1, "addcdiv_")
@@ -1460,9 +1458,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def abs_(self) -> Self:
-        """In-place :meth:`abs`: Absolute value of every leaf.
+        """In-place :meth:`abs`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Absolute value of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_abs_, leaves):
@@ -1494,9 +1492,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def acos_(self) -> Self:
-        """In-place :meth:`acos`: Inverse cosine of every leaf.
+        """In-place :meth:`acos`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Inverse cosine of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_acos_, leaves):
@@ -1524,9 +1522,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def asin_(self) -> Self:
-        """In-place :meth:`asin`: Inverse sine of every leaf.
+        """In-place :meth:`asin`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Inverse sine of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_asin_, leaves):
@@ -1554,9 +1552,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def atan_(self) -> Self:
-        """In-place :meth:`atan`: Inverse tangent of every leaf.
+        """In-place :meth:`atan`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Inverse tangent of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_atan_, leaves):
@@ -1584,9 +1582,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def ceil_(self) -> Self:
-        """In-place :meth:`ceil`: Round every leaf up to the nearest integer value.
+        """In-place :meth:`ceil`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Round every leaf up to the nearest integer value. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_ceil_, leaves):
@@ -1613,9 +1611,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def cos_(self) -> Self:
-        """In-place :meth:`cos`: Cosine of every leaf (radians).
+        """In-place :meth:`cos`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Cosine of every leaf (radians). Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_cos_, leaves):
@@ -1642,9 +1640,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def cosh_(self) -> Self:
-        """In-place :meth:`cosh`: Hyperbolic cosine of every leaf.
+        """In-place :meth:`cosh`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Hyperbolic cosine of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_cosh_, leaves):
@@ -1671,9 +1669,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def erf_(self) -> Self:
-        """In-place :meth:`erf`: Gauss error function of every leaf.
+        """In-place :meth:`erf`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Gauss error function of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_erf_, leaves):
@@ -1701,9 +1699,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def erfc_(self) -> Self:
-        """In-place :meth:`erfc`: Complementary error function (``1 - erf``) of every leaf.
+        """In-place :meth:`erfc`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Complementary error function (``1 - erf``) of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_erfc_, leaves):
@@ -1733,9 +1731,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def exp_(self) -> Self:
-        """In-place :meth:`exp`: Exponential of every leaf.
+        """In-place :meth:`exp`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Exponential of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_exp_, leaves):
@@ -1762,9 +1760,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def expm1_(self) -> Self:
-        """In-place :meth:`expm1`: ``exp(x) - 1`` of every leaf.
+        """In-place :meth:`expm1`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``exp(x) - 1`` of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_expm1_, leaves):
@@ -1791,9 +1789,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def floor_(self) -> Self:
-        """In-place :meth:`floor`: Round every leaf down to the nearest integer value.
+        """In-place :meth:`floor`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Round every leaf down to the nearest integer value. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_floor_, leaves):
@@ -1820,9 +1818,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def frac_(self) -> Self:
-        """In-place :meth:`frac`: Fractional part of every leaf, keeping the sign.
+        """In-place :meth:`frac`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Fractional part of every leaf, keeping the sign. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_frac_, leaves):
@@ -1850,9 +1848,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def lgamma_(self) -> Self:
-        """In-place :meth:`lgamma`: Natural log of the absolute value of the gamma function, leaf by leaf.
+        """In-place :meth:`lgamma`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Natural log of the absolute value of the gamma function, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_lgamma_, leaves):
@@ -1880,9 +1878,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def log_(self) -> Self:
-        """In-place :meth:`log`: Natural logarithm of every leaf.
+        """In-place :meth:`log`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Natural logarithm of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_log_, leaves):
@@ -1909,9 +1907,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def log10_(self) -> Self:
-        """In-place :meth:`log10`: Base-10 logarithm of every leaf.
+        """In-place :meth:`log10`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Base-10 logarithm of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_log10_, leaves):
@@ -1938,9 +1936,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def log1p_(self) -> Self:
-        """In-place :meth:`log1p`: ``log(1 + x)`` of every leaf.
+        """In-place :meth:`log1p`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``log(1 + x)`` of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_log1p_, leaves):
@@ -1967,9 +1965,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def log2_(self) -> Self:
-        """In-place :meth:`log2`: Base-2 logarithm of every leaf.
+        """In-place :meth:`log2`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Base-2 logarithm of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_log2_, leaves):
@@ -1999,9 +1997,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def neg_(self) -> Self:
-        """In-place :meth:`neg`: Negate every leaf.
+        """In-place :meth:`neg`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Negate every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_neg_, leaves):
@@ -2032,9 +2030,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def reciprocal_(self) -> Self:
-        """In-place :meth:`reciprocal`: ``1 / x`` for every leaf.
+        """In-place :meth:`reciprocal`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        ``1 / x`` for every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_reciprocal_, leaves):
@@ -2062,9 +2060,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def round_(self) -> Self:
-        """In-place :meth:`round`: Round every leaf to the nearest integer value, halves to even.
+        """In-place :meth:`round`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Round every leaf to the nearest integer value, halves to even. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_round_, leaves):
@@ -2091,9 +2089,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def sigmoid_(self) -> Self:
-        """In-place :meth:`sigmoid`: Logistic sigmoid ``1 / (1 + exp(-x))`` of every leaf.
+        """In-place :meth:`sigmoid`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Logistic sigmoid ``1 / (1 + exp(-x))`` of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_sigmoid_, leaves):
@@ -2120,9 +2118,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def sign_(self) -> Self:
-        """In-place :meth:`sign`: Sign (-1, 0 or 1) of every leaf.
+        """In-place :meth:`sign`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Sign (-1, 0 or 1) of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_sign_, leaves):
@@ -2149,9 +2147,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def sin_(self) -> Self:
-        """In-place :meth:`sin`: Sine of every leaf (radians).
+        """In-place :meth:`sin`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Sine of every leaf (radians). Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_sin_, leaves):
@@ -2178,9 +2176,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def sinh_(self) -> Self:
-        """In-place :meth:`sinh`: Hyperbolic sine of every leaf.
+        """In-place :meth:`sinh`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Hyperbolic sine of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_sinh_, leaves):
@@ -2210,9 +2208,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def sqrt_(self) -> Self:
-        """In-place :meth:`sqrt`: Square root of every leaf.
+        """In-place :meth:`sqrt`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Square root of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_sqrt_, leaves):
@@ -2239,9 +2237,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def tan_(self) -> Self:
-        """In-place :meth:`tan`: Tangent of every leaf (radians).
+        """In-place :meth:`tan`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Tangent of every leaf (radians). Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_tan_, leaves):
@@ -2268,9 +2266,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def tanh_(self) -> Self:
-        """In-place :meth:`tanh`: Hyperbolic tangent of every leaf.
+        """In-place :meth:`tanh`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Hyperbolic tangent of every leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_tanh_, leaves):
@@ -2297,9 +2295,9 @@ class TensorDictGeneratedOps:
         return rebuild(new)
 
     def trunc_(self) -> Self:
-        """In-place :meth:`trunc`: Round every leaf towards zero.
+        """In-place :meth:`trunc`, returning ``self``.
 
-        Writes into the stored tensors and returns ``self``.
+        Round every leaf towards zero. Writes into the stored tensors.
         """
         leaves = self._leaves()
         if not _ops.try_foreach_(torch._foreach_trunc_, leaves):

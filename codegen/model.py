@@ -1,0 +1,991 @@
+"""The op spec as frozen dataclasses: load ``spec/*.yaml``, validate, report ``file:line``.
+
+Each YAML file holds one family (see ``spec/README.md``). Loading keeps the line of every
+key (``yaml.compose`` node marks), so that every problem is reported as
+
+    spec/binary.yaml:42: entry 'add': what is wrong
+
+and all problems of a run are reported together (:class:`SpecError`).
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+# --------------------------------------------------------------------------------------
+# Tables: the families codegen knows, and the named rules an entry may refer to.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FamilyRule:
+    """What an entry of one family may say, and how codegen treats it."""
+
+    name: str
+    keys: frozenset[str]  # entry keys allowed on top of COMMON_KEYS
+    required: frozenset[str]  # entry keys that must be present (after defaults)
+    dunder_signature: str  # signature of a dunder alias that does not give one
+    required_params: tuple[str, ...] = ()  # keyword-only params every signature has
+
+
+COMMON_KEYS = frozenset(
+    {
+        "name",
+        "signature",
+        "summary",
+        "details",
+        "example",
+        "leaf",
+        "dunders",
+        "batch_size",
+    }
+)
+COMMON_REQUIRED = frozenset(
+    {"name", "signature", "summary", "details", "example", "leaf"}
+)
+INPLACE_KEYS = frozenset(
+    {"name", "signature", "leaf", "foreach", "drop_if_none", "dunders"}
+)
+INPLACE_REQUIRED = frozenset({"name", "signature", "leaf"})
+FILE_KEYS = frozenset({"family", "title", "doc", "defaults", "ops"})
+FILE_REQUIRED = frozenset({"family", "title", "doc", "ops"})
+
+FAMILIES: dict[str, FamilyRule] = {
+    rule.name: rule
+    for rule in (
+        FamilyRule(
+            name="pointwise",
+            keys=frozenset({"foreach", "inplace"}),
+            required=frozenset(),
+            dunder_signature="(self) -> Self",
+        ),
+        FamilyRule(
+            name="binary",
+            keys=frozenset({"foreach", "inplace", "operands", "drop_if_none"}),
+            required=frozenset({"operands"}),
+            dunder_signature="(self, other: TensorCollection | torch.Tensor | float) -> Self",
+        ),
+        FamilyRule(
+            name="cast",
+            keys=frozenset(),
+            required=frozenset(),
+            dunder_signature="(self) -> Self",
+            required_params=("cast_filter",),
+        ),
+    )
+}
+
+# How the batch size of the result relates to the input's (``batch_size:`` key).
+BATCH_SIZE_RULES: dict[str, str] = {
+    "keep": "the result has the batch size, keys and nesting of the input",
+}
+DEFAULT_BATCH_SIZE_RULE = "keep"
+
+# Names a signature's annotations may use; the stub and the generated module define them.
+TYPE_NAMES = frozenset(
+    {
+        "Any",
+        "Callable",
+        "CompatibleType",
+        "Self",
+        "TensorCollection",
+        "TensorDictBase",
+        "bool",
+        "complex",
+        "float",
+        "int",
+        "str",
+        "torch",
+    }
+)
+
+# Names the generated code uses for its own locals; no parameter may take them.
+RESERVED_NAMES = frozenset({"leaves", "new", "rebuild", "torch", "x", "_ops"})
+
+DUNDER_RE = re.compile(r"^__[a-z][a-z0-9_]*__$")
+
+# The operators a dunder may implement, and how users spell them (for the docs).
+OPERATORS: dict[str, str] = {
+    "__abs__": "abs(td)",
+    "__neg__": "-td",
+    "__invert__": "~td",
+    "__add__": "td + other",
+    "__radd__": "other + td",
+    "__iadd__": "td += other",
+    "__sub__": "td - other",
+    "__rsub__": "other - td",
+    "__isub__": "td -= other",
+    "__mul__": "td * other",
+    "__rmul__": "other * td",
+    "__imul__": "td *= other",
+    "__truediv__": "td / other",
+    "__rtruediv__": "other / td",
+    "__itruediv__": "td /= other",
+    "__pow__": "td ** other",
+    "__rpow__": "other ** td",
+    "__ipow__": "td **= other",
+    "__mod__": "td % other",
+    "__rmod__": "other % td",
+    "__imod__": "td %= other",
+    "__and__": "td & other",
+    "__rand__": "other & td",
+    "__iand__": "td &= other",
+    "__or__": "td | other",
+    "__ror__": "other | td",
+    "__ior__": "td |= other",
+    "__xor__": "td ^ other",
+    "__rxor__": "other ^ td",
+    "__ixor__": "td ^= other",
+    "__eq__": "td == other",
+    "__ne__": "td != other",
+    "__lt__": "td < other",
+    "__le__": "td <= other",
+    "__gt__": "td > other",
+    "__ge__": "td >= other",
+}
+
+# --------------------------------------------------------------------------------------
+# The schema.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str  # as displayed, e.g. "spec/binary.yaml"
+    line: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # positional_only | positional | var_positional | keyword_only | var_keyword
+    annotation: str | None  # source text, e.g. "float | None"
+    default: str | None  # source text of a literal, e.g. "None", "1"
+
+    @property
+    def positional(self) -> bool:
+        return self.kind in ("positional_only", "positional")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A parsed signature string, ``self`` first."""
+
+    text: (
+        str  # normalised: "(self, other: float, *, alpha: float | None = None) -> Self"
+    )
+    params: tuple[Param, ...]  # without self
+    returns: str | None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def has(self, name: str) -> bool:
+        return any(p.name == name for p in self.params)
+
+    def get(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def positional(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.positional)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A dunder that delegates to a method (``__add__`` -> ``add``)."""
+
+    name: str
+    signature: Signature
+    target: str
+    binary: bool  # a binary operator: returns NotImplemented for foreign operands
+    location: Location
+
+
+@dataclass(frozen=True)
+class InPlace:
+    name: str
+    signature: Signature
+    leaf: str  # statement run on each leaf ``x``: "x.add_(other, alpha=alpha)"
+    foreach: str | None  # "torch._foreach_add_(leaves, other, alpha=alpha)"
+    drop_if_none: tuple[str, ...]  # keyword arguments left out of the calls when None
+    dunders: tuple[Alias, ...]
+    location: Location
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    family: str
+    signature: Signature
+    summary: str
+    details: str
+    example: str
+    leaf: str  # expression computing one new leaf from the leaf ``x``
+    foreach: str | None  # one torch._foreach_* call over ``leaves``, or None
+    operands: tuple[str, ...]  # params aligned leaf by leaf (binary family)
+    drop_if_none: tuple[str, ...]  # keyword arguments left out of the calls when None
+    batch_size: str
+    inplace: InPlace | None
+    dunders: tuple[Alias, ...]
+    location: Location
+
+    @property
+    def is_dunder(self) -> bool:
+        return bool(DUNDER_RE.match(self.name))
+
+    def method_names(self) -> tuple[str, ...]:
+        names = [self.name] + [d.name for d in self.dunders]
+        if self.inplace is not None:
+            names += [self.inplace.name] + [d.name for d in self.inplace.dunders]
+        return tuple(names)
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    doc: str
+    path: str  # "spec/pointwise.yaml"
+    ops: tuple[Op, ...]
+
+
+@dataclass(frozen=True)
+class Spec:
+    families: tuple[Family, ...]  # sorted by name
+
+    def ops(self) -> Iterator[Op]:
+        for family in self.families:
+            yield from family.ops
+
+    def method_names(self) -> list[str]:
+        return sorted(n for op in self.ops() for n in op.method_names())
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.families)
+
+
+class SpecError(Exception):
+    """Every problem found in the spec, one ``file:line: entry 'name': ...`` per line."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+# --------------------------------------------------------------------------------------
+# Loading.
+# --------------------------------------------------------------------------------------
+
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _plain(node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return {_plain(k): _plain(v) for k, v in node.value}
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(v) for v in node.value]
+    return _CONSTRUCTOR.construct_object(node, deep=True)
+
+
+@dataclass(frozen=True)
+class _Field:
+    value: Any
+    node: yaml.Node
+    line: int
+    from_defaults: bool
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, path: str, line: int, entry: str | None, message: str) -> None:
+        where = f"{path}:{line}: "
+        if entry is not None:
+            where += f"entry {entry!r}: "
+        self.items.append(where + message)
+
+
+def _mapping(
+    node: yaml.Node, path: str, entry: str | None, what: str, problems: _Problems
+) -> dict[str, tuple[yaml.Node, yaml.Node]] | None:
+    """The keys of a mapping node (key -> (key node, value node)); None if no mapping."""
+    if not isinstance(node, yaml.MappingNode):
+        problems.add(path, _line(node), entry, f"{what} must be a mapping")
+        return None
+    out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for knode, vnode in node.value:
+        key = _plain(knode)
+        if not isinstance(key, str):
+            problems.add(path, _line(knode), entry, f"key {key!r} must be a string")
+            continue
+        if key in out:
+            problems.add(
+                path,
+                _line(knode),
+                entry,
+                f"duplicate key {key!r} (first at line {_line(out[key][0])})",
+            )
+            continue
+        out[key] = (knode, vnode)
+    return out
+
+
+def load_spec(spec_dir: Path | str) -> Spec:
+    """Load and validate every ``*.yaml`` under ``spec_dir``; raise :class:`SpecError`."""
+    spec_dir = Path(spec_dir)
+    problems = _Problems()
+    families: list[Family] = []
+    for file in sorted(spec_dir.glob("*.yaml")):
+        display = f"{spec_dir.name}/{file.name}"
+        family = _load_file(file, display, problems)
+        if family is not None:
+            families.append(family)
+    _check_unique(families, problems)
+    if problems.items:
+        raise SpecError(problems.items)
+    return Spec(families=tuple(sorted(families, key=lambda f: f.name)))
+
+
+def _check_unique(families: list[Family], problems: _Problems) -> None:
+    seen: dict[str, Location] = {}
+    for family in families:
+        for op in family.ops:
+            named = [(op.name, op.location)] + [
+                (d.name, d.location) for d in op.dunders
+            ]
+            if op.inplace is not None:
+                named.append((op.inplace.name, op.inplace.location))
+                named += [(d.name, d.location) for d in op.inplace.dunders]
+            for name, loc in named:
+                if name in seen:
+                    problems.add(
+                        loc.path,
+                        loc.line,
+                        op.name,
+                        f"duplicate name {name!r} (already defined at {seen[name]})",
+                    )
+                else:
+                    seen[name] = loc
+
+
+def _load_file(file: Path, path: str, problems: _Problems) -> Family | None:
+    text = file.read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problems.add(path, line, None, f"invalid YAML: {getattr(exc, 'problem', exc)}")
+        return None
+    if root is None:
+        problems.add(path, 1, None, "empty spec file")
+        return None
+    top = _mapping(root, path, None, "a spec file", problems)
+    if top is None:
+        return None
+    for key, (knode, _) in top.items():
+        if key not in FILE_KEYS:
+            problems.add(
+                path,
+                _line(knode),
+                None,
+                f"unknown top-level key {key!r} (allowed: {', '.join(sorted(FILE_KEYS))})",
+            )
+    for key in sorted(FILE_REQUIRED - top.keys()):
+        problems.add(path, _line(root), None, f"missing top-level key {key!r}")
+    if not FILE_REQUIRED <= top.keys():
+        return None
+
+    family_name = _plain(top["family"][1])
+    if family_name not in FAMILIES:
+        problems.add(
+            path,
+            _line(top["family"][1]),
+            None,
+            f"unknown family {family_name!r} (known: {', '.join(sorted(FAMILIES))})",
+        )
+        return None
+    if file.stem != family_name:
+        problems.add(
+            path,
+            _line(top["family"][1]),
+            None,
+            f"family {family_name!r} must live in {family_name}.yaml",
+        )
+    rule = FAMILIES[family_name]
+    title, doc = _plain(top["title"][1]), _plain(top["doc"][1])
+    for key, value in (("title", title), ("doc", doc)):
+        if not isinstance(value, str) or not value.strip():
+            problems.add(path, _line(top[key][1]), None, f"{key!r} must be a text")
+
+    defaults: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    if "defaults" in top:
+        defaults = (
+            _mapping(top["defaults"][1], path, None, "'defaults'", problems) or {}
+        )
+        for key, (knode, _) in defaults.items():
+            if key == "name" or key not in COMMON_KEYS | rule.keys:
+                problems.add(
+                    path, _line(knode), None, f"unknown key {key!r} in 'defaults'"
+                )
+
+    ops_node = top["ops"][1]
+    if not isinstance(ops_node, yaml.SequenceNode):
+        problems.add(path, _line(ops_node), None, "'ops' must be a list of entries")
+        return None
+    ops = []
+    for index, entry_node in enumerate(ops_node.value):
+        op = _load_op(entry_node, index, rule, defaults, path, problems)
+        if op is not None:
+            ops.append(op)
+    return Family(
+        name=family_name,
+        title=str(title).strip(),
+        doc=str(doc).strip(),
+        path=path,
+        ops=tuple(ops),
+    )
+
+
+def _fields(
+    entry: dict[str, tuple[yaml.Node, yaml.Node]],
+    defaults: dict[str, tuple[yaml.Node, yaml.Node]],
+    name: str,
+) -> dict[str, _Field]:
+    """Merge an entry over the family defaults; ``{name}`` in a default is the op name."""
+    out: dict[str, _Field] = {}
+    for key, (_, vnode) in defaults.items():
+        value = _plain(vnode)
+        if isinstance(value, str):
+            value = value.replace("{name}", name)
+        out[key] = _Field(value, vnode, _line(vnode), True)
+    for key, (_, vnode) in entry.items():
+        out[key] = _Field(_plain(vnode), vnode, _line(vnode), False)
+    return out
+
+
+def _load_op(
+    node: yaml.Node,
+    index: int,
+    rule: FamilyRule,
+    defaults: dict[str, tuple[yaml.Node, yaml.Node]],
+    path: str,
+    problems: _Problems,
+) -> Op | None:
+    before = len(problems.items)
+    label = f"#{index + 1}"
+    entry = _mapping(node, path, label, "an entry", problems)
+    if entry is None:
+        return None
+    name_field = entry.get("name")
+    name = _plain(name_field[1]) if name_field else None
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        line = _line(name_field[1]) if name_field else _line(node)
+        problems.add(
+            path, line, label, "missing or invalid 'name' (must be a Python identifier)"
+        )
+        return None
+    if name.startswith("__") and name not in OPERATORS:
+        problems.add(
+            path, _line(name_field[1]), name, "not an operator dunder codegen knows"
+        )
+        return None
+    entry_line = _line(node)
+
+    def err(line: int, message: str) -> None:
+        problems.add(path, line, name, message)
+
+    for key, (knode, _) in entry.items():
+        if key not in COMMON_KEYS | rule.keys:
+            err(
+                _line(knode),
+                f"unknown key {key!r} for family {rule.name!r} "
+                f"(allowed: {', '.join(sorted(COMMON_KEYS | rule.keys))})",
+            )
+    fields = _fields(entry, defaults, name)
+    for key in sorted((COMMON_REQUIRED | rule.required) - fields.keys()):
+        err(entry_line, f"missing required field {key!r}")
+    if len(problems.items) > before:
+        return None
+
+    def text(key: str, *, optional: bool = False) -> str | None:
+        field = fields.get(key)
+        if field is None or (optional and field.value is None):
+            return None
+        if not isinstance(field.value, str) or not field.value.strip():
+            err(field.line, f"{key!r} must be a non-empty string")
+            return None
+        return field.value
+
+    signature = _signature(text("signature"), fields["signature"].line, err)
+    summary = text("summary")
+    if summary is not None and "\n" in summary.strip():
+        err(fields["summary"].line, "'summary' must be one line")
+    details = text("details")
+    example = text("example")
+    if example is not None:
+        _check_example(example, fields["example"].line, err)
+    for key, value in (
+        ("summary", summary),
+        ("details", details),
+        ("example", example),
+    ):
+        if value is not None and '"""' in value:
+            err(fields[key].line, f"{key!r} must not contain triple double quotes")
+
+    batch_size = DEFAULT_BATCH_SIZE_RULE
+    if "batch_size" in fields:
+        batch_size = fields["batch_size"].value
+        if batch_size not in BATCH_SIZE_RULES:
+            err(
+                fields["batch_size"].line,
+                f"unknown batch_size rule {batch_size!r} "
+                f"(known: {', '.join(sorted(BATCH_SIZE_RULES))})",
+            )
+
+    operands: tuple[str, ...] = ()
+    if "operands" in fields:
+        value = fields["operands"].value
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) for v in value)
+        ):
+            err(fields["operands"].line, "'operands' must be a list of parameter names")
+        else:
+            operands = tuple(value)
+            if signature is not None:
+                for operand in operands:
+                    if not signature.has(operand):
+                        err(
+                            fields["operands"].line,
+                            f"operand {operand!r} is not a parameter of the signature",
+                        )
+            if DUNDER_RE.match(name) and len(operands) != 1:
+                err(fields["operands"].line, "an operator takes exactly one operand")
+
+    if signature is not None:
+        for param in rule.required_params:
+            if not signature.has(param) or signature.get(param).kind != "keyword_only":
+                err(
+                    fields["signature"].line,
+                    f"a {rule.name} signature takes the keyword-only parameter {param!r}",
+                )
+
+    drop_if_none = _drop_if_none(fields.get("drop_if_none"), signature, err)
+    params = signature.names if signature is not None else None
+    leaf_text = text("leaf")
+    if leaf_text is not None:
+        _check_expr(
+            leaf_text, "leaf", fields["leaf"].line, params, per_leaf=True, err=err
+        )
+    foreach_text = text("foreach", optional=True) if "foreach" in fields else None
+    if foreach_text is not None:
+        _check_expr(
+            foreach_text,
+            "foreach",
+            fields["foreach"].line,
+            params,
+            per_leaf=False,
+            err=err,
+        )
+
+    for param in drop_if_none:
+        for key, expr in (("leaf", leaf_text), ("foreach", foreach_text)):
+            if expr is not None and not _passes_keyword(expr, param):
+                err(
+                    fields["drop_if_none"].line,
+                    f"{key!r} does not pass {param}={param}",
+                )
+
+    location = Location(path, entry_line)
+    dunders = _aliases(fields.get("dunders"), name, rule, signature, path, err)
+    inplace = None
+    if "inplace" in entry:  # defaults.inplace is a template that entries opt into
+        inplace = _inplace(fields["inplace"], name, operands, rule, defaults, path, err)
+
+    if len(problems.items) > before:
+        return None
+    assert signature is not None and summary is not None and leaf_text is not None
+    return Op(
+        name=name,
+        family=rule.name,
+        signature=signature,
+        summary=summary.strip(),
+        details=(details or "").strip(),
+        example=(example or "").rstrip() + "\n",
+        leaf=leaf_text.strip(),
+        foreach=foreach_text.strip() if foreach_text else None,
+        operands=operands,
+        drop_if_none=drop_if_none,
+        batch_size=batch_size,
+        inplace=inplace,
+        dunders=dunders,
+        location=location,
+    )
+
+
+def _signature(text: str | None, line: int, err) -> Signature | None:
+    if text is None:
+        return None
+    source = f"def _f{text.strip()}:\n    pass\n"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        err(line, f"bad signature {text!r}: {exc.msg}")
+        return None
+    func = tree.body[0]
+    if not isinstance(func, ast.FunctionDef) or len(tree.body) != 1:
+        err(line, f"bad signature {text!r}")
+        return None
+    args = func.args
+    positional = args.posonlyargs + args.args
+    if not positional or positional[0].arg != "self" or positional[0].annotation:
+        err(line, f"bad signature {text!r}: the first parameter must be a bare 'self'")
+        return None
+
+    params: list[Param] = []
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        kind = "positional_only" if i < len(args.posonlyargs) else "positional"
+        if i:
+            params.append(_param(arg, kind, default))
+    if args.vararg:
+        params.append(_param(args.vararg, "var_positional", None))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        params.append(_param(arg, "keyword_only", default))
+    if args.kwarg:
+        params.append(_param(args.kwarg, "var_keyword", None))
+
+    ok = True
+    annotations = [p.annotation for p in params if p.annotation]
+    if func.returns is not None:
+        annotations.append(ast.unparse(func.returns))
+    for annotation in annotations:
+        for node in ast.walk(ast.parse(annotation, mode="eval")):
+            if isinstance(node, ast.Name) and node.id not in TYPE_NAMES:
+                err(
+                    line,
+                    f"bad signature {text!r}: unknown type name {node.id!r} "
+                    f"(known: {', '.join(sorted(TYPE_NAMES))})",
+                )
+                ok = False
+    for param in params:
+        if param.default is not None:
+            try:
+                ast.literal_eval(param.default)
+            except ValueError:
+                err(
+                    line,
+                    f"bad signature {text!r}: the default of {param.name!r} "
+                    "must be a literal",
+                )
+                ok = False
+        if keyword.iskeyword(param.name) or param.name in RESERVED_NAMES:
+            err(
+                line,
+                f"bad signature {text!r}: parameter name {param.name!r} is reserved",
+            )
+            ok = False
+    if not ok:
+        return None
+    returns = ast.unparse(func.returns) if func.returns is not None else None
+    return Signature(
+        text=_signature_text(params, returns), params=tuple(params), returns=returns
+    )
+
+
+def _signature_text(params: list[Param], returns: str | None) -> str:
+    """``(self, a: int, /, b=1, *, c: float | None = None) -> Self``, as PEP 8 spells it."""
+    parts = ["self"]
+    star_done = False
+    for i, p in enumerate(params):
+        if p.kind == "var_positional":
+            parts.append(f"*{p.name}" + (f": {p.annotation}" if p.annotation else ""))
+            star_done = True
+            continue
+        if p.kind == "var_keyword":
+            parts.append(f"**{p.name}" + (f": {p.annotation}" if p.annotation else ""))
+            continue
+        if p.kind == "keyword_only" and not star_done:
+            parts.append("*")
+            star_done = True
+        text = p.name
+        if p.annotation:
+            text += f": {p.annotation}"
+            if p.default is not None:
+                text += f" = {p.default}"
+        elif p.default is not None:
+            text += f"={p.default}"
+        parts.append(text)
+        if p.kind == "positional_only" and (
+            i + 1 == len(params) or params[i + 1].kind != "positional_only"
+        ):
+            parts.append("/")
+    out = "(" + ", ".join(parts) + ")"
+    return out + (f" -> {returns}" if returns else "")
+
+
+def _param(arg: ast.arg, kind: str, default: ast.expr | None) -> Param:
+    return Param(
+        name=arg.arg,
+        kind=kind,
+        annotation=ast.unparse(arg.annotation) if arg.annotation is not None else None,
+        default=ast.unparse(default) if default is not None else None,
+    )
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _resolve_torch(dotted: str) -> bool:
+    import torch
+
+    obj: Any = torch
+    for part in dotted.split(".")[1:]:
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
+def _check_expr(
+    text: str,
+    key: str,
+    line: int,
+    params: tuple[str, ...] | None,
+    *,
+    per_leaf: bool,
+    err,
+) -> None:
+    """``leaf`` (per leaf, uses ``x``) or ``foreach`` (one torch._foreach_* call).
+    ``params`` is None when the signature is broken (names are not checked then)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        err(line, f"{key!r} is not a Python expression: {exc.msg}: {text.strip()!r}")
+        return
+    local = "x" if per_leaf else "leaves"
+    allowed = {local, "torch", *(params or ())}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    for unknown in sorted(names - allowed if params is not None else ()):
+        err(
+            line,
+            f"{key!r} uses the unknown name {unknown!r} "
+            f"(it may use {', '.join(sorted(allowed))})",
+        )
+    if local not in names:
+        err(line, f"{key!r} must use {local!r}")
+    if not per_leaf:
+        call = tree.body
+        dotted = _dotted(call.func) if isinstance(call, ast.Call) else None
+        if dotted is None or not dotted.startswith("torch._foreach_"):
+            err(line, f"'foreach' must be one call of a torch._foreach_* function")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            dotted = _dotted(node)
+            if dotted and dotted.startswith("torch.") and not _resolve_torch(dotted):
+                err(line, f"{key!r}: torch has no attribute {dotted[6:]!r}")
+                return
+
+
+def _passes_keyword(expr: str, param: str) -> bool:
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        return True  # reported elsewhere
+    return any(
+        isinstance(node, ast.Call) and any(kw.arg == param for kw in node.keywords)
+        for node in ast.walk(tree)
+    )
+
+
+def _check_example(example: str, line: int, err) -> None:
+    import doctest
+
+    try:
+        examples = doctest.DocTestParser().get_examples(example)
+    except ValueError as exc:
+        err(line, f"'example' is not valid doctest text: {exc}")
+        return
+    if not examples:
+        err(line, "'example' must hold at least one '>>> ' line")
+
+
+def _drop_if_none(field: _Field | None, signature: Signature | None, err):
+    if field is None or field.value is None:
+        return ()
+    value = field.value
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        err(field.line, "'drop_if_none' must be a list of parameter names")
+        return ()
+    if len(value) > 1:
+        err(field.line, "'drop_if_none' takes at most one parameter")
+        return ()
+    for param in value:
+        if signature is not None and not signature.has(param):
+            err(
+                field.line,
+                f"drop_if_none: {param!r} is not a parameter of the signature",
+            )
+    return tuple(value)
+
+
+def _aliases(
+    field: _Field | None,
+    target: str,
+    rule: FamilyRule,
+    signature: Signature | None,
+    path: str,
+    err,
+) -> tuple[Alias, ...]:
+    if field is None or field.value is None:
+        return ()
+    if not isinstance(field.value, list):
+        err(field.line, "'dunders' must be a list")
+        return ()
+    out = []
+    items = field.node.value if isinstance(field.node, yaml.SequenceNode) else []
+    for item, node in zip(field.value, items):
+        line = _line(node)
+        if isinstance(item, str):
+            dname, sig_text = item, rule.dunder_signature
+        elif (
+            isinstance(item, dict)
+            and set(item) <= {"name", "signature"}
+            and "name" in item
+        ):
+            dname, sig_text = item["name"], item.get("signature", rule.dunder_signature)
+        else:
+            err(line, "a dunder is a name or a mapping with 'name' and 'signature'")
+            continue
+        if dname not in OPERATORS:
+            err(line, f"{dname!r} is not an operator dunder codegen knows")
+            continue
+        sig = _signature(sig_text, line, err)
+        if sig is None:
+            continue
+        if signature is not None and len(sig.params) > len(signature.positional):
+            err(line, f"{dname}{sig.text} passes more arguments than {target!r} takes")
+            continue
+        out.append(
+            Alias(
+                name=dname,
+                signature=sig,
+                target=target,
+                binary=bool(sig.params),
+                location=Location(path, line),
+            )
+        )
+    return tuple(out)
+
+
+def _inplace(
+    field: _Field,
+    name: str,
+    operands: tuple[str, ...],
+    rule: FamilyRule,
+    defaults: dict[str, tuple[yaml.Node, yaml.Node]],
+    path: str,
+    err,
+) -> InPlace | None:
+    value = field.value
+    if value is None or value is False:
+        return None
+    base: dict[str, _Field] = {}
+    if "inplace" in defaults and isinstance(defaults["inplace"][1], yaml.MappingNode):
+        for knode, vnode in defaults["inplace"][1].value:
+            v = _plain(vnode)
+            if isinstance(v, str):
+                v = v.replace("{name}", name)
+            base[_plain(knode)] = _Field(v, vnode, _line(vnode), True)
+    if value is True:
+        if not base:
+            err(field.line, "'inplace: true' needs an 'inplace' mapping in 'defaults'")
+            return None
+    elif isinstance(field.node, yaml.MappingNode):
+        for knode, vnode in field.node.value:
+            base[_plain(knode)] = _Field(_plain(vnode), vnode, _line(vnode), False)
+    else:
+        err(field.line, "'inplace' must be true, false or a mapping")
+        return None
+    for key in sorted(set(base) - INPLACE_KEYS):
+        err(base[key].line, f"unknown key {key!r} in 'inplace'")
+    for key in sorted(INPLACE_REQUIRED - set(base)):
+        err(field.line, f"'inplace' is missing {key!r}")
+    if not INPLACE_REQUIRED <= set(base):
+        return None
+    iname = base["name"].value
+    if not isinstance(iname, str) or not iname.isidentifier():
+        err(base["name"].line, f"in-place name {iname!r} is not an identifier")
+        return None
+    sig = _signature(base["signature"].value, base["signature"].line, err)
+    if sig is None:
+        return None
+    for operand in operands:
+        if not sig.has(operand):
+            err(
+                base["signature"].line,
+                f"in-place {iname!r} lacks the operand parameter {operand!r}",
+            )
+    leaf = base["leaf"].value
+    _check_expr(
+        leaf, "inplace leaf", base["leaf"].line, sig.names, per_leaf=True, err=err
+    )
+    foreach = base["foreach"].value if "foreach" in base else None
+    if foreach is not None:
+        _check_expr(
+            foreach,
+            "inplace foreach",
+            base["foreach"].line,
+            sig.names,
+            per_leaf=False,
+            err=err,
+        )
+    drop_if_none = _drop_if_none(base.get("drop_if_none"), sig, err)
+    for param in drop_if_none:
+        for key, expr in (("leaf", leaf), ("foreach", foreach)):
+            if expr is not None and not _passes_keyword(expr, param):
+                err(
+                    base["drop_if_none"].line,
+                    f"in-place {key!r} does not pass {param}={param}",
+                )
+    dunders = _aliases(base.get("dunders"), iname, rule, sig, path, err)
+    return InPlace(
+        name=iname,
+        signature=sig,
+        leaf=leaf.strip(),
+        foreach=foreach.strip() if foreach else None,
+        drop_if_none=drop_if_none,
+        dunders=dunders,
+        location=Location(path, base["name"].line),
+    )

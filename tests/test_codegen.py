@@ -1,0 +1,440 @@
+"""Tests of the code generator: spec validation, --check, adding/removing entries,
+determinism. Every test that writes works on a temporary copy of the repository's
+spec/ and output folders (``python -m codegen --root DIR``)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
+    sys.path.insert(0, str(ROOT))
+
+from codegen.__main__ import main
+from codegen.model import SpecError, load_spec
+from codegen.render import OUTPUT_DIRS, existing_outputs, render_all
+
+API_SURFACE = Path("/work/shared/reference/api_surface.md")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A copy of spec/ and the generated folders, as a root for ``--root``."""
+    shutil.copytree(ROOT / "spec", tmp_path / "spec")
+    for folder in OUTPUT_DIRS:
+        if (ROOT / folder).is_dir():
+            shutil.copytree(
+                ROOT / folder,
+                tmp_path / folder,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+    return tmp_path
+
+
+def class_methods(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    return {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+
+
+def write_spec(root: Path, name: str, text: str) -> Path:
+    path = root / "spec" / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def problems(root: Path) -> list[str]:
+    with pytest.raises(SpecError) as info:
+        load_spec(root / "spec")
+    return info.value.problems
+
+
+# --------------------------------------------------------------------------------------
+# Validation.
+# --------------------------------------------------------------------------------------
+
+GOOD_ENTRY = """
+  - name: {name}
+    summary: A test op.
+    details: Nothing more.
+    example: |
+      >>> 1 + 1
+      2
+"""
+
+HEADER = """
+family: pointwise
+title: Pointwise
+doc: Test family.
+defaults:
+  signature: "(self) -> Self"
+  leaf: "torch.{name}(x)"
+ops:
+"""
+
+
+def test_validation_reports_file_line_and_entry(tmp_path: Path) -> None:
+    (tmp_path / "spec").mkdir()
+    write_spec(
+        tmp_path,
+        "pointwise.yaml",
+        HEADER + GOOD_ENTRY.format(name="abs") + """
+  - name: sin
+    colour: blue
+    summary: Sine.
+    details: More.
+    example: ">>> 1"
+  - name: cos
+    summary: Cosine.
+    example: ">>> 1"
+  - name: tan
+    signature: "(self, x y)"
+    summary: Tangent.
+    details: More.
+    example: ">>> 1"
+  - name: abs
+    summary: Again.
+    details: More.
+    example: ">>> 1"
+  - name: exp
+    leaf: "torch.nope(x)"
+    summary: Exp.
+    details: More.
+    example: ">>> 1"
+  - name: log
+    leaf: "torch.log(y)"
+    batch_size: squeeze
+    summary: Log.
+    details: More.
+    example: ">>> 1"
+""",
+    )
+    found = problems(tmp_path)
+    expected = [
+        r"spec/pointwise\.yaml:17: entry 'sin': unknown key 'colour'",
+        r"spec/pointwise\.yaml:21: entry 'cos': missing required field 'details'",
+        r"spec/pointwise\.yaml:25: entry 'tan': bad signature '\(self, x y\)'",
+        r"spec/pointwise\.yaml:29: entry 'abs': duplicate name 'abs' \(already defined "
+        r"at spec/pointwise\.yaml:9\)",
+        r"spec/pointwise\.yaml:34: entry 'exp': 'leaf': torch has no attribute 'nope'",
+        r"spec/pointwise\.yaml:39: entry 'log': 'leaf' uses the unknown name 'y'",
+        r"spec/pointwise\.yaml:40: entry 'log': unknown batch_size rule 'squeeze'",
+    ]
+    for pattern in expected:
+        assert any(re.match(pattern, p) for p in found), (pattern, found)
+    assert len(found) == len(expected) + 1  # log also does not use 'x'
+
+
+def test_unknown_family_and_file_level_problems(tmp_path: Path) -> None:
+    (tmp_path / "spec").mkdir()
+    write_spec(
+        tmp_path,
+        "shapes.yaml",
+        """
+        family: shapes
+        title: Shapes
+        doc: Nope.
+        ops: []
+        """,
+    )
+    write_spec(tmp_path, "broken.yaml", "family: [unclosed\n")
+    write_spec(
+        tmp_path,
+        "cast.yaml",
+        """
+        family: cast
+        title: Casts
+        colour: red
+        doc: Casts.
+        ops:
+          - name: float
+            signature: "(self) -> Self"
+            leaf: "x.float()"
+            summary: Float.
+            details: Float.
+            example: ">>> 1"
+        """,
+    )
+    found = problems(tmp_path)
+    assert any(p.startswith("spec/broken.yaml:") and "invalid YAML" in p for p in found)
+    assert (
+        "spec/shapes.yaml:1: unknown family 'shapes' (known: binary, cast, pointwise)"
+        in found
+    )
+    assert any(
+        p.startswith("spec/cast.yaml:3: unknown top-level key 'colour'") for p in found
+    )
+    assert any(
+        p.startswith(
+            "spec/cast.yaml:7: entry 'float': a cast signature takes the "
+            "keyword-only parameter 'cast_filter'"
+        )
+        for p in found
+    ), found
+
+
+def test_binary_rules_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "spec").mkdir()
+    write_spec(
+        tmp_path,
+        "binary.yaml",
+        """
+        family: binary
+        title: Binary
+        doc: Binary.
+        ops:
+          - name: add
+            signature: "(self, other: Frobnicator) -> Self"
+            operands: [other]
+            leaf: "torch.add(x, other)"
+            summary: Add.
+            details: Add.
+            example: ">>> 1"
+          - name: sub
+            signature: "(self, other, *, alpha=None) -> Self"
+            operands: [another]
+            leaf: "torch.sub(x, other)"
+            foreach: "torch.sub(leaves, other)"
+            drop_if_none: [alpha]
+            dunders: [__sub__, __frob__]
+            summary: Sub.
+            details: Sub.
+            example: ">>> 1"
+        """,
+    )
+    found = "\n".join(problems(tmp_path))
+    assert "spec/binary.yaml:6: entry 'add': bad signature" in found
+    assert "unknown type name 'Frobnicator'" in found
+    assert (
+        "spec/binary.yaml:14: entry 'sub': operand 'another' is not a parameter"
+        in found
+    )
+    assert (
+        "spec/binary.yaml:16: entry 'sub': 'foreach' must be one call of a "
+        "torch._foreach_* function" in found
+    )
+    assert "spec/binary.yaml:17: entry 'sub': 'leaf' does not pass alpha=alpha" in found
+    assert (
+        "spec/binary.yaml:18: entry 'sub': '__frob__' is not an operator dunder"
+        in found
+    )
+    assert (
+        "uses the unknown name" not in found
+    )  # no follow-on noise from a bad signature
+
+
+def test_the_repository_spec_is_valid() -> None:
+    spec = load_spec(ROOT / "spec")
+    assert [f.name for f in spec.families] == ["binary", "cast", "pointwise"]
+    assert len(spec.method_names()) == len(set(spec.method_names()))
+
+
+# --------------------------------------------------------------------------------------
+# --check, writing, adding and removing entries.
+# --------------------------------------------------------------------------------------
+
+
+def test_check_passes_on_the_repository(capsys) -> None:
+    assert main(["--check", "--root", str(ROOT)]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+
+def test_check_detects_drift_missing_and_extra(repo: Path, capsys) -> None:
+    assert main(["--check", "--root", str(repo)]) == 0
+    ops_py = repo / "tensordict/_generated/tensordict_ops.py"
+    ops_py.write_text(ops_py.read_text() + "\n# edited by hand\n")
+    (repo / "docs/reference/cast.md").unlink()
+    (repo / "docs/reference/stale.md").write_text("left over\n")
+    (repo / "tensordict/_generated/old_ops.py").write_text("# old\n")
+    capsys.readouterr()
+
+    assert main(["--check", "--root", str(repo)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "drifted: tensordict/_generated/tensordict_ops.py",
+        "missing: docs/reference/cast.md",
+        "extra: docs/reference/stale.md",
+        "extra: tensordict/_generated/old_ops.py",
+    ]
+    # --check wrote nothing
+    assert "# edited by hand" in ops_py.read_text()
+    assert not (repo / "docs/reference/cast.md").exists()
+
+    assert main(["--root", str(repo)]) == 0
+    written = capsys.readouterr().out.splitlines()
+    assert written == [
+        "wrote docs/reference/cast.md",
+        "wrote tensordict/_generated/tensordict_ops.py",
+        "deleted docs/reference/stale.md",
+        "deleted tensordict/_generated/old_ops.py",
+    ]
+    assert main(["--check", "--root", str(repo)]) == 0
+
+
+def test_writes_only_changed_files(repo: Path, capsys) -> None:
+    before = {rel: p.stat().st_mtime_ns for rel, p in existing_outputs(repo).items()}
+    assert main(["--root", str(repo)]) == 0
+    assert "up to date" in capsys.readouterr().out
+    after = {rel: p.stat().st_mtime_ns for rel, p in existing_outputs(repo).items()}
+    assert before == after
+
+
+NEW_OP = """
+  - name: rsqrt
+    inplace: true
+    summary: Reciprocal square root of every leaf.
+    details: |
+      ``1 / sqrt(x)``.
+    example: |
+      >>> td = TensorDict(a=torch.tensor([4.0, 16.0]), batch_size=[2])
+      >>> td.rsqrt()["a"]
+      tensor([0.5000, 0.2500])
+"""
+
+
+def _remove_entry(text: str, name: str) -> str:
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, l in enumerate(lines) if l.strip() == f"- name: {name}")
+    end = next(
+        (
+            i
+            for i in range(start + 1, len(lines))
+            if lines[i].lstrip().startswith("- name:")
+        ),
+        len(lines),
+    )
+    return "".join(lines[:start] + lines[end:])
+
+
+def test_adding_and_removing_entries(repo: Path, capsys) -> None:
+    spec_file = repo / "spec/pointwise.yaml"
+    text = _remove_entry(spec_file.read_text(), "abs") + NEW_OP
+    spec_file.write_text(text)
+
+    assert main(["--check", "--root", str(repo)]) == 1
+    assert main(["--root", str(repo)]) == 0
+    capsys.readouterr()
+
+    module = repo / "tensordict/_generated/tensordict_ops.py"
+    stub = repo / "tensordict/_generated/tensordict_ops.pyi"
+    page = (repo / "docs/reference/pointwise.md").read_text()
+    index = (repo / "docs/reference/index.md").read_text()
+    for path in (module, stub):
+        methods = class_methods(path)
+        assert {"rsqrt", "rsqrt_"} <= methods, path
+        assert not {"abs", "abs_", "__abs__"} & methods, path
+    assert "## `rsqrt`" in page and "TensorDict.rsqrt_(self) -> Self" in page
+    assert "## `abs`" not in page and "`__abs__`" not in index
+    assert "`rsqrt_`" in index
+    body = module.read_text()
+    assert "torch._foreach_rsqrt_" in body and "torch._foreach_rsqrt," in body
+    assert main(["--check", "--root", str(repo)]) == 0
+
+
+def test_removing_a_family_deletes_its_outputs(repo: Path, capsys) -> None:
+    (repo / "spec/cast.yaml").unlink()
+    assert main(["--root", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "deleted docs/reference/cast.md" in out
+    assert not (repo / "docs/reference/cast.md").exists()
+    methods = class_methods(repo / "tensordict/_generated/tensordict_ops.py")
+    assert "float32" not in methods and "add" in methods
+    assert (
+        "cast" not in (repo / "docs/reference/index.md").read_text().split("## All")[0]
+    )
+
+
+def test_invalid_spec_exits_2_and_writes_nothing(repo: Path, capsys) -> None:
+    spec_file = repo / "spec/pointwise.yaml"
+    spec_file.write_text(
+        spec_file.read_text().replace(
+            "  - name: sin\n", "  - name: sin\n    bogus: 1\n"
+        )
+    )
+    before = {rel: p.read_text() for rel, p in existing_outputs(repo).items()}
+    assert main(["--root", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"spec/pointwise\.yaml:\d+: entry 'sin': unknown key 'bogus'", err)
+    assert before == {rel: p.read_text() for rel, p in existing_outputs(repo).items()}
+
+
+def test_cli_runs_as_a_module(repo: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "codegen", "--check", "--root", str(repo)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------------------
+# The output itself.
+# --------------------------------------------------------------------------------------
+
+
+def test_rendering_is_deterministic(repo: Path) -> None:
+    first = render_all(ROOT)
+    second = render_all(repo)
+    assert first == second
+    assert list(first) == sorted(first)
+    for rel, text in first.items():
+        assert text.encode() == (ROOT / rel).read_bytes(), rel
+
+
+def test_generated_files_say_where_they_come_from() -> None:
+    for rel, text in render_all(ROOT).items():
+        first = text.splitlines()[0]
+        assert re.match(r"^(# |<!-- )generated from spec/\S+\.yaml", first), rel
+        assert "do not edit" in first, rel
+
+
+def test_generated_module_shape() -> None:
+    from tensordict._generated import TensorDictGeneratedOps
+    from tensordict._generated.tensordict_ops import __all__ as exported
+
+    assert exported == ["TensorDictGeneratedOps"]
+    assert TensorDictGeneratedOps.__slots__ == ()
+    spec = load_spec(ROOT / "spec")
+    module_methods = class_methods(ROOT / "tensordict/_generated/tensordict_ops.py")
+    stub_methods = class_methods(ROOT / "tensordict/_generated/tensordict_ops.pyi")
+    assert module_methods == stub_methods == set(spec.method_names())
+
+
+def _api_signatures() -> dict[str, str]:
+    text = API_SURFACE.read_text()
+    section = text.split("## `tensordict.TensorDictBase`", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for line in section.splitlines():
+        m = re.match(r"^\| `([^`]+)` \| method \| `(.*)` \|$", line)
+        if m:
+            out[m.group(1)] = m.group(2).replace("\\|", "|")
+    return out
+
+
+@pytest.mark.skipif(
+    not API_SURFACE.exists(), reason="the API surface listing is absent"
+)
+def test_signatures_match_the_api_surface() -> None:
+    """Where the users' API lists a generated method, the signature is the listed one."""
+    import inspect
+
+    from tensordict._generated import TensorDictGeneratedOps
+
+    listed = _api_signatures()
+    checked = 0
+    for name in load_spec(ROOT / "spec").method_names():
+        if name not in listed:
+            continue
+        got = str(inspect.signature(getattr(TensorDictGeneratedOps, name)))
+        assert got == listed[name], name
+        checked += 1
+    assert checked > 100

@@ -1,0 +1,375 @@
+"""Spec-driven tests: every entry of ``spec/*.yaml`` checked against torch, leaf by leaf.
+
+One parametrized test walks the entries (loaded through ``codegen.model``). For each op
+it builds dense and nested tensordicts with float, int, bool and mixed leaves (plus a
+non-tensor string entry), calls the generated method and compares every leaf with the
+entry's own ``leaf`` expression evaluated by hand on the corresponding tensor. Where
+torch rejects a leaf, the tensordict op must raise torch's error. Binary ops are checked
+with tensordict, tensor and number operands, and with operands whose keys do not match.
+The foreach fast path and the per-leaf fallback are both exercised. Every ``example``
+runs as a doctest.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
+    sys.path.insert(0, str(ROOT))
+
+import tensordict._ops as ops_module
+from codegen.model import Op, load_spec
+from codegen.render import leaf_expr
+from tensordict import TensorDict
+
+SPEC = load_spec(ROOT / "spec")
+OPS = list(SPEC.ops())
+
+PROFILES = ("float", "int", "bool", "mixed")
+STRUCTURES = ("dense", "nested")
+OPERAND_KINDS = ("td", "tensor", "number")
+# Values for required parameters that are neither operands nor have defaults.
+REQUIRED_ARGS = {"dst_type": torch.float64}
+
+
+# --------------------------------------------------------------------------------------
+# Data.
+# --------------------------------------------------------------------------------------
+
+
+def _leaf(kind: str, shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
+    if kind == "float":
+        # in (0.1, 0.9): inside the domain of every unary op of the spec
+        return torch.rand(shape, generator=gen) * 0.8 + 0.1
+    if kind == "int":
+        return torch.randint(1, 5, shape, generator=gen)
+    if kind == "bool":
+        return torch.rand(shape, generator=gen) > 0.5
+    raise AssertionError(kind)
+
+
+def make_td(structure: str, profile: str, seed: int) -> TensorDict:
+    """Batch size [3]; every leaf's trailing dim is 4, so a (4,) tensor broadcasts."""
+    gen = torch.Generator().manual_seed(seed)
+    kinds = ("float", "int", "bool") if profile == "mixed" else (profile,) * 3
+    if structure == "dense":
+        return TensorDict(
+            a=_leaf(kinds[0], (3, 4), gen),
+            b=_leaf(kinds[1], (3, 2, 4), gen),
+            c=_leaf(kinds[2], (3, 4), gen),
+            s="hello",
+            batch_size=[3],
+        )
+    return TensorDict(
+        a=_leaf(kinds[0], (3, 4), gen),
+        sub={
+            "c": _leaf(kinds[1], (3, 2, 4), gen),
+            "deeper": {"e": _leaf(kinds[2], (3, 4), gen)},
+        },
+        s="hello",
+        batch_size=[3],
+    )
+
+
+def make_operand(kind: str, structure: str, profile: str, seed: int):
+    if kind == "td":
+        return make_td(structure, profile, seed)
+    gen = torch.Generator().manual_seed(seed)
+    scalar_kind = "float" if profile == "mixed" else profile
+    if kind == "tensor":
+        return _leaf(scalar_kind, (4,), gen)
+    return {"float": 0.75, "int": 2, "bool": True}[scalar_kind]
+
+
+def tensor_keys(td: TensorDict) -> list:
+    return [k for k in td.keys(True, True) if isinstance(td.get(k), torch.Tensor)]
+
+
+def per_leaf(value, key):
+    """The operand's value for the leaf at ``key``."""
+    return value.get(key) if isinstance(value, TensorDict) else value
+
+
+# --------------------------------------------------------------------------------------
+# Calling an op and computing what it should give.
+# --------------------------------------------------------------------------------------
+
+
+def _default(param) -> object:
+    return ast.literal_eval(param.default) if param.default is not None else None
+
+
+def call(td, name: str, signature, operands: tuple[str, ...], values: dict, **extra):
+    """Call ``td.<name>`` with ``values`` for the operands, defaults elsewhere."""
+    args, kwargs = [], {}
+    for param in signature.params:
+        if param.name in values:
+            value = values[param.name]
+        elif param.name in extra:
+            value = extra[param.name]
+        elif param.name in REQUIRED_ARGS:
+            value = REQUIRED_ARGS[param.name]
+        elif param.default is not None:
+            continue
+        else:
+            raise AssertionError(f"no value for {param.name!r} of {name}")
+        if param.kind == "keyword_only":
+            kwargs[param.name] = value
+        else:
+            args.append(value)
+    return getattr(td, name)(*args, **kwargs)
+
+
+def expected_leaves(
+    td, text: str, signature, drop, values: dict, *, statement: bool = False, **extra
+):
+    """``{key: tensor}`` from evaluating the spec's leaf expression leaf by leaf.
+
+    Raises whatever torch raises for the first leaf (in key order) it rejects.
+    """
+    expr = compile(leaf_expr(text, drop), "<leaf>", "eval")
+    env: dict = {"torch": torch}
+    for param in signature.params:
+        env[param.name] = extra.get(
+            param.name, REQUIRED_ARGS.get(param.name, _default(param))
+        )
+    out = {}
+    for key in tensor_keys(td):
+        x = td.get(key).clone()
+        local = dict(env, x=x)
+        for name, value in values.items():
+            local[name] = per_leaf(value, key)
+        result = eval(expr, local)
+        out[key] = x if statement else result
+    return out
+
+
+def _drop(signature, drop_if_none) -> str | None:
+    """The keyword left out of the calls, when the test passes it as None."""
+    for param in drop_if_none:
+        if signature.get(param).default == "None":
+            return param
+    return None
+
+
+def outcome(fn):
+    try:
+        return fn(), None
+    except Exception as exc:  # noqa: BLE001 - compared with what the op raises
+        return None, exc
+
+
+def assert_same_error(expected: BaseException, fn) -> None:
+    with pytest.raises(type(expected)) as info:
+        fn()
+    assert str(info.value) == str(expected)
+
+
+def assert_result(result, td, expected: dict, *, inplace: bool = False) -> None:
+    assert type(result) is type(td)
+    assert result.batch_size == td.batch_size
+    assert set(result.keys(True, True)) == set(td.keys(True, True))
+    assert result.get("s") == "hello"
+    for key, value in expected.items():
+        got = result.get(key)
+        assert isinstance(got, torch.Tensor), key
+        torch.testing.assert_close(
+            got, value, equal_nan=True, msg=lambda m: f"{key}: {m}"
+        )
+    if not inplace:
+        assert result is not td
+
+
+class _NoForeach:
+    """Make every generated op take its per-leaf path."""
+
+    def __init__(self, monkeypatch):
+        monkeypatch.setattr(ops_module, "try_foreach", lambda fn, leaves, *a, **k: None)
+        monkeypatch.setattr(
+            ops_module, "try_foreach_", lambda fn, leaves, *a, **k: False
+        )
+
+
+# --------------------------------------------------------------------------------------
+# The checks.
+# --------------------------------------------------------------------------------------
+
+
+def _cases(op: Op):
+    """(structure, profile, operand kind or None) combinations for an op."""
+    for structure in STRUCTURES:
+        for profile in PROFILES:
+            if op.operands:
+                for kind in OPERAND_KINDS:
+                    yield structure, profile, kind
+            else:
+                yield structure, profile, None
+
+
+def check_out_of_place(op: Op) -> list[tuple]:
+    """Returns the cases torch accepted (every op must accept some)."""
+    accepted = []
+    drop = _drop(op.signature, op.drop_if_none)
+    for seed, (structure, profile, kind) in enumerate(_cases(op)):
+        td = make_td(structure, profile, seed)
+        values = {
+            name: make_operand(kind, structure, profile, 1000 + seed + i)
+            for i, name in enumerate(op.operands)
+        }
+        expected, error = outcome(
+            lambda: expected_leaves(td, op.leaf, op.signature, drop, values)
+        )
+        run = lambda: call(td, op.name, op.signature, op.operands, values)  # noqa: E731
+        if error is not None:
+            assert_same_error(error, run)
+            continue
+        accepted.append((structure, profile, kind))
+        assert_result(run(), td, expected)
+        if op.family == "cast":
+            keep = lambda t: t.dtype == torch.float32  # noqa: E731
+            filtered = {
+                k: (v if keep(td.get(k)) else td.get(k)) for k, v in expected.items()
+            }
+            result = call(td, op.name, op.signature, (), {}, cast_filter=keep)
+            assert_result(result, td, filtered)
+            for key in tensor_keys(td):
+                if not keep(td.get(key)):
+                    assert result.get(key) is td.get(key)
+    return accepted
+
+
+def check_inplace(op: Op) -> None:
+    ip = op.inplace
+    drop = _drop(ip.signature, ip.drop_if_none)
+    for seed, (structure, profile, kind) in enumerate(_cases(op)):
+        td = make_td(structure, profile, seed)
+        values = {
+            name: make_operand(kind, structure, profile, 1000 + seed + i)
+            for i, name in enumerate(op.operands)
+        }
+        expected, error = outcome(
+            lambda: expected_leaves(
+                td, ip.leaf, ip.signature, drop, values, statement=True
+            )
+        )
+        target = td.clone()
+        run = lambda: call(
+            target, ip.name, ip.signature, op.operands, values
+        )  # noqa: E731
+        if error is not None:
+            assert_same_error(error, run)
+            continue
+        stored = {key: target.get(key) for key in tensor_keys(target)}
+        result = run()
+        assert result is target
+        assert_result(result, td, expected, inplace=True)
+        for key, tensor in stored.items():
+            assert target.get(key) is tensor, f"{key}: the stored tensor was replaced"
+
+
+def check_aliases(op: Op) -> None:
+    aliases = [(a, op.name) for a in op.dunders]
+    if op.inplace is not None:
+        aliases += [(a, op.inplace.name) for a in op.inplace.dunders]
+    for alias, target in aliases:
+        for kind in OPERAND_KINDS if alias.binary else (None,):
+            profile = "int" if "and" in alias.name or "or" in alias.name else "float"
+            td = make_td("nested", profile, 7)
+            args = [make_operand(kind, "nested", profile, 8)] if alias.binary else []
+            want = getattr(td.clone(), target)(*args)
+            got = getattr(td.clone(), alias.name)(*args)
+            assert type(got) is type(td)
+            for key in tensor_keys(td):
+                torch.testing.assert_close(got.get(key), want.get(key), equal_nan=True)
+        if alias.binary:
+            assert getattr(td, alias.name)("not an operand") is NotImplemented
+            assert getattr(td, alias.name)(None) is NotImplemented
+
+
+def check_operator_entry(op: Op) -> None:
+    """Operator entries (``__eq__``, ``__rpow__``...) refuse foreign operands."""
+    if op.is_dunder and op.operands:
+        td = make_td("dense", "float", 3)
+        assert getattr(td, op.name)("not an operand") is NotImplemented
+        assert getattr(td, op.name)(None) is NotImplemented
+
+
+def check_mismatched_keys(op: Op, profile: str) -> None:
+    names = [(op.name, op.signature)]
+    if op.inplace is not None:
+        names.append((op.inplace.name, op.inplace.signature))
+    for name, signature in names:
+        td = make_td("nested", profile, 11)
+        extra = make_td("nested", profile, 12)
+        extra["sub", "zzz_extra"] = torch.zeros(3, 4)
+        missing = make_td("nested", profile, 13).exclude(("sub", "deeper", "e"))
+        for operand, key in ((extra, "zzz_extra"), (missing, "'e'")):
+            values = {n: operand for n in op.operands}
+            with pytest.raises(KeyError) as info:
+                call(td.clone(), name, signature, op.operands, values)
+            assert key in str(info.value), str(info.value)
+        if signature.has("default"):
+            values = {n: missing for n in op.operands}
+            result = call(td, name, signature, op.operands, values, default=1)
+            filled = missing.clone()
+            filled["sub", "deeper", "e"] = torch.full_like(
+                td.get(("sub", "deeper", "e")), 1
+            )
+            want = call(
+                td, name, signature, op.operands, {n: filled for n in op.operands}
+            )
+            for key in tensor_keys(td):
+                torch.testing.assert_close(result.get(key), want.get(key))
+
+
+def check_example(op: Op) -> None:
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(
+        op.example,
+        globs={"torch": torch, "TensorDict": TensorDict},
+        name=op.name,
+        filename=op.location.path,
+        lineno=op.location.line,
+    )
+    report: list[str] = []
+    runner = doctest.DocTestRunner(verbose=False)
+    result = runner.run(test, out=report.append)
+    assert result.failed == 0, "".join(report)
+    assert result.attempted > 0
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+@pytest.mark.parametrize("op", OPS, ids=[f"{op.family}.{op.name}" for op in OPS])
+def test_spec_entry(op: Op, monkeypatch) -> None:
+    # foreach path (where the spec names a foreach function), then per-leaf path
+    accepted = check_out_of_place(op)
+    assert accepted, f"torch accepted no test case for {op.name}"
+    if op.inplace is not None:
+        check_inplace(op)
+    check_aliases(op)
+    check_operator_entry(op)
+    if op.operands:
+        profile = next(p for s, p, k in accepted if s == "nested" and k == "td")
+        check_mismatched_keys(op, profile)
+    check_example(op)
+
+    with monkeypatch.context() as patch:
+        _NoForeach(patch)
+        check_out_of_place(op)
+        if op.inplace is not None:
+            check_inplace(op)
+
+
+def test_every_method_is_generated() -> None:
+    from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+
+    for name in SPEC.method_names():
+        assert name in TensorDictGeneratedOps.__dict__, name
+        assert getattr(TensorDict, name) is TensorDictGeneratedOps.__dict__[name], name
