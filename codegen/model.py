@@ -45,6 +45,7 @@ COMMON_KEYS = frozenset(
         "leaf",
         "dunders",
         "batch_size",
+        "torch_function",
     }
 )
 COMMON_REQUIRED = frozenset(
@@ -243,6 +244,8 @@ class Op:
     inplace: InPlace | None
     dunders: tuple[Alias, ...]
     location: Location
+    # torch functions that dispatch to this method (``torch.abs(td)`` -> ``td.abs()``)
+    torch_functions: tuple[str, ...] = ()
 
     @property
     def is_dunder(self) -> bool:
@@ -620,6 +623,7 @@ def _load_op(
                 )
 
     location = Location(path, entry_line)
+    torch_functions = _torch_functions(fields.get("torch_function"), err)
     dunders = _aliases(fields.get("dunders"), name, rule, signature, path, err)
     inplace = None
     if "inplace" in entry:  # defaults.inplace is a template that entries opt into
@@ -643,7 +647,31 @@ def _load_op(
         inplace=inplace,
         dunders=dunders,
         location=location,
+        torch_functions=torch_functions,
     )
+
+
+def _torch_functions(field, err) -> tuple[str, ...]:
+    """``torch_function: [torch.abs, ...]``: dotted names of torch callables that
+    dispatch to the entry's method; each must exist in the installed torch."""
+    if field is None:
+        return ()
+    value = field.value
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        err(field.line, "'torch_function' must be a list of names like torch.abs")
+        return ()
+    import torch
+
+    for dotted in value:
+        parts = dotted.split(".")
+        target = torch if parts[0] == "torch" else None
+        for part in parts[1:]:
+            target = getattr(target, part, None)
+        if target is None or not callable(target):
+            err(field.line, f"'torch_function': {dotted!r} is not a torch function")
+    return tuple(value)
 
 
 def _signature(text: str | None, line: int, err) -> Signature | None:

@@ -892,6 +892,13 @@ class TensorDictBase:
         new_batch = self.batch_size[:dim] + self.batch_size[dim + 1 :]
         return self.apply(lambda x: fn(x, dim=dim), batch_size=new_batch)
 
+    # ------------------------------------------------------------------ torch.*
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """``torch.X(td, ...)``: dispatched through the table that
+        ``tensordict/_torch_function.py`` builds from the spec."""
+        return _torch_function.dispatch(func, types, args, kwargs or {})
+
     # ------------------------------------------------------------------ misc
     def is_shared(self) -> bool:
         leaves = self._leaves()
@@ -1018,3 +1025,6 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
             if _has_no_entries(value):
                 td._del_str(key)
     return td
+
+
+from tensordict import _torch_function  # noqa: E402  (needs TensorDictBase defined)

@@ -22,7 +22,8 @@ from codegen.__main__ import main
 from codegen.model import SpecError, load_spec
 from codegen.render import OUTPUT_DIRS, existing_outputs, render_all
 
-API_SURFACE = Path("/work/shared/reference/api_surface.md")
+# the shared/ folder that sits beside the checkout (locally and in CI)
+API_SURFACE = ROOT.parent / "shared" / "reference" / "api_surface.md"
 
 
 @pytest.fixture
