@@ -17,6 +17,7 @@ from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict.base import (
+    _MISSING,
     NO_DEFAULT,
     TensorDictBase,
     _looks_like_key,
@@ -345,21 +346,28 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 raise _errors.key_missing(key, self._tensordict) from None
             return default
 
+    def _dense_get(self, key: tuple) -> Any:
+        """The entry at a flat tuple of strings when every level on the way is a
+        dense TensorDict; ``_MISSING`` otherwise (the general path then decides,
+        errors included)."""
+        td = self
+        try:
+            for part in key[:-1]:
+                td = td._tensordict[part]
+            return td._tensordict[key[-1]]
+        except (KeyError, AttributeError, TypeError):
+            return _MISSING
+
     def get(self, key, *args, **kwargs):
         """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
-        storage = self._tensordict
         if type(key) is str:
-            value = storage.get(key, NO_DEFAULT)
-            if value is not NO_DEFAULT:
-                return value
+            value = self._tensordict.get(key, _MISSING)
         elif type(key) is tuple and key and type(key[0]) is str:
-            td = self
-            try:
-                for part in key[:-1]:
-                    td = td._tensordict[part]
-                return td._tensordict[key[-1]]
-            except (KeyError, AttributeError, TypeError):
-                pass  # missing, nested tuple key or non-dense level: general path
+            value = self._dense_get(key)
+        else:
+            value = _MISSING
+        if value is not _MISSING:
+            return value
         return TensorDictBase.get(self, key, *args, **kwargs)
 
     def __getitem__(self, index):
@@ -369,13 +377,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             except KeyError:
                 raise _errors.key_missing(index, self._tensordict) from None
         if type(index) is tuple and index and type(index[0]) is str:
-            td = self
-            try:
-                for part in index[:-1]:
-                    td = td._tensordict[part]
-                return td._tensordict[index[-1]]
-            except (KeyError, AttributeError, TypeError):
-                pass  # a nested tuple key, a missing key or a non-dense level
+            value = self._dense_get(index)
+            if value is not _MISSING:
+                return value
             if _looks_like_key(index):
                 return self._get_path(unravel_key_to_tuple(index))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
