@@ -33,6 +33,8 @@ class FamilyRule:
     required: frozenset[str]  # entry keys that must be present (after defaults)
     dunder_signature: str  # signature of a dunder alias that does not give one
     required_params: tuple[str, ...] = ()  # keyword-only params every signature has
+    file: str = ""  # the spec file's stem, when it is not the family's name
+    receiver: str = "self"  # a signature's first parameter; "cls" renders classmethods
 
 
 COMMON_KEYS = frozenset(
@@ -89,6 +91,295 @@ BATCH_SIZE_RULES: dict[str, str] = {
 }
 DEFAULT_BATCH_SIZE_RULE = "keep"
 
+# ---- batch_shape and reduction families (spec/shape.yaml, spec/reduction.yaml) --------
+
+
+@dataclass(frozen=True)
+class BatchRule:
+    """A batch-size rule with code. ``batch_size: rule(arg, ...)`` in an entry renders
+
+        <defines> = _ops.<rule>_rule(self._batch_size, arg, ..., "<op name>")
+
+    run once per call before the leaves are touched: it checks the arguments against
+    the batch size (an error names the op, the argument and the batch size) and returns
+    the names ``defines`` lists, which the entry's ``leaf`` may use. A rule defining
+    ``new_batch_size`` changes the batch size (``rebuild(new, batch_size=...)``, every
+    nested level getting it followed by its own extra dims); the others keep it."""
+
+    doc: str  # the docs' "Batch size:" line
+    args: tuple[str, ...]  # what an entry passes, in order (docs and arity)
+    defines: tuple[str, ...]
+
+
+BATCH_RULES: dict[str, BatchRule] = {
+    "view": BatchRule(
+        "`shape` (one size may be -1) holding as many elements as the batch; "
+        "a dtype view keeps it",
+        ("shape", "size", "batch_size", "td"),
+        ("new_batch_size", "dtype", "batch_dims"),
+    ),
+    "reshape": BatchRule(
+        "`shape` (one size may be -1) holding as many elements as the batch",
+        ("args", "kwargs"),
+        ("new_batch_size", "batch_dims"),
+    ),
+    "permute": BatchRule(
+        "the batch dims in the order given",
+        ("args", "kwargs"),
+        ("dims", "positions", "new_batch_size"),
+    ),
+    "transpose": BatchRule(
+        "the two batch dims swapped",
+        ("dim0", "dim1"),
+        ("dim0", "dim1", "new_batch_size"),
+    ),
+    "movedim": BatchRule(
+        "the batch dims in `source` moved to `destination`, the others in order",
+        ("source", "destination"),
+        ("source", "destination", "new_batch_size"),
+    ),
+    "squeeze": BatchRule(
+        "without the size-one batch dims named (all of them when none is)",
+        ("args", "kwargs"),
+        ("dims", "new_batch_size"),
+    ),
+    "unsqueeze": BatchRule(
+        "a batch dim of size one inserted at `dim`",
+        ("args", "kwargs"),
+        ("dim", "new_batch_size"),
+    ),
+    "flatten": BatchRule(
+        "the batch dims `start_dim` to `end_dim` merged into one",
+        ("start_dim", "end_dim"),
+        ("start_dim", "end_dim", "new_batch_size"),
+    ),
+    "unflatten": BatchRule(
+        "batch dim `dim` split into `sizes`",
+        ("dim", "sizes"),
+        ("dim", "sizes", "new_batch_size"),
+    ),
+    "expand": BatchRule(
+        "`shape`: size-one batch dims grown, new leading dims added, -1 keeps a size",
+        ("shape", "kwargs"),
+        ("new_batch_size", "batch_dims"),
+    ),
+    "repeat": BatchRule(
+        "each batch dim times its repeat count (extra counts add leading dims)",
+        ("repeats",),
+        ("repeats", "new_batch_size", "batch_dims"),
+    ),
+    "tile": BatchRule(
+        "as `repeat`, the counts padded with ones in front when fewer than the batch dims",
+        ("repeats",),
+        ("repeats", "new_batch_size", "batch_dims"),
+    ),
+    "repeat_interleave": BatchRule(
+        "batch dim `dim` (the flattened batch when None) with each element repeated",
+        ("repeats", "dim", "output_size"),
+        ("dim", "flat", "new_batch_size", "batch_dims"),
+    ),
+    "flip": BatchRule(
+        "the batch size of the input (`dims` count batch dims)",
+        ("dims",),
+        ("dims",),
+    ),
+    "roll": BatchRule(
+        "the batch size of the input (`dims` count batch dims; none: the flattened batch)",
+        ("shifts", "dims"),
+        ("shifts", "dims", "batch_dims"),
+    ),
+    "rot90": BatchRule(
+        "the two batch dims in `dims` swapped when `k` is odd",
+        ("k", "dims"),
+        ("k", "dims", "new_batch_size"),
+    ),
+    "atleast": BatchRule(
+        "size-one batch dims added in front up to `ndim` batch dims",
+        ("ndim",),
+        ("new_batch_size", "batch_dims"),
+    ),
+    "narrow": BatchRule(
+        "batch dim `dim` cut to `length`",
+        ("dim", "start", "length"),
+        ("dim", "start", "new_batch_size"),
+    ),
+}
+BATCH_SIZE_RULES.update({name: rule.doc for name, rule in BATCH_RULES.items()})
+BATCH_SIZE_RULES["reduce"] = (
+    "without the reduced batch dims (kept as size one with `keepdim=True`); with "
+    "`dim='feature'`, the batch size of the input; with no dim, no batch dims "
+    "(`reduce=True`: one tensor for all the leaves)"
+)
+
+FAMILIES.update(
+    {
+        "reduction": FamilyRule(
+            name="reduction",
+            keys=frozenset({"leaf_all", "dims", "no_dim", "batch_prefix"}),
+            required=frozenset(),
+            dunder_signature="(self) -> Self",
+        ),
+        "batch_shape": FamilyRule(
+            name="batch_shape",
+            keys=frozenset({"storage"}),
+            required=frozenset({"storage"}),
+            dunder_signature="(self) -> Self",
+            file="shape",
+        ),
+    }
+)
+# batch_shape entries: whether the result shares storage with the input (`storage`)
+STORAGE: dict[str, str] = {
+    "view": "a view: it shares storage with the input, as the torch function's result",
+    "view_where_possible": "a view where the leaves' strides allow one, a copy "
+    "otherwise, as the torch function",
+    "copy": "a copy: new storage, as the torch function's result",
+}
+# reduction entries: `dims` says whether `dim` may be a tuple; `no_dim`, what no dim does
+REDUCTION_DIMS = ("many", "one")
+REDUCTION_NO_DIM = ("each_leaf", "batch", "all", "any")
+
+# ---- indexing, device and stacking families (spec/indexing.yaml, spec/device.yaml,
+# spec/stacking.yaml) ------------------------------------------------------------------
+# Leaf-wise ops whose result is not one tensordict shaped like the input: the batch size
+# changes (``batch_size: rule(args)``, the BatchRule mechanism above), the device changes
+# (``device: rule(args)``, DEVICE_RULES), there are several results, the leaves are
+# written in place or gathered into plain Python data (``result``), or the op takes a
+# sequence of tensordicts (stacking: classmethods). spec/README.md documents the keys.
+LEAFWISE_FAMILIES = ("indexing", "device", "stacking")
+_LEAFWISE_KEYS = frozenset(
+    {"result", "operands", "operand_default", "inplace", "foreach"}
+)
+FAMILIES.update(
+    {
+        "indexing": FamilyRule(
+            name="indexing",
+            keys=_LEAFWISE_KEYS,
+            required=frozenset(),
+            dunder_signature="(self) -> Self",
+        ),
+        "device": FamilyRule(
+            name="device",
+            keys=_LEAFWISE_KEYS | {"device", "target", "then", "method"},
+            required=frozenset(),
+            dunder_signature="(self) -> Self",
+        ),
+        "stacking": FamilyRule(
+            name="stacking",
+            keys=frozenset({"lazy"}),
+            required=frozenset({"batch_size"}),
+            dunder_signature="(self) -> Self",
+            receiver="cls",
+        ),
+    }
+)
+# Batch rules of these families (``_ops.<rule>_rule(self._batch_size, args..., op)``;
+# the stacking rules have no ``self`` and get the inputs instead). A rule defining
+# ``batch_sizes`` gives one batch size per result of a ``result: tensordicts`` op.
+_LEAFWISE_BATCH_RULES = {
+    "split": BatchRule(
+        "one tensordict per piece of batch dim `dim`, cut into pieces of `split_size` "
+        "(an int, or a list of sizes summing to the dim)",
+        ("split_size", "dim"),
+        ("split_size", "dim", "batch_sizes"),
+    ),
+    "chunk": BatchRule(
+        "one tensordict per chunk of batch dim `dim` (as `torch.chunk` cuts a tensor)",
+        ("chunks", "dim"),
+        ("chunks", "dim", "batch_sizes"),
+    ),
+    "tensor_split": BatchRule(
+        "one tensordict per section of batch dim `dim` (as `torch.tensor_split` cuts "
+        "a tensor)",
+        ("indices_or_sections", "dim"),
+        ("indices_or_sections", "dim", "batch_sizes"),
+    ),
+    "unbind": BatchRule(
+        "one tensordict per index of batch dim `dim`, without that dim",
+        ("dim",),
+        ("dim", "batch_sizes"),
+    ),
+    "gather": BatchRule(
+        "the shape of `index` (one dim per batch dim)",
+        ("dim", "index"),
+        ("dim", "index", "new_batch_size"),
+    ),
+    "mask": BatchRule(
+        "the batch size of the input; `mask` is a boolean tensor shaped like the "
+        "leading batch dims",
+        ("mask",),
+        ("mask",),
+    ),
+    "where": BatchRule(
+        "the batch size of the input; `condition` is a boolean tensor shaped like the "
+        "leading batch dims",
+        ("condition",),
+        ("condition",),
+    ),
+    "masked_select": BatchRule(
+        "the number of true elements of `mask`, followed by the batch dims `mask` "
+        "does not cover",
+        ("mask",),
+        ("mask", "new_batch_size"),
+    ),
+    "new": BatchRule(
+        "`size`; every leaf keeps its feature dims and every nested tensordict its "
+        "extra batch dims",
+        ("size",),
+        ("new_batch_size", "batch_dims"),
+    ),
+    "new_tensor": BatchRule(
+        "the batch size of `data`", ("data",), ("new_batch_size",)
+    ),
+    "stack": BatchRule(
+        "the inputs' batch size with a new dim of size `len(input)` at `dim`",
+        ("input", "dim"),
+        ("input", "dim", "new_batch_size"),
+    ),
+    "cat": BatchRule(
+        "the inputs' batch size, with batch dim `dim` the sum of theirs",
+        ("input", "dim"),
+        ("input", "dim", "new_batch_size"),
+    ),
+}
+BATCH_RULES.update(_LEAFWISE_BATCH_RULES)
+BATCH_SIZE_RULES.update(
+    {name: rule.doc for name, rule in _LEAFWISE_BATCH_RULES.items()}
+)
+# ``device: rule(args)``: ``<defines> = _ops.<rule>_device_rule(self._device, args...,
+# op)``. ``new_device`` is the result's device (NO_DEFAULT: the input's); a rule defining
+# ``unchanged`` makes the op return ``self`` when it is true.
+DEVICE_RULES: dict[str, BatchRule] = {
+    "to": BatchRule(
+        "the device the arguments name (a device, or the device of a tensor or "
+        "tensordict); the input's when they name none",
+        ("args", "kwargs"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged"),
+    ),
+    "cuda": BatchRule(
+        "the CUDA device `device` (the current one when None)",
+        ("device", "kwargs"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged"),
+    ),
+    "new": BatchRule(
+        "`device` when given, else the input's",
+        ("device",),
+        ("device", "new_device"),
+    ),
+}
+# ``result``: what the new leaves become. In ``in_place`` the ``leaf`` is a statement.
+RESULTS: dict[str, str] = {
+    "tensordict": "a tensordict with the new leaves",
+    "tensordicts": "a tuple of tensordicts; the leaf gives one tensor per result",
+    "in_place": "the leaves are changed in place; returns the tensordict itself",
+    "replace": "the new leaves replace the stored ones; returns the tensordict itself",
+}
+# ``result: collector(args)``: ``return _ops.<collector>_result(self, new, args...)``.
+COLLECTORS: dict[str, tuple[str, ...]] = {
+    "nested_dict": (),
+    "nested_lists": ("convert_nodes", "tolist_first", "as_linked_list"),
+}
+
 # Names a signature's annotations may use; the stub and the generated module define them.
 TYPE_NAMES = frozenset(
     {
@@ -104,6 +395,21 @@ TYPE_NAMES = frozenset(
         "int",
         "str",
         "torch",
+        # the signatures users call (api_surface.md) also say:
+        "Literal",
+        "NO_DEFAULT",
+        "NestedKey",
+        "Tuple",
+        "list",
+        "tuple",
+        # indexing, device and stacking signatures (api_surface.md):
+        "DeviceType",
+        "List",
+        "Sequence",
+        "T",
+        "Tensor",
+        "dict",
+        "np",
     }
 )
 
@@ -187,6 +493,7 @@ class Signature:
     )
     params: tuple[Param, ...]  # without self
     returns: str | None
+    receiver: str = "self"  # "cls" for a classmethod
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -246,12 +553,31 @@ class Op:
     location: Location
     # torch functions that dispatch to this method (``torch.abs(td)`` -> ``td.abs()``)
     torch_functions: tuple[str, ...] = ()
+    # batch_shape and reduction families (BatchRule, spec/README.md)
+    batch_args: tuple[str, ...] = ()  # what ``batch_size: rule(...)`` passes the rule
+    leaf_all: str | None = None  # reduction: one leaf reduced over every dim
+    dims: str = "many"  # reduction: "many" (dim may be a tuple) or "one"
+    no_dim: str = "each_leaf"  # reduction: what no dim reduces (REDUCTION_NO_DIM)
+    batch_prefix: str | None = None  # reduction: leading dims the leaf result gains
+    storage: str | None = None  # batch_shape: view, view_where_possible or copy
+    # indexing, device and stacking families (spec/README.md)
+    result: str = "tensordict"  # RESULTS, or a COLLECTORS name
+    result_args: tuple[str, ...] = ()  # a collector's arguments
+    operand_default: str | None = None  # parameter filling in for keys an operand lacks
+    device_rule: str | None = None  # DEVICE_RULES name (``device: rule(args)``)
+    device_args: tuple[str, ...] = ()
+    target: str | None = None  # parameter naming the nested key whose leaves it uses
+    then: str | None = None  # a method of self called last; its result is returned
+    method: bool = True  # False: no TensorDict method, only torch.X(td) dispatch
+    lazy: bool = False  # stacking: a lazy stack under set_lazy_legacy(True)
 
     @property
     def is_dunder(self) -> bool:
         return bool(DUNDER_RE.match(self.name))
 
     def method_names(self) -> tuple[str, ...]:
+        if not self.method:  # a torch function only (``method: false``)
+            return ()
         names = [self.name] + [d.name for d in self.dunders]
         if self.inplace is not None:
             names += [self.inplace.name] + [d.name for d in self.inplace.dunders]
@@ -429,14 +755,14 @@ def _load_file(file: Path, path: str, problems: _Problems) -> Family | None:
             f"unknown family {family_name!r} (known: {', '.join(sorted(FAMILIES))})",
         )
         return None
-    if file.stem != family_name:
+    rule = FAMILIES[family_name]
+    if file.stem != (rule.file or family_name):
         problems.add(
             path,
             _line(top["family"][1]),
             None,
-            f"family {family_name!r} must live in {family_name}.yaml",
+            f"family {family_name!r} must live in {rule.file or family_name}.yaml",
         )
-    rule = FAMILIES[family_name]
     title, doc = _plain(top["title"][1]), _plain(top["doc"][1])
     for key, value in (("title", title), ("doc", doc)):
         if not isinstance(value, str) or not value.strip():
@@ -541,7 +867,9 @@ def _load_op(
             return None
         return field.value
 
-    signature = _signature(text("signature"), fields["signature"].line, err)
+    signature = _signature(
+        text("signature"), fields["signature"].line, err, receiver=rule.receiver
+    )
     summary = text("summary")
     if summary is not None and "\n" in summary.strip():
         err(fields["summary"].line, "'summary' must be one line")
@@ -558,8 +886,19 @@ def _load_op(
             err(fields[key].line, f"{key!r} must not contain triple double quotes")
 
     batch_size = DEFAULT_BATCH_SIZE_RULE
+    batch_args: tuple[str, ...] = ()
     if "batch_size" in fields:
         batch_size = fields["batch_size"].value
+        if isinstance(batch_size, str) and "(" in batch_size:  # rule(args): BATCH_RULES
+            batch_size, batch_args = _batch_rule_call(
+                batch_size, fields["batch_size"].line, signature, err
+            )
+        elif batch_size in BATCH_RULES:
+            err(
+                fields["batch_size"].line,
+                f"unknown batch_size rule {batch_size!r} without arguments; it is a "
+                f"rule with code: {batch_size}({', '.join(BATCH_RULES[batch_size].args)})",
+            )
         if batch_size not in BATCH_SIZE_RULES:
             err(
                 fields["batch_size"].line,
@@ -601,7 +940,12 @@ def _load_op(
     leaf_text = text("leaf")
     if leaf_text is not None:
         _check_expr(
-            leaf_text, "leaf", fields["leaf"].line, params, per_leaf=True, err=err
+            leaf_text,
+            "leaf",
+            fields["leaf"].line,
+            _leaf_names(params, rule, batch_size),
+            per_leaf=True,
+            err=err,
         )
     foreach_text = text("foreach", optional=True) if "foreach" in fields else None
     if foreach_text is not None:
@@ -628,6 +972,7 @@ def _load_op(
     inplace = None
     if "inplace" in entry:  # defaults.inplace is a template that entries opt into
         inplace = _inplace(fields["inplace"], name, operands, rule, defaults, path, err)
+    leafwise = _leafwise_fields(rule, fields, signature, batch_size, inplace, err)
 
     if len(problems.items) > before:
         return None
@@ -648,7 +993,150 @@ def _load_op(
         dunders=dunders,
         location=location,
         torch_functions=torch_functions,
+        batch_args=batch_args,
+        **_reduction_fields(rule, fields, signature, params, err),
+        **leafwise,
     )
+
+
+# ---- batch_shape and reduction families ----------------------------------------------
+
+
+def _batch_rule_call(
+    text: str, line: int, signature, err
+) -> tuple[str, tuple[str, ...]]:
+    """``batch_size: transpose(axis0, axis1)``: the rule's name and its arguments
+    (Python expressions over the parameters, e.g. ``other.shape`` or ``(1,)``)."""
+    try:
+        call = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        err(line, f"'batch_size' is not a rule call: {exc.msg}: {text.strip()!r}")
+        return text, ()
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        err(line, f"'batch_size' must be a rule name or rule(args), got {text!r}")
+        return text, ()
+    name = call.func.id
+    rule = BATCH_RULES.get(name)
+    if rule is None:
+        err(
+            line,
+            f"unknown batch_size rule {name!r} "
+            f"(rules with arguments: {', '.join(sorted(BATCH_RULES))})",
+        )
+        return name, ()
+    if call.keywords or len(call.args) != len(rule.args):
+        err(
+            line,
+            f"batch_size rule {name!r} takes {len(rule.args)} positional "
+            f"argument(s): {name}({', '.join(rule.args)})",
+        )
+        return name, ()
+    allowed = {"self", "torch", "_ops", *(signature.names if signature else ())}
+    for node in ast.walk(call):
+        if isinstance(node, ast.Name) and node is not call.func:
+            if signature is not None and node.id not in allowed:
+                err(
+                    line,
+                    f"batch_size rule {name!r}: unknown name {node.id!r} "
+                    f"(it may use self, the parameters, torch and _ops)",
+                )
+    return name, tuple(ast.unparse(a) for a in call.args)
+
+
+def _leaf_names(params, family: FamilyRule, batch_size: str):
+    """The names a ``leaf`` may use: the parameters, plus what its batch rule defines
+    (and ``_ops`` for the runtime helpers) in the batch_shape and reduction families."""
+    if family.name in LEAFWISE_FAMILIES:
+        return None  # checked with their rules' names by _leafwise_fields
+    if params is None or family.name not in ("batch_shape", "reduction"):
+        return params
+    rule = BATCH_RULES.get(batch_size)
+    return tuple(params) + ("_ops",) + (rule.defines if rule else ())
+
+
+def _reduction_fields(family: FamilyRule, fields, signature, params, err) -> dict:
+    """The keys only the reduction family has (``leaf_all``, ``dims``, ``no_dim``,
+    ``batch_prefix``), checked; ``{}`` for other families."""
+    if family.name == "batch_shape" and "storage" in fields:
+        if fields["storage"].value not in STORAGE:
+            err(
+                fields["storage"].line,
+                f"'storage' must be one of {', '.join(STORAGE)}, "
+                f"got {fields['storage'].value!r}",
+            )
+            return {}
+        return {"storage": fields["storage"].value}
+    if family.name != "reduction":
+        return {}
+    out: dict[str, Any] = {}
+    if "leaf_all" in fields and fields["leaf_all"].value is not None:  # null: none
+        value = fields["leaf_all"].value
+        if not isinstance(value, str) or not value.strip():
+            err(fields["leaf_all"].line, "'leaf_all' must be a non-empty string")
+        else:
+            _check_expr(
+                value,
+                "leaf_all",
+                fields["leaf_all"].line,
+                _leaf_names(params, family, "reduce"),
+                per_leaf=True,
+                err=err,
+            )
+            out["leaf_all"] = value.strip()
+    for key, choices in (("dims", REDUCTION_DIMS), ("no_dim", REDUCTION_NO_DIM)):
+        if key in fields:
+            if fields[key].value not in choices:
+                err(
+                    fields[key].line,
+                    f"{key!r} must be one of {', '.join(choices)}, "
+                    f"got {fields[key].value!r}",
+                )
+            else:
+                out[key] = fields[key].value
+    if "batch_prefix" in fields:
+        value = fields["batch_prefix"].value
+        try:
+            names = {
+                n.id
+                for n in ast.walk(ast.parse(str(value), mode="eval"))
+                if isinstance(n, ast.Name)
+            }
+        except SyntaxError as exc:
+            err(fields["batch_prefix"].line, f"'batch_prefix': {exc.msg}")
+        else:
+            unknown = names - {"torch", "_ops", *(params or ())}
+            if unknown and params is not None:
+                err(
+                    fields["batch_prefix"].line,
+                    f"'batch_prefix' uses unknown names {sorted(unknown)}",
+                )
+            out["batch_prefix"] = str(value).strip()
+    batch_size = fields["batch_size"].value if "batch_size" in fields else "keep"
+    if batch_size not in ("reduce", "keep"):
+        err(
+            fields["batch_size"].line,
+            "a reduction's batch_size is 'reduce' (dims go) or 'keep' (cummax, softmax)",
+        )
+    if signature is not None:
+        if batch_size == "reduce" and out.get("no_dim", "each_leaf") != "batch":
+            if "leaf_all" not in out:
+                err(
+                    fields["name"].line,
+                    "a reduction whose no-dim form reduces every dim of each leaf "
+                    "needs 'leaf_all'",
+                )
+        if batch_size == "keep" and not signature.has("dim"):
+            err(fields["signature"].line, "a 'keep' reduction takes a 'dim'")
+        if signature.has("return_indices"):
+            import torch
+
+            if not hasattr(torch.return_types, fields["name"].value):
+                err(
+                    fields["signature"].line,
+                    f"return_indices: torch.return_types has no "
+                    f"{fields['name'].value!r} to hold values and indices",
+                )
+    return out
 
 
 def _torch_functions(field, err) -> tuple[str, ...]:
@@ -664,7 +1152,13 @@ def _torch_functions(field, err) -> tuple[str, ...]:
         return ()
     import torch
 
-    for dotted in value:
+    for item in value:
+        dotted, params = split_torch_function(item)
+        if params is not None and params.count("self") != 1:
+            err(
+                field.line,
+                f"'torch_function': {item!r} must name 'self' (the tensordict) once",
+            )
         parts = dotted.split(".")
         target = torch if parts[0] == "torch" else None
         for part in parts[1:]:
@@ -674,7 +1168,9 @@ def _torch_functions(field, err) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _signature(text: str | None, line: int, err) -> Signature | None:
+def _signature(
+    text: str | None, line: int, err, receiver: str = "self"
+) -> Signature | None:
     if text is None:
         return None
     source = f"def _f{text.strip()}:\n    pass\n"
@@ -689,8 +1185,11 @@ def _signature(text: str | None, line: int, err) -> Signature | None:
         return None
     args = func.args
     positional = args.posonlyargs + args.args
-    if not positional or positional[0].arg != "self" or positional[0].annotation:
-        err(line, f"bad signature {text!r}: the first parameter must be a bare 'self'")
+    if not positional or positional[0].arg != receiver or positional[0].annotation:
+        err(
+            line,
+            f"bad signature {text!r}: the first parameter must be a bare {receiver!r}",
+        )
         return None
 
     params: list[Param] = []
@@ -720,7 +1219,7 @@ def _signature(text: str | None, line: int, err) -> Signature | None:
                 )
                 ok = False
     for param in params:
-        if param.default is not None:
+        if param.default is not None and not _symbolic_default(param.default):
             try:
                 ast.literal_eval(param.default)
             except ValueError:
@@ -740,13 +1239,18 @@ def _signature(text: str | None, line: int, err) -> Signature | None:
         return None
     returns = ast.unparse(func.returns) if func.returns is not None else None
     return Signature(
-        text=_signature_text(params, returns), params=tuple(params), returns=returns
+        text=_signature_text(params, returns, receiver),
+        params=tuple(params),
+        returns=returns,
+        receiver=receiver,
     )
 
 
-def _signature_text(params: list[Param], returns: str | None) -> str:
+def _signature_text(
+    params: list[Param], returns: str | None, receiver: str = "self"
+) -> str:
     """``(self, a: int, /, b=1, *, c: float | None = None) -> Self``, as PEP 8 spells it."""
-    parts = ["self"]
+    parts = [receiver]
     star_done = False
     for i, p in enumerate(params):
         if p.kind == "var_positional":
@@ -987,7 +1491,12 @@ def _inplace(
             )
     leaf = base["leaf"].value
     _check_expr(
-        leaf, "inplace leaf", base["leaf"].line, sig.names, per_leaf=True, err=err
+        leaf,
+        "inplace leaf",
+        base["leaf"].line,
+        _leaf_names(sig.names, rule, "keep"),
+        per_leaf=True,
+        err=err,
     )
     foreach = base["foreach"].value if "foreach" in base else None
     if foreach is not None:
@@ -1017,3 +1526,203 @@ def _inplace(
         dunders=dunders,
         location=Location(path, base["name"].line),
     )
+
+
+# ---- indexing, device and stacking families ------------------------------------------
+
+
+def split_torch_function(text: str) -> tuple[str, tuple[str, ...] | None]:
+    """A ``torch_function`` item: ``torch.abs`` (the tensordict comes first: ``(name,
+    None)``) or a call pattern naming the positional arguments, ``self`` being the
+    tensordict: ``torch.where(condition, self, other)`` -> ``("torch.where",
+    ("condition", "self", "other"))``. A malformed pattern gives ``()``."""
+    text = text.strip()
+    if "(" not in text:
+        return text, None
+    try:
+        call = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text, ()
+    if (
+        not isinstance(call, ast.Call)
+        or call.keywords
+        or not all(isinstance(a, ast.Name) for a in call.args)
+    ):
+        return text, ()
+    return _dotted(call.func) or text, tuple(a.id for a in call.args)
+
+
+def _symbolic_default(text: str) -> bool:
+    """Defaults that are no literals but are allowed: ``NO_DEFAULT`` and torch
+    constants such as ``torch.strided`` (the signatures users call have them)."""
+    return text == "NO_DEFAULT" or (text.startswith("torch.") and _resolve_torch(text))
+
+
+_OPS_FUNCTIONS: frozenset[str] | None = None
+
+
+def _ops_functions() -> frozenset[str]:
+    """The names ``tensordict/_ops.py`` defines, read from its source (importing the
+    package could fail while the generated code is being rewritten)."""
+    global _OPS_FUNCTIONS
+    if _OPS_FUNCTIONS is None:
+        path = Path(__file__).resolve().parent.parent / "tensordict" / "_ops.py"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        _OPS_FUNCTIONS = frozenset(names)
+    return _OPS_FUNCTIONS
+
+
+def _rule_call(text, line: int, table: dict, key: str, signature, err):
+    """``key: rule(arg, ...)`` for a rule of ``table``: its name and arguments (Python
+    expressions over the parameters, ``torch`` and ``_ops``)."""
+    try:
+        call = ast.parse(str(text).strip(), mode="eval").body
+    except SyntaxError as exc:
+        err(line, f"{key!r} is not a rule call: {exc.msg}: {text!r}")
+        return None, ()
+    if isinstance(call, ast.Name):
+        call = ast.Call(func=call, args=[], keywords=[])
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        err(line, f"{key!r} must be rule(args), got {text!r}")
+        return None, ()
+    name = call.func.id
+    if name not in table:
+        err(line, f"unknown {key} rule {name!r} (known: {', '.join(sorted(table))})")
+        return None, ()
+    rule = table[name]
+    if call.keywords or len(call.args) != len(rule.args):
+        err(
+            line,
+            f"{key} rule {name!r} takes {len(rule.args)} positional argument(s): "
+            f"{name}({', '.join(rule.args)})",
+        )
+        return None, ()
+    allowed = {"torch", "_ops", "None", *(signature.names if signature else ())}
+    for node in ast.walk(call):
+        if isinstance(node, ast.Name) and node is not call.func:
+            if signature is not None and node.id not in allowed:
+                err(line, f"{key} rule {name!r}: unknown name {node.id!r}")
+    return name, tuple(ast.unparse(a) for a in call.args)
+
+
+def _check_ops_names(text: str, key: str, line: int, err) -> None:
+    """Every ``_ops.<name>`` an expression uses exists in tensordict/_ops.py."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return  # reported by _check_expr
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "_ops"
+            and node.attr not in _ops_functions()
+        ):
+            err(line, f"{key!r}: tensordict/_ops.py has no {node.attr!r}")
+
+
+def _leafwise_fields(
+    family: FamilyRule, fields, signature, batch_size: str, inplace, err
+) -> dict:
+    """The keys of the indexing, device and stacking families, checked (and their
+    ``leaf`` expressions, with the names their rules define); ``{}`` for the others."""
+    if family.name not in LEAFWISE_FAMILIES:
+        return {}
+    out: dict[str, Any] = {}
+    params = signature.names if signature is not None else None
+    names = {family.receiver, "_ops", *(params or ())}
+    batch_rule = BATCH_RULES.get(batch_size)
+    if batch_rule is not None:
+        names.update(batch_rule.defines)
+
+    def line_of(key: str) -> int:
+        return fields[key].line if key in fields else fields["name"].line
+
+    if "device" in fields:
+        rule, args = _rule_call(
+            fields["device"].value,
+            fields["device"].line,
+            DEVICE_RULES,
+            "device",
+            signature,
+            err,
+        )
+        if rule is not None:
+            out["device_rule"], out["device_args"] = rule, args
+            names.update(DEVICE_RULES[rule].defines)
+
+    result = fields["result"].value if "result" in fields else "tensordict"
+    if not isinstance(result, str):
+        err(line_of("result"), f"'result' must be a name, got {result!r}")
+    elif result in RESULTS:
+        out["result"] = result
+    else:
+        rule, args = _rule_call(
+            result, line_of("result"), {
+                k: BatchRule("", v, ()) for k, v in COLLECTORS.items()
+            }, "result", signature, err
+        )
+        if rule is not None:
+            out["result"], out["result_args"] = rule, args
+    result = out.get("result", "tensordict")
+    if result == "tensordicts" and (
+        batch_rule is None or "batch_sizes" not in batch_rule.defines
+    ):
+        err(
+            line_of("result"),
+            "'result: tensordicts' needs a batch_size rule defining batch_sizes "
+            "(split, chunk, tensor_split, unbind)",
+        )
+    if family.name == "stacking" and (
+        batch_rule is None or batch_size not in ("stack", "cat")
+    ):
+        err(line_of("batch_size"), "a stacking op's batch_size is stack(...) or cat(...)")
+
+    for key in ("operand_default", "target"):
+        if key in fields:
+            value = fields[key].value
+            if signature is not None and not (
+                isinstance(value, str) and signature.has(value)
+            ):
+                err(fields[key].line, f"{key!r}: {value!r} is not a parameter")
+            else:
+                out[key] = value
+    if "operand_default" in out and "operands" not in fields:
+        err(fields["operand_default"].line, "'operand_default' needs 'operands'")
+    if "then" in fields:
+        value = fields["then"].value
+        if not isinstance(value, str) or not value.isidentifier():
+            err(fields["then"].line, f"'then' must be a method name, got {value!r}")
+        else:
+            out["then"] = value
+    for key in ("method", "lazy"):
+        if key in fields:
+            if not isinstance(fields[key].value, bool):
+                err(fields[key].line, f"{key!r} must be true or false")
+            else:
+                out[key] = fields[key].value
+    if out.get("method") is False and family.name != "device":
+        err(fields["method"].line, "'method: false' is for device-family entries")
+
+    if params is not None and "leaf" in fields and isinstance(fields["leaf"].value, str):
+        leaf = fields["leaf"].value
+        _check_expr(
+            leaf, "leaf", fields["leaf"].line, tuple(names), per_leaf=True, err=err
+        )
+        _check_ops_names(leaf, "leaf", fields["leaf"].line, err)
+    if inplace is not None:
+        line = inplace.location.line
+        inames = {"self", "_ops", *inplace.signature.names}
+        if batch_rule is not None:
+            inames.update(batch_rule.defines)
+        _check_expr(
+            inplace.leaf, "inplace leaf", line, tuple(inames), per_leaf=True, err=err
+        )
+        _check_ops_names(inplace.leaf, "inplace leaf", line, err)
+    return out

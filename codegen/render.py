@@ -16,7 +16,12 @@ from pathlib import Path
 import black
 import jinja2
 
+from codegen.lazy import lazy_note, lazy_note_for, lazy_strategy
 from codegen.model import (
+    BATCH_RULES,
+    STORAGE,
+    DEVICE_RULES,
+    split_torch_function,
     BATCH_SIZE_RULES,
     OPERATORS,
     Op,
@@ -197,7 +202,7 @@ def stub_signature(signature, shadowed: frozenset[str]) -> str:
         dataclasses.replace(p, annotation=qualify(p.annotation))
         for p in signature.params
     ]
-    return _signature_text(params, qualify(signature.returns))
+    return _signature_text(params, qualify(signature.returns), signature.receiver)
 
 
 def stub(name: str, signature, shadowed: frozenset[str]) -> str:
@@ -229,6 +234,8 @@ def method_index(spec: Spec) -> list[dict[str, str]]:
     """Every generated method, sorted by name, with the op it belongs to."""
     items = []
     for op in spec.ops():
+        if not op.method:  # a torch function only (listed on its family's page)
+            continue
         items.append({"name": op.name, "family": op.family, "summary": op.summary})
         related = list(op.dunders)
         if op.inplace is not None:
@@ -275,6 +282,10 @@ class Helpers:
     operators_md = staticmethod(operators_md)
     method_index = staticmethod(method_index)
     batch_size_rules = BATCH_SIZE_RULES
+    # lazy stacks (codegen/lazy.py): how each entry runs on a LazyStackedTensorDict
+    lazy_strategy = staticmethod(lazy_strategy)
+    lazy_note = staticmethod(lazy_note)
+    lazy_note_for = staticmethod(lazy_note_for)
 
     @staticmethod
     def operand_call(op_name: str, operand: str, signature) -> str:
@@ -283,6 +294,132 @@ class Helpers:
         if signature.has("default"):
             args += ", default"
         return f"_ops.operand_leaves({args})"
+
+    # ---- batch_shape and reduction families -------------------------------------------
+    batch_rules = BATCH_RULES
+    storage = STORAGE
+
+    @staticmethod
+    def substitute(text: str, mapping: dict[str, str]) -> str:
+        """The expression ``text`` with the names in ``mapping`` replaced by the given
+        expressions: ``torch.sum(x, dim, keepdim=keepdim)`` with ``{"dim": "-1",
+        "keepdim": "False"}`` is ``torch.sum(x, -1, keepdim=False)``."""
+        parsed = {k: ast.parse(v, mode="eval").body for k, v in mapping.items()}
+
+        class _Sub(ast.NodeTransformer):
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                return parsed.get(node.id, node)
+
+        return ast.unparse(_Sub().visit(ast.parse(text, mode="eval")).body)
+
+    @staticmethod
+    def rule_call(op: Op) -> str:
+        """``dim0, dim1, new_batch_size = _ops.transpose_rule(self._batch_size, axis0,
+        axis1, "swapdims")``: the entry's batch rule, run once per call."""
+        rule = BATCH_RULES[op.batch_size]
+        args = ", ".join(("self._batch_size",) + op.batch_args + (f'"{op.name}"',))
+        return f"{', '.join(rule.defines)} = _ops.{op.batch_size}_rule({args})"
+
+    @staticmethod
+    def reduce_call(op: Op) -> str:
+        """``_ops.reduce_rule(self._batch_size, dim, keepdim, "sum", ...)``."""
+        keepdim = "keepdim" if op.signature.has("keepdim") else "False"
+        args = ["self._batch_size", "dim", keepdim, f'"{op.name}"']
+        if op.dims == "one":
+            args.append("one=True")
+        if op.no_dim == "batch":
+            args.append('no_dim="batch"')
+        if op.batch_prefix:
+            args.append("prefix=prefix")
+        return f"_ops.reduce_rule({', '.join(args)})"
+
+    # ---- indexing, device and stacking families ---------------------------------------
+    device_rules = DEVICE_RULES
+
+    @staticmethod
+    def leafwise_rule_call(op: Op, name: str) -> str:
+        """``dim, batch_sizes = _ops.unbind_rule(self._batch_size, dim, "unbind")``:
+        the entry's batch rule, named after the method calling it."""
+        rule = BATCH_RULES[op.batch_size]
+        args = ", ".join(("self._batch_size",) + op.batch_args + (f'"{name}"',))
+        return f"{', '.join(rule.defines)} = _ops.{op.batch_size}_rule({args})"
+
+    @staticmethod
+    def device_rule_call(op: Op, name: str) -> str:
+        """``device, new_device = _ops.new_device_rule(self._device, device, "...")``."""
+        rule = DEVICE_RULES[op.device_rule]
+        args = ", ".join(("self._device",) + op.device_args + (f'"{name}"',))
+        return f"{', '.join(rule.defines)} = _ops.{op.device_rule}_device_rule({args})"
+
+    @staticmethod
+    def stack_rule_call(op: Op) -> str:
+        """``input, dim, new_batch_size = _ops.stack_rule(input, dim, "stack")``: a
+        stacking rule gets the inputs (there is no ``self``)."""
+        rule = BATCH_RULES[op.batch_size]
+        args = ", ".join(op.batch_args + (f'"{op.name}"',))
+        return f"{', '.join(rule.defines)} = _ops.{op.batch_size}_rule({args})"
+
+    @staticmethod
+    def function_signature(signature) -> str:
+        """A classmethod's signature without ``cls``, for a package-level function."""
+        text = _signature_text(list(signature.params), signature.returns, "cls")
+        return "(" + text[len("(cls, ") :] if signature.params else "()" + text[5:]
+
+    @staticmethod
+    def forward_args(signature) -> str:
+        """The parameters passed on as they came: ``input, dim, out=out``."""
+        parts = []
+        for p in signature.params:
+            if p.kind == "var_positional":
+                parts.append(f"*{p.name}")
+            elif p.kind == "var_keyword":
+                parts.append(f"**{p.name}")
+            elif p.kind == "keyword_only":
+                parts.append(f"{p.name}={p.name}")
+            else:
+                parts.append(p.name)
+        return ", ".join(parts)
+
+    @staticmethod
+    def torch_function_table(spec: Spec) -> list[tuple[str, str, str]]:
+        """``(torch function, (kind, target, params), entry)`` for every
+        ``torch_function`` item of the spec, in spec order."""
+        rows, seen = [], {}
+        for op in spec.ops():
+            for item in op.torch_functions:
+                dotted, params = split_torch_function(item)
+                if dotted in seen:
+                    raise ValueError(
+                        f"{op.location}: {dotted} already dispatches to "
+                        f"{seen[dotted]!r}"
+                    )
+                seen[dotted] = op.name
+                if not op.method:
+                    value = f'("function", {op.name}, ())'
+                elif op.signature.receiver == "cls":
+                    value = f'("classmethod", "{op.name}", ())'
+                else:
+                    names = repr(tuple(params or ()))
+                    value = f'("method", "{op.name}", {names})'
+                rows.append((dotted, value, op.location.path))
+        return rows
+
+    @staticmethod
+    def compact(text: str) -> str:
+        """``text`` without its blank lines (macros that render nothing leave some)."""
+        return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
+
+    @staticmethod
+    def display_signature(op: Op) -> str:
+        """How users spell the op, for the docs."""
+        if not op.method:
+            return f"{op.torch_functions[0] if op.torch_functions else op.name}" + (
+                op.signature.text
+            )
+        if op.signature.receiver == "cls":
+            text = Helpers.function_signature(op.signature)
+            return f"TensorDict.{op.name}{text}\ntensordict.{op.name}{text}"
+        return f"TensorDict.{op.name}{op.signature.text}"
 
 
 # --------------------------------------------------------------------------------------
@@ -336,6 +473,25 @@ def render_spec(spec: Spec) -> dict[str, str]:
     out["tensordict/_generated/tensordict_ops.pyi"] = format_python(
         render("tensordict_ops.pyi.jinja"), stub=True
     )
+    # tensorclasses: every op of every family, forwarded to the wrapped tensordict
+    out["tensordict/_generated/tensorclass_ops.py"] = format_python(
+        render("tensorclass_ops.py.jinja")
+    )
+    out["tensordict/_generated/tensorclass_ops.pyi"] = format_python(
+        render("tensorclass_ops.pyi.jinja"), stub=True
+    )
+    # torch.X(td) dispatch (spec entries' torch_function) and the package's functions
+    out["tensordict/_generated/torch_functions.py"] = format_python(
+        render("torch_functions.py.jinja")
+    )
+    out["tensordict/_generated/functions.py"] = format_python(
+        render("functions.py.jinja")
+    )
+    # LazyStackedTensorDict: the lazy form of every op (codegen/lazy.py)
+    out["tensordict/_generated/lazy_ops.py"] = format_python(
+        render("lazy_ops.py.jinja")
+    )
+    out["docs/reference/lazy.md"] = render("reference_lazy.md.jinja")
     out["docs/reference/index.md"] = render("reference_index.md.jinja")
     for family in spec.families:
         out[f"docs/reference/{family.name}.md"] = render(

@@ -13,16 +13,40 @@ from tensordict._keys import (
 )
 from tensordict.base import NO_DEFAULT, TensorDictBase, is_tensor_collection
 from tensordict._td import TensorDict
+from tensordict._generated.functions import cat, stack
 from tensordict.functional import from_dict, fromkeys, make_tensordict
+from tensordict._lazy import LazyStackedTensorDict
+from tensordict.functional import (
+    dense_stack_tds,
+    lazy_stack,
+    maybe_dense_stack,
+    merge_tensordicts,
+    pad,
+    pad_sequence,
+)
+from tensordict.utils import lazy_legacy, set_lazy_legacy
+from tensordict.tensorclass import (
+    MetaData,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    from_dataclass,
+    is_non_tensor,
+    is_tensorclass,
+    tensorclass,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "KEY_SEPARATOR",
+    "LazyStackedTensorDict",
     "NO_DEFAULT",
     "NestedKey",
     "TensorDict",
     "TensorDictBase",
+    "cat",
+    "stack",
     "from_dict",
     "fromkeys",
     "is_tensor_collection",
@@ -30,4 +54,21 @@ __all__ = [
     "unravel_key",
     "unravel_key_list",
     "unravel_key_to_tuple",
+    "dense_stack_tds",
+    "lazy_legacy",
+    "lazy_stack",
+    "maybe_dense_stack",
+    "merge_tensordicts",
+    "pad",
+    "pad_sequence",
+    "set_lazy_legacy",
+    # tensorclasses and non-tensor data (tensordict/tensorclass.py)
+    "MetaData",
+    "NonTensorData",
+    "NonTensorStack",
+    "TensorClass",
+    "from_dataclass",
+    "is_non_tensor",
+    "is_tensorclass",
+    "tensorclass",
 ]

@@ -12,6 +12,7 @@ tensor's shape, device, dtype and sharing, then the container's batch size and d
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor
 
 _INDENT = "    "
@@ -23,10 +24,25 @@ def _indent(text: str, levels: int) -> str:
     return pad + text.replace("\n", "\n" + pad)
 
 
+def tensor_shape(tensor: Tensor) -> torch.Size:
+    """``tensor.shape``, also for ``torch.nested`` tensors: ``-1`` for a ragged dim."""
+    if not tensor.is_nested:
+        return tensor.shape
+    if tensor.layout is torch.strided:
+        sizes = tensor._nested_tensor_size()
+        if sizes.numel() == 0:
+            return torch.Size([tensor.size(0)])
+        first = sizes[0]
+        ragged = (sizes != first).any(0).tolist()
+        dims = [-1 if r else int(d) for r, d in zip(ragged, first.tolist())]
+        return torch.Size([tensor.size(0), *dims])
+    return torch.Size([d if isinstance(d, int) else -1 for d in tensor.shape])
+
+
 def tensor_repr(tensor: Tensor) -> str:
-    name = "Tensor" if type(tensor) is Tensor else type(tensor).__name__
+    name = "Tensor" if type(tensor) is Tensor or tensor.is_nested else type(tensor).__name__
     return (
-        f"{name}(shape={tensor.shape!r}, device={tensor.device}, "
+        f"{name}(shape={tensor_shape(tensor)!r}, device={tensor.device}, "
         f"dtype={tensor.dtype}, is_shared={tensor.is_shared()})"
     )
 

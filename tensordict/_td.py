@@ -432,6 +432,8 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 value = value.to(dev)
             return value
         if isinstance(value, TensorDictBase):
+            if value._is_non_tensor:  # NonTensorData: its value; NonTensorStack: checked
+                return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, value.batch_size, bs)
             dev = self._device
@@ -551,8 +553,12 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                     existing[idx] = sub
                 elif isinstance(existing, TensorDictBase):
                     existing._set_at_index(idx, sub)
-                else:
-                    self._tensordict[key] = sub  # non-tensor data: replaced
+                else:  # non-tensor data: one value, or one per element if they differ
+                    from tensordict.tensorclass import write_non_tensor_at
+
+                    self._tensordict[key] = write_non_tensor_at(
+                        existing, idx, sub, self._batch_size
+                    )
             return
         if isinstance(value, Tensor) or isinstance(value, (bool, int, float)):
             for leaf in self._leaves():
@@ -582,6 +588,8 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 value_dims = len(_indexed_batch_shape(bs, idx))
             extra = value.batch_size[value_dims:]
             entry = TensorDict._new_unsafe({}, bs + extra, self._device)
+            if getattr(value, "_is_tensorclass", False):  # keeps its class
+                entry = type(value)._from_td(entry)
         elif isinstance(value, dict):
             entry = TensorDict._new_unsafe({}, bs, self._device)
         else:
@@ -676,7 +684,9 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
     matched = 0
     for key, value in td._tensordict.items():
         is_tensor = isinstance(value, Tensor)
-        if not is_tensor and not isinstance(value, TensorDictBase):
+        if not is_tensor and (
+            not isinstance(value, TensorDictBase) or value._is_non_tensor
+        ):
             continue
         if other_storage is not None:
             other_value = other_storage.get(key, NO_DEFAULT)
@@ -717,7 +727,10 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
     if matched != other_len:  # keys only the other operand has, or non-tensor ones
         items = other_storage.items() if other_storage is not None else other._own_items()
         for k, v in items:
-            if isinstance(v, (Tensor, TensorDictBase)) and k not in td._tensordict:
+            if (
+                isinstance(v, Tensor)
+                or (isinstance(v, TensorDictBase) and not v._is_non_tensor)
+            ) and k not in td._tensordict:
                 raise KeyError(
                     f"{op}: key {prefix + (k,)!r} is in the other operand but not in "
                     f"this tensordict"

@@ -106,6 +106,10 @@ class TensorDictBase:
 
     __slots__ = ()
 
+    # True for the containers of non-tensor values (tensordict/tensorclass.py:
+    # NonTensorData, NonTensorStack): walks carry them over as data, not as nodes.
+    _is_non_tensor = False
+
     # ------------------------------------------------------------------ primitives
     # Storage classes implement these.
 
@@ -433,7 +437,9 @@ class TensorDictBase:
                 a[: len(path)] == path or path[: len(a)] == a for a in allowed
             ):
                 continue
-            if isinstance(value, (TensorDictBase, dict)):
+            if isinstance(value, dict) or (
+                isinstance(value, TensorDictBase) and not value._is_non_tensor
+            ):
                 target = self._get_path(path, None)
                 if isinstance(target, TensorDictBase):
                     self._update_into(target, value, clone, inplace, allowed, path)
@@ -456,9 +462,10 @@ class TensorDictBase:
             ):
                 continue
             sub_target = target._get_path(unravel_key_to_tuple(key), None)
-            if isinstance(sub, (TensorDictBase, dict)) and isinstance(
-                sub_target, TensorDictBase
-            ):
+            if (
+                isinstance(sub, dict)
+                or (isinstance(sub, TensorDictBase) and not sub._is_non_tensor)
+            ) and isinstance(sub_target, TensorDictBase):
                 self._update_into(sub_target, sub, clone, inplace, allowed, full)
                 continue
             if clone and isinstance(sub, (Tensor, TensorDictBase)):
@@ -647,7 +654,7 @@ class TensorDictBase:
                         raise _errors.key_missing(prefix + (key,), other._own_keys())
                     other_value = default
                 other_values.append(other_value)
-            is_nested = isinstance(value, TensorDictBase)
+            is_nested = isinstance(value, TensorDictBase) and not value._is_non_tensor
             if is_nested and not call_on_nested:
                 result = value._apply(
                     fn,
@@ -772,8 +779,10 @@ class TensorDictBase:
         """One level: nested entries become ``"outer<sep>inner"`` keys."""
         out = self._new_empty()
         for key, value in self.items(True, False, is_leaf=is_leaf):
-            if isinstance(value, TensorDictBase) and (
-                is_leaf is None or not is_leaf(type(value))
+            if (
+                isinstance(value, TensorDictBase)
+                and not value._is_non_tensor
+                and (is_leaf is None or not is_leaf(type(value)))
             ):
                 continue
             name = key if isinstance(key, str) else separator.join(key)
@@ -803,12 +812,7 @@ class TensorDictBase:
         return out
 
     # ------------------------------------------------------------------ copies
-    def clone(self, recurse: bool = True, **kwargs) -> "TensorDictBase":
-        """A copy; with ``recurse=False`` the tensors are shared (see :meth:`copy`)."""
-        if not recurse:
-            return self.copy()
-        leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([leaf.clone() for leaf in leaves])
+    # clone, detach and detach_ are generated (spec/device.yaml)
 
     def copy(self) -> "TensorDictBase":
         """A new tensordict structure holding the same tensors (a shallow copy)."""
@@ -820,15 +824,6 @@ class TensorDictBase:
 
     def __deepcopy__(self, memo):
         return self.clone()
-
-    def detach(self) -> "TensorDictBase":
-        leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([leaf.detach() for leaf in leaves])
-
-    def detach_(self) -> "TensorDictBase":
-        for leaf in self._leaves():
-            leaf.detach_()
-        return self
 
     def empty(
         self, recurse: bool = False, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
@@ -868,36 +863,39 @@ class TensorDictBase:
         """A regular :class:`TensorDict` holding copies of the entries."""
         return self.clone()
 
-    # ------------------------------------------------------------------ reductions
-    def all(self, dim: int | None = None):
-        """True when every value of every tensor is true (``dim``: per batch dim)."""
-        if dim is None:
-            return all(bool(leaf.all()) for leaf in self._leaves())
-        return self._reduce_bool(torch.all, dim)
-
-    def any(self, dim: int | None = None):
-        """True when any value of any tensor is true (``dim``: per batch dim)."""
-        if dim is None:
-            return any(bool(leaf.any()) for leaf in self._leaves())
-        return self._reduce_bool(torch.any, dim)
-
-    def _reduce_bool(self, fn, dim: int):
-        ndim = self.batch_dims
-        if not -ndim <= dim < ndim:
-            raise IndexError(
-                f"dim {dim} is out of range for a tensordict with batch_size "
-                f"{tuple(self.batch_size)} ({ndim} batch dims)"
-            )
-        dim = dim % ndim
-        new_batch = self.batch_size[:dim] + self.batch_size[dim + 1 :]
-        return self.apply(lambda x: fn(x, dim=dim), batch_size=new_batch)
-
     # ------------------------------------------------------------------ torch.*
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """``torch.X(td, ...)``: dispatched through the table that
         ``tensordict/_torch_function.py`` builds from the spec."""
         return _torch_function.dispatch(func, types, args, kwargs or {})
+
+    # ------------------------------------------------------------------ lazy stacks
+    # (implemented in tensordict/_lazy.py)
+    @classmethod
+    def lazy_stack(cls, input, dim: int = 0, *, out=None, **kwargs):
+        """Stack tensordicts lazily along ``dim``: a LazyStackedTensorDict keeping them
+        (indexing it along ``dim`` returns them; writes go through to them)."""
+        from tensordict._lazy import lazy_stack
+
+        return lazy_stack(input, dim, out=out, **kwargs)
+
+    @classmethod
+    def maybe_dense_stack(cls, input, dim: int = 0, *, out=None, **kwargs):
+        """A dense stack where the tensordicts' keys and shapes allow it, else lazy."""
+        from tensordict._lazy import maybe_dense_stack
+
+        return maybe_dense_stack(input, dim, out=out, **kwargs)
+
+    def densify(self, layout: torch.layout = torch.strided) -> "TensorDictBase":
+        """Turn the lazy stacks held here into dense entries (see
+        ``LazyStackedTensorDict.densify``); a dense tensordict is returned as is."""
+        out = self._new_empty()
+        for key, value in self._own_items():
+            if isinstance(value, TensorDictBase):
+                value = value.densify(layout)
+            out._set_str(key, value, inplace=False, validated=True)
+        return out
 
     # ------------------------------------------------------------------ misc
     def is_shared(self) -> bool:
@@ -1020,7 +1018,7 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
     if keep:
         return td
     for key, value in list(td._own_items()):
-        if isinstance(value, TensorDictBase):
+        if isinstance(value, TensorDictBase) and not value._is_non_tensor:
             _drop_empty_nested(value, keep)
             if _has_no_entries(value):
                 td._del_str(key)

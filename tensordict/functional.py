@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import torch
 
-from tensordict._keys import NestedKey
+from tensordict._keys import NestedKey, unravel_key_to_tuple
 
 
 def from_dict(
@@ -61,3 +61,183 @@ def fromkeys(keys: Sequence[NestedKey], value: Any = 0):
     for key in keys:
         td.set(key, value.clone() if isinstance(value, torch.Tensor) else value)
     return td
+
+
+# --------------------------------------------------------------------------------------
+# stacking, padding and merging (lazy stacks: tensordict/_lazy.py)
+# --------------------------------------------------------------------------------------
+
+
+def lazy_stack(input, dim: int = 0, *, out=None, **kwargs):
+    """Stack tensordicts lazily along ``dim``: a
+    :class:`~tensordict.LazyStackedTensorDict` that keeps them (always lazy, whatever
+    :func:`~tensordict.lazy_legacy` says). Tensors are stacked with ``torch.stack``."""
+    from tensordict._lazy import lazy_stack as _lazy_stack
+
+    return _lazy_stack(input, dim, out=out, **kwargs)
+
+
+def maybe_dense_stack(input, dim: int = 0, *, out=None, **kwargs):
+    """Stack densely (a :class:`~tensordict.TensorDict`) when the tensordicts share
+    their keys and shapes, lazily otherwise."""
+    from tensordict._lazy import maybe_dense_stack as _maybe_dense_stack
+
+    return _maybe_dense_stack(input, dim, out=out, **kwargs)
+
+
+def dense_stack_tds(td_list, dim: int | None = None):
+    """Stack a list of tensordicts, or the members of a lazy stack (along its stack
+    dim unless ``dim`` is given), into one dense :class:`~tensordict.TensorDict`."""
+    from tensordict._lazy import dense_stack_tds as _dense_stack_tds
+
+    return _dense_stack_tds(td_list, dim)
+
+
+def merge_tensordicts(*tensordicts, callback_exist=None):
+    """One tensordict holding the entries of all ``tensordicts`` (nested keys merged
+    key by key). Its batch size is the longest one they all share. Where several hold
+    the same key, the first one's entry is kept, unless ``callback_exist`` (a callable,
+    or a dict from key to callable) says otherwise: it is called as
+    ``callback(existing, new)`` and its result is stored."""
+    from tensordict._td import TensorDict
+
+    if len(tensordicts) < 2:
+        raise ValueError("merge_tensordicts needs at least two tensordicts")
+    common = []
+    for dims in zip(*(td.batch_size for td in tensordicts)):
+        if any(d != dims[0] for d in dims):
+            break
+        common.append(dims[0])
+    out = TensorDict(batch_size=common, device=tensordicts[0].device)
+    for td in tensordicts:
+        for key, value in td.items(True, True):
+            path = unravel_key_to_tuple(key)
+            existing = out.get(path, None)
+            if existing is None:
+                out.set(path, value)
+                continue
+            callback = callback_exist
+            if isinstance(callback, dict):
+                callback = callback.get(key, callback.get(path))
+            if callback is not None:
+                out.set(path, callback(existing, value))
+    return out
+
+
+def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True):
+    """Pad every tensor along the batch dims. ``pad_size`` lists
+    ``(before, after)`` pairs for the batch dims, first dim first:
+    ``pad(td, [1, 0, 0, 2])`` adds one row before dim 0 and two after dim 1. The new
+    positions hold ``value``. With ``inplace=True`` the entries of ``tensordict``
+    are replaced by the padded ones and it is returned."""
+    pad_size = list(pad_size)
+    if len(pad_size) % 2:
+        raise ValueError(
+            f"pad_size must hold (before, after) pairs, got {len(pad_size)} numbers"
+        )
+    pairs = [(pad_size[i], pad_size[i + 1]) for i in range(0, len(pad_size), 2)]
+    batch_size = tensordict.batch_size
+    if len(pairs) > len(batch_size):
+        raise ValueError(
+            f"pad_size gives {len(pairs)} (before, after) pairs but the tensordict has "
+            f"only {len(batch_size)} batch dims (batch_size {tuple(batch_size)})"
+        )
+    new_batch = list(batch_size)
+    for dim, (before, after) in enumerate(pairs):
+        new_batch[dim] += before + after
+
+    def pad_leaf(x):
+        # torch pads from the last dim backwards; dims after the padded ones get 0
+        torch_pad = [0, 0] * (x.ndim - len(pairs))
+        for dim in reversed(range(len(pairs))):
+            torch_pad.extend(pairs[dim])
+        return torch.nn.functional.pad(x, torch_pad, value=value)
+
+    leaves, rebuild = tensordict._leaves_and_rebuild()
+    out = rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
+    if inplace:
+        tensordict.batch_size = torch.Size(())
+        for key in list(tensordict.keys()):
+            tensordict.del_(key)
+        tensordict.batch_size = out.batch_size
+        tensordict.update(out)
+        return tensordict
+    return out
+
+
+def pad_sequence(
+    list_of_tensordicts,
+    pad_dim: int = 0,
+    padding_value=0.0,
+    out=None,
+    return_mask=False,
+    padding_side: str = "right",
+):
+    """Stack tensordicts whose tensors differ in length along ``pad_dim`` (a dim of
+    their tensors, counted from the first batch dim), padding each with
+    ``padding_value`` (a number, or a dict from key to number) on ``padding_side``
+    (``"right"`` or ``"left"``). The result has batch size
+    ``[len(list_of_tensordicts), *padded batch size]``. With ``return_mask`` (``True``
+    for the key ``"masks"``, or a key), a boolean mask of the real values is stored
+    for every tensor under that key."""
+    from tensordict._td import TensorDict
+
+    tds = list(list_of_tensordicts)
+    if not tds:
+        raise ValueError("pad_sequence needs at least one tensordict")
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+    first = tds[0]
+    bdims = first.batch_dims
+    if pad_dim < 0:
+        pad_dim += bdims
+    if pad_dim < 0:
+        raise ValueError(f"pad_dim {pad_dim} is out of range")
+    member_batch = list(first.batch_size)
+    if pad_dim < bdims:
+        member_batch[pad_dim] = max(td.batch_size[pad_dim] for td in tds)
+    result = TensorDict(batch_size=[len(tds), *member_batch], device=first.device)
+    mask_root = None
+    if return_mask:
+        mask_root = ("masks",) if return_mask is True else unravel_key_to_tuple(return_mask)
+    for key in first.keys(True, True):
+        path = unravel_key_to_tuple(key)
+        values = [td.get(path) for td in tds]
+        if isinstance(padding_value, dict):
+            fill = padding_value.get(key, padding_value.get(path, 0.0))
+        else:
+            fill = padding_value
+        length = max(v.shape[pad_dim] for v in values)
+        padded, masks = [], []
+        for v in values:
+            extra = length - v.shape[pad_dim]
+            widths = [0, 0] * (v.ndim - pad_dim - 1)
+            widths += [extra, 0] if padding_side == "left" else [0, extra]
+            try:
+                padded.append(torch.nn.functional.pad(v, widths, value=fill))
+            except RuntimeError as err:
+                raise RuntimeError(f"pad_sequence failed for key {key!r}: {err}") from None
+            if mask_root is not None:
+                mask_dims = max(pad_dim + 1, bdims)
+                mask = torch.zeros(
+                    padded[-1].shape[:mask_dims], dtype=torch.bool, device=v.device
+                )
+                keep = [slice(None)] * mask_dims
+                keep[pad_dim] = (
+                    slice(length - v.shape[pad_dim], None)
+                    if padding_side == "left"
+                    else slice(0, v.shape[pad_dim])
+                )
+                mask[tuple(keep)] = True
+                masks.append(mask)
+        try:
+            stacked = torch.stack(padded, 0)
+        except RuntimeError as err:
+            raise RuntimeError(f"pad_sequence failed for key {key!r}: {err}") from None
+        result.set(path, stacked)
+        if mask_root is not None:
+            result.set(mask_root + path, torch.stack(masks, 0))
+    if out is not None:
+        out.update(result, inplace=True)
+        return out
+    return result

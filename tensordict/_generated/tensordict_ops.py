@@ -1,4 +1,4 @@
-# generated from spec/binary.yaml, spec/cast.yaml, spec/pointwise.yaml by codegen/templates/tensordict_ops.py.jinja; do not edit
+# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.jinja; do not edit
 """The generated ops of :class:`tensordict.TensorDict`.
 
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
@@ -16,14 +16,22 @@ from typing import TYPE_CHECKING
 import torch
 
 from tensordict import _ops
+from tensordict.base import NO_DEFAULT  # a default in the signatures users call
 
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, List, Literal, Sequence, Tuple, TypeVar
+
+    import numpy as np
+    from torch import Tensor
 
     from typing_extensions import Self
 
+    from tensordict._keys import NestedKey
     from tensordict._ops import CompatibleType, TensorCollection
     from tensordict.base import TensorDictBase
+
+    DeviceType = torch.device | str | int | None
+    T = TypeVar("T")
 
 __all__ = ["TensorDictGeneratedOps"]
 
@@ -32,6 +40,610 @@ class TensorDictGeneratedOps:
     """The generated ops, as a mixin that :class:`~tensordict.TensorDict` inherits."""
 
     __slots__ = ()
+
+    # ---- Batch-shape ops (spec/shape.yaml) ----
+
+    def view(
+        self,
+        *shape: int,
+        size: list | tuple | torch.Size | None = None,
+        batch_size: torch.Size | None = None,
+    ):
+        """A view with a new batch shape (or a dtype view of every leaf).
+
+        The shape is given as ``view(2, 6)``, ``view((2, 6))``, ``view(torch.Size([2,
+        6]))`` or ``view(size=[2, 6])``; one size may be -1. It must hold as many elements
+        as the batch. Every leaf is a view of the input's (torch raises when a leaf's
+        strides do not allow one: use :meth:`reshape`). ``view(torch.float16)`` views every
+        leaf with another dtype and keeps the batch size.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
+            >>> td.view(-1).batch_size, td.view(-1)["a"].shape
+            (torch.Size([12]), torch.Size([12, 2]))
+            >>> td.view(2, 6).batch_size
+            torch.Size([2, 6])
+            >>> td.view(torch.int32)["a"].dtype
+            torch.int32
+        """
+        new_batch_size, dtype, batch_dims = _ops.view_rule(
+            self._batch_size, shape, size, batch_size, self, "view"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [
+                (
+                    x.view(dtype)
+                    if dtype is not None
+                    else x.view(new_batch_size + x.shape[batch_dims:])
+                )
+                for x in leaves
+            ],
+            batch_size=new_batch_size,
+        )
+
+    def reshape(self, *args, **kwargs) -> Self:
+        """A new batch shape, as a view where possible.
+
+        As :meth:`view`, but a leaf whose strides do not allow a view is copied, as
+        ``torch.reshape`` does. The shape is given as ``reshape(2, 6)``, ``reshape((2,
+        6))`` or ``reshape(shape=(2, 6))``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
+            >>> td.reshape(-1).batch_size
+            torch.Size([12])
+            >>> td.permute(1, 0).reshape(2, 6)["a"].shape
+            torch.Size([2, 6, 2])
+        """
+        new_batch_size, batch_dims = _ops.reshape_rule(
+            self._batch_size, args, kwargs, "reshape"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def permute(self, *args, **kwargs):
+        """The batch dims reordered (a view).
+
+        ``permute(1, 0)``, ``permute((1, 0))`` or ``permute(dims=[1, 0])``: the dims must
+        be a permutation of the batch dims. Feature dims stay after the batch dims, in
+        their order.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
+            >>> td.permute(1, 0).batch_size, td.permute([1, 0])["a"].shape
+            (torch.Size([4, 3]), torch.Size([4, 3, 2]))
+        """
+        dims, positions, new_batch_size = _ops.permute_rule(
+            self._batch_size, args, kwargs, "permute"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.movedim(dims, positions) for x in leaves], batch_size=new_batch_size
+        )
+
+    def transpose(self, dim0, dim1):
+        """Two batch dims swapped (a view).
+
+        ``dim0`` and ``dim1`` are batch dims; negative dims count from the last batch dim.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
+            >>> td.transpose(0, -1)["a"].shape
+            torch.Size([4, 3, 2])
+        """
+        dim0, dim1, new_batch_size = _ops.transpose_rule(
+            self._batch_size, dim0, dim1, "transpose"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.transpose(dim0, dim1) for x in leaves], batch_size=new_batch_size
+        )
+
+    def swapdims(self, axis0: int, axis1: int):
+        """Two batch dims swapped (a view); an alias of :meth:`transpose`.
+
+        As ``torch.swapdims``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4])
+            >>> td.swapdims(0, 1).batch_size
+            torch.Size([4, 3])
+        """
+        dim0, dim1, new_batch_size = _ops.transpose_rule(
+            self._batch_size, axis0, axis1, "swapdims"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.transpose(dim0, dim1) for x in leaves], batch_size=new_batch_size
+        )
+
+    def swapaxes(self, axis0: int, axis1: int):
+        """Two batch dims swapped (a view); an alias of :meth:`transpose`.
+
+        As ``torch.swapaxes``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4])
+            >>> td.swapaxes(1, 0).batch_size
+            torch.Size([4, 3])
+        """
+        dim0, dim1, new_batch_size = _ops.transpose_rule(
+            self._batch_size, axis0, axis1, "swapaxes"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.transpose(dim0, dim1) for x in leaves], batch_size=new_batch_size
+        )
+
+    def movedim(
+        self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
+    ):
+        """Batch dims moved to new positions (a view).
+
+        The batch dims in ``source`` go to the positions in ``destination``; the other
+        batch dims keep their order, and feature dims stay last.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2, 3, 4, 5), batch_size=[2, 3, 4])
+            >>> td.movedim(0, -1).batch_size, td.movedim(0, -1)["a"].shape
+            (torch.Size([3, 4, 2]), torch.Size([3, 4, 2, 5]))
+        """
+        source, destination, new_batch_size = _ops.movedim_rule(
+            self._batch_size, source, destination, "movedim"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.movedim(source, destination) for x in leaves], batch_size=new_batch_size
+        )
+
+    def moveaxis(
+        self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
+    ):
+        """Batch dims moved to new positions (a view); an alias of :meth:`movedim`.
+
+        As ``torch.moveaxis``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
+            >>> td.moveaxis((0, 1), (1, 0)).batch_size
+            torch.Size([3, 2, 4])
+        """
+        source, destination, new_batch_size = _ops.movedim_rule(
+            self._batch_size, source, destination, "moveaxis"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.movedim(source, destination) for x in leaves], batch_size=new_batch_size
+        )
+
+    def squeeze(self, *args, **kwargs):
+        """Size-one batch dims removed (a view).
+
+        ``squeeze()`` removes every batch dim of size one, ``squeeze(dim)`` (or a tuple of
+        dims, or ``dim=``) those named that have size one; a named dim of another size
+        stays, as for ``torch.squeeze``. Feature dims of size one stay.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 1, 1), batch_size=[3, 1])
+            >>> td.squeeze().batch_size, td.squeeze()["a"].shape
+            (torch.Size([3]), torch.Size([3, 1]))
+            >>> td.squeeze(0).batch_size
+            torch.Size([3, 1])
+        """
+        dims, new_batch_size = _ops.squeeze_rule(
+            self._batch_size, args, kwargs, "squeeze"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([x.squeeze(dims) for x in leaves], batch_size=new_batch_size)
+
+    def unsqueeze(self, *args, **kwargs):
+        """A batch dim of size one inserted (a view).
+
+        ``dim`` may be one past the last batch dim: ``unsqueeze(-1)`` adds a batch dim
+        after the last one, before the feature dims.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
+            >>> td.unsqueeze(-1).batch_size, td.unsqueeze(-1)["a"].shape
+            (torch.Size([3, 4, 1]), torch.Size([3, 4, 1, 2]))
+            >>> td.unsqueeze(0).batch_size
+            torch.Size([1, 3, 4])
+        """
+        dim, new_batch_size = _ops.unsqueeze_rule(
+            self._batch_size, args, kwargs, "unsqueeze"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([x.unsqueeze(dim) for x in leaves], batch_size=new_batch_size)
+
+    def flatten(
+        self,
+        start_dim: int | None = None,
+        end_dim: int | None = None,
+        *,
+        inplace: bool = False,
+    ):
+        """Batch dims ``start_dim`` to ``end_dim`` merged into one.
+
+        By default every batch dim is merged; feature dims are never touched. A view where
+        the leaf's strides allow it, a copy otherwise, as ``torch.flatten``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2, 3, 4, 5), batch_size=[2, 3, 4])
+            >>> td.flatten().batch_size, td.flatten()["a"].shape
+            (torch.Size([24]), torch.Size([24, 5]))
+            >>> td.flatten(1, 2).batch_size
+            torch.Size([2, 12])
+        """
+        start_dim, end_dim, new_batch_size = _ops.flatten_rule(
+            self._batch_size, start_dim, end_dim, "flatten"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        result = rebuild(
+            [x.flatten(start_dim, end_dim) for x in leaves], batch_size=new_batch_size
+        )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def unflatten(self, dim, unflattened_size, *, inplace: bool = False):
+        """One batch dim split into several (a view).
+
+        ``unflattened_size`` must multiply to the size of batch dim ``dim``; one size may
+        be -1.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(12, 2), batch_size=[12])
+            >>> td.unflatten(0, (3, -1)).batch_size, td.unflatten(0, (3, 4))["a"].shape
+            (torch.Size([3, 4]), torch.Size([3, 4, 2]))
+        """
+        dim, sizes, new_batch_size = _ops.unflatten_rule(
+            self._batch_size, dim, unflattened_size, "unflatten"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        result = rebuild(
+            [x.unflatten(dim, sizes) for x in leaves], batch_size=new_batch_size
+        )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def expand(self, *args, **kwargs) -> Self:
+        """Size-one batch dims grown and new leading batch dims added (a view).
+
+        ``expand(2, 3, 4)``, ``expand((2, 3, 4))`` or ``expand(torch.Size(...))``: the
+        trailing sizes match the batch dims (-1 keeps a size, a size-one dim may grow),
+        extra leading sizes add batch dims. No memory is allocated, as for
+        ``torch.Tensor.expand``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 1, 2), batch_size=[3, 1])
+            >>> td.expand(5, 3, 4).batch_size, td.expand(5, -1, 4)["a"].shape
+            (torch.Size([5, 3, 4]), torch.Size([5, 3, 4, 2]))
+        """
+        new_batch_size, batch_dims = _ops.expand_rule(
+            self._batch_size, args, kwargs, "expand"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
+        """Expanded to the shape of a tensor or the batch size of a tensordict.
+
+        ``td.expand_as(other)`` is ``td.expand(other.shape)``: a tensor's whole shape, or a
+        tensordict's batch size, becomes the new batch size.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 2), batch_size=[3])
+            >>> td.expand_as(torch.zeros(4, 3)).batch_size
+            torch.Size([4, 3])
+        """
+        new_batch_size, batch_dims = _ops.expand_rule(
+            self._batch_size, other.shape, None, "expand_as"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def broadcast_to(self, shape: tuple[int, ...]):
+        """Broadcast to a new batch shape (a view).
+
+        As :meth:`expand` with the shape given as one tuple, like ``torch.broadcast_to``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 2), batch_size=[3])
+            >>> td.broadcast_to((2, 3)).batch_size
+            torch.Size([2, 3])
+        """
+        new_batch_size, batch_dims = _ops.expand_rule(
+            self._batch_size, shape, None, "broadcast_to"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def repeat(self, *repeats: int, inplace: bool = False) -> Self:
+        """Every leaf tiled along the batch dims (a copy).
+
+        One count per batch dim, as ``repeat(2, 1)`` or ``repeat((2, 1))``; extra leading
+        counts add batch dims, as ``torch.Tensor.repeat`` does. Feature dims are not
+        repeated.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0], [2.0]]), batch_size=[2])
+            >>> td.repeat(2)["a"].squeeze(-1)
+            tensor([1., 2., 1., 2.])
+        """
+        repeats, new_batch_size, batch_dims = _ops.repeat_rule(
+            self._batch_size, repeats, "repeat"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        result = rebuild(
+            [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
+            batch_size=new_batch_size,
+        )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | int,
+        dim: int | None = None,
+        *,
+        output_size: int | None = None,
+        inplace: bool = False,
+    ) -> Self:
+        """Each element of a batch dim repeated in place (a copy).
+
+        ``repeats`` is a count or one count per element of batch dim ``dim``; with no dim,
+        the batch dims are flattened first, as ``torch.repeat_interleave`` flattens a
+        tensor.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([1.0, 2.0]), batch_size=[2])
+            >>> td.repeat_interleave(2, dim=0)["a"]
+            tensor([1., 1., 2., 2.])
+        """
+        dim, flat, new_batch_size, batch_dims = _ops.repeat_interleave_rule(
+            self._batch_size, repeats, dim, output_size, "repeat_interleave"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        result = rebuild(
+            [
+                (x.flatten(0, batch_dims - 1) if flat else x).repeat_interleave(
+                    repeats, dim, output_size=output_size
+                )
+                for x in leaves
+            ],
+            batch_size=new_batch_size,
+        )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def tile(self, dims: tuple[int, ...]):
+        """Every leaf tiled along the batch dims, as ``torch.tile`` (a copy).
+
+        As :meth:`repeat`, but fewer counts than batch dims are padded with ones in front:
+        ``tile((2,))`` on batch size ``[3, 4]`` repeats the last batch dim.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4])
+            >>> td.tile((2,)).batch_size, td.tile((2, 1)).batch_size
+            (torch.Size([3, 8]), torch.Size([6, 4]))
+        """
+        repeats, new_batch_size, batch_dims = _ops.tile_rule(
+            self._batch_size, dims, "tile"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def flip(self, dims: int | tuple[int, ...]):
+        """The order of elements reversed along batch dims (a copy).
+
+        ``dims`` is a batch dim or a tuple of them.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([1, 2, 3]), batch_size=[3])
+            >>> td.flip(0)["a"]
+            tensor([3, 2, 1])
+        """
+        dims = _ops.flip_rule(self._batch_size, dims, "flip")
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([x.flip(dims) for x in leaves])
+
+    def fliplr(self):
+        """Batch dim 1 reversed (a copy).
+
+        As ``torch.fliplr`` on the batch dims: the tensordict needs at least two batch
+        dims.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1, 2], [3, 4]]), batch_size=[2, 2])
+            >>> td.fliplr()["a"]
+            tensor([[2, 1],
+                    [4, 3]])
+        """
+        dims = _ops.flip_rule(self._batch_size, (1,), "fliplr")
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([x.flip(dims) for x in leaves])
+
+    def flipud(self):
+        """Batch dim 0 reversed (a copy).
+
+        As ``torch.flipud`` on the batch dims: the tensordict needs at least one batch dim.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1, 2], [3, 4]]), batch_size=[2, 2])
+            >>> td.flipud()["a"]
+            tensor([[3, 4],
+                    [1, 2]])
+        """
+        dims = _ops.flip_rule(self._batch_size, (0,), "flipud")
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([x.flip(dims) for x in leaves])
+
+    def roll(
+        self,
+        shifts: int | tuple[int, ...],
+        dims: int | tuple[int, ...] = None,
+        *,
+        inplace: bool = False,
+    ):
+        """Elements rolled along batch dims (a copy).
+
+        One shift per dim in ``dims``; with no dims the batch is rolled as if flattened,
+        as ``torch.roll`` rolls a flattened tensor.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([1, 2, 3]), batch_size=[3])
+            >>> td.roll(1, 0)["a"]
+            tensor([3, 1, 2])
+        """
+        shifts, dims, batch_dims = _ops.roll_rule(
+            self._batch_size, shifts, dims, "roll"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        result = rebuild(
+            [
+                (
+                    x.roll(shifts, dims)
+                    if dims is not None
+                    else x.flatten(0, batch_dims - 1).roll(shifts, 0).view(x.shape)
+                )
+                for x in leaves
+            ]
+        )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def rot90(self, k: int = 1, dims: tuple[int, int] = (0, 1)):
+        """A rotation by 90 degrees in the plane of two batch dims (a copy).
+
+        ``k`` times, from the first dim of ``dims`` towards the second, as ``torch.rot90``;
+        the two sizes swap when ``k`` is odd.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1, 2], [3, 4]]), batch_size=[2, 2])
+            >>> td.rot90()["a"]
+            tensor([[2, 4],
+                    [1, 3]])
+        """
+        k, dims, new_batch_size = _ops.rot90_rule(self._batch_size, k, dims, "rot90")
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([x.rot90(k, dims) for x in leaves], batch_size=new_batch_size)
+
+    def atleast_1d(self):
+        """At least one batch dim (a view).
+
+        A tensordict with no batch dims gets batch size ``[1]``; others are returned as
+        they are (as new tensordicts holding the same tensors).
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2), batch_size=[])
+            >>> td.atleast_1d().batch_size, td.atleast_1d()["a"].shape
+            (torch.Size([1]), torch.Size([1, 2]))
+        """
+        new_batch_size, batch_dims = _ops.atleast_rule(
+            self._batch_size, 1, "atleast_1d"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def atleast_2d(self):
+        """At least two batch dims (a view).
+
+        Size-one batch dims are added in front, as ``torch.atleast_2d`` does for a 1-d
+        tensor.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3), batch_size=[3])
+            >>> td.atleast_2d().batch_size
+            torch.Size([1, 3])
+        """
+        new_batch_size, batch_dims = _ops.atleast_rule(
+            self._batch_size, 2, "atleast_2d"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def atleast_3d(self):
+        """At least three batch dims (a view).
+
+        Size-one batch dims are added in front (unlike ``torch.atleast_3d``, which adds
+        some at the end: here the end of a leaf holds its feature dims).
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4])
+            >>> td.atleast_3d().batch_size
+            torch.Size([1, 3, 4])
+        """
+        new_batch_size, batch_dims = _ops.atleast_rule(
+            self._batch_size, 3, "atleast_3d"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+        )
+
+    def narrow(self, dim: int, start: int, length: int):
+        """A slice of ``length`` elements of one batch dim (a view).
+
+        ``start`` may be negative (counted from the end of the dim); ``start + length``
+        must not pass the end.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(5), batch_size=[5])
+            >>> td.narrow(0, 1, 3)["a"]
+            tensor([1, 2, 3])
+        """
+        dim, start, new_batch_size = _ops.narrow_rule(
+            self._batch_size, dim, start, length, "narrow"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild(
+            [x.narrow(dim, start, length) for x in leaves], batch_size=new_batch_size
+        )
+
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
+        """Every leaf laid out contiguously in memory.
+
+        Leaves that are contiguous already are the same tensors in the result; the others
+        are copied. The batch size stays. ``canonical`` is accepted for compatibility and
+        has no effect on a dense tensordict.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4]).permute(1, 0)
+            >>> td["a"].is_contiguous(), td.contiguous()["a"].is_contiguous()
+            (False, True)
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        result = rebuild([x.contiguous() for x in leaves])
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
 
     # ---- Binary, operator and comparison ops (spec/binary.yaml) ----
 
@@ -1434,6 +2046,726 @@ class TensorDictGeneratedOps:
             return rebuild([x.to(dst_type) for x in leaves])
         return rebuild([x.to(dst_type) if cast_filter(x) else x for x in leaves])
 
+    # ---- Devices, memory and copies (spec/device.yaml) ----
+
+    def to(self, *args, **kwargs) -> Self:
+        """Move every leaf to a device, cast it to a dtype, or both.
+
+        The forms of ``Tensor.to``: ``td.to(device)`` (``"cuda:0"``, ``torch.device``, an
+        index), ``td.to(dtype)`` (every leaf, integer ones included, as ``Tensor.to``
+        casts), ``td.to(device, dtype)``, ``td.to(tensor)`` (its device and dtype),
+        ``td.to(other_tensordict)`` (its device), and the keywords ``device``, ``dtype``
+        and ``non_blocking``. The result's ``device`` is the new device. When nothing
+        would change the tensordict itself is returned.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), b=torch.tensor([1, 2]), batch_size=[2])
+            >>> as_double = td.to(torch.float64)
+            >>> as_double["a"].dtype, as_double["b"].dtype
+            (torch.float64, torch.float64)
+            >>> td.to("cpu").device
+            device(type='cpu')
+            >>> on_cpu = td.to("cpu")
+            >>> on_cpu.to("cpu") is on_cpu
+            True
+        """
+        device, dtype, non_blocking, new_device, unchanged = _ops.to_device_rule(
+            self._device, args, kwargs, "to"
+        )
+        if unchanged:  # nothing to move or cast
+            return self
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
+        return rebuild(new, device=new_device)
+
+    def cpu(self, **kwargs) -> Self:
+        """Move every leaf to the CPU.
+
+        Same as ``td.to("cpu", **kwargs)``; the result's device is ``cpu``.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.cpu().device
+            device(type='cpu')
+        """
+        device, dtype, non_blocking, new_device, unchanged = _ops.to_device_rule(
+            self._device, ("cpu",), kwargs, "cpu"
+        )
+        if unchanged:  # nothing to move or cast
+            return self
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
+        return rebuild(new, device=new_device)
+
+    def cuda(self, device: int | str | torch.device | None = None, **kwargs) -> Self:
+        """Move every leaf to a CUDA device (the current one by default).
+
+        ``device`` is an index, a string or a ``torch.device``; the result's device is
+        that CUDA device. Without a GPU torch raises its error for the first leaf.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.cuda().device  # doctest: +SKIP
+            device(type='cuda', index=0)
+        """
+        device, dtype, non_blocking, new_device, unchanged = _ops.cuda_device_rule(
+            self._device, device, kwargs, "cuda"
+        )
+        if unchanged:  # nothing to move or cast
+            return self
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
+        return rebuild(new, device=new_device)
+
+    def pin_memory(self, num_threads: int | None = None, inplace: bool = False) -> Self:
+        """Copy every leaf into pinned (page-locked) memory.
+
+        Pinned CPU memory makes later copies to a GPU faster (and ``non_blocking``). With
+        ``inplace=True`` the tensordict itself holds the pinned leaves. The leaves are
+        pinned one after the other (``num_threads`` is accepted for compatibility). Needs
+        a GPU.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.pin_memory()["a"].is_pinned()  # doctest: +SKIP
+            True
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.pin_memory() for x in leaves]
+        result = rebuild(new)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def pin_memory_(self, num_threads: int = 0) -> Self:
+        """Pin every leaf's memory, in place.
+
+        The tensordict itself holds the pinned copies afterwards. Needs a GPU.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.pin_memory_() is td  # doctest: +SKIP
+            True
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.pin_memory() for x in leaves]
+        return _ops.assign_inplace(self, rebuild(new))
+
+    def share_memory_(self) -> Self:
+        """Move every leaf's storage to shared memory, and lock the tensordict.
+
+        Other processes can then see the leaves (``torch.multiprocessing``); the
+        tensordict is locked (no keys added or removed) so that they keep seeing the same
+        ones. Returns the tensordict itself.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.share_memory_() is td, td["a"].is_shared(), td.is_locked
+            (True, True, True)
+        """
+        leaves = self._leaves()
+        for x in leaves:
+            x.share_memory_()
+        return self.lock_()
+
+    def detach(self) -> Self:
+        """The leaves detached from the autograd graph.
+
+        The new leaves share their storage with the old ones but do not require
+        gradients.
+
+        In place: :meth:`detach_`.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2, requires_grad=True), batch_size=[2])
+            >>> td.detach()["a"].requires_grad
+            False
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.detach() for x in leaves]
+        return rebuild(new)
+
+    def detach_(self) -> Self:
+        """In-place :meth:`detach`, returning ``self``.
+
+        The leaves detached from the autograd graph. Writes into the stored tensors.
+        """
+        leaves = self._leaves()
+
+        for x in leaves:
+            x.detach_()
+        return self
+
+    def requires_grad_(self, requires_grad=True) -> Self:
+        """Make autograd record operations on every leaf (or stop it).
+
+        Only floating and complex leaves can require gradients; torch raises its error
+        for another one.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.requires_grad_()["a"].requires_grad
+            True
+        """
+        leaves = self._leaves()
+        for x in leaves:
+            x.requires_grad_(requires_grad)
+        return self
+
+    def zero_(self) -> Self:
+        """Fill every leaf with zeros, in place.
+
+        One ``torch._foreach_zero_`` call for all the leaves.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), b=torch.tensor([3, 4]), batch_size=[2])
+            >>> td.zero_()["b"]
+            tensor([0, 0])
+        """
+        leaves = self._leaves()
+        if not _ops.try_foreach_(torch._foreach_zero_, leaves):
+            for x in leaves:
+                x.zero_()
+        return self
+
+    def fill_(self, key: NestedKey, value: float | bool) -> Self:
+        """Fill the entry at ``key`` with ``value``, in place.
+
+        ``key`` names a tensor, or a nested tensordict whose leaves are all filled. A
+        missing key raises ``KeyError`` naming it.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2), sub={"b": torch.zeros(2, 3)}, batch_size=[2])
+            >>> td.fill_("a", 1.5)["a"]
+            tensor([1.5000, 1.5000])
+            >>> td.fill_("sub", 2)["sub", "b"].sum()
+            tensor(12.)
+        """
+        leaves = _ops.leaves_at(self, key, "fill_")
+        for x in leaves:
+            x.fill_(value)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> Self:
+        """Reset the gradients of every leaf.
+
+        With ``set_to_none`` (the default) each leaf's ``grad`` becomes ``None``,
+        otherwise it is zeroed in place, as ``torch.optim.Optimizer.zero_grad`` does.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2, requires_grad=True), batch_size=[2])
+            >>> (td["a"] * 2).sum().backward()
+            >>> td.zero_grad(set_to_none=False)["a"].grad
+            tensor([0., 0.])
+            >>> td.zero_grad()["a"].grad is None
+            True
+        """
+        leaves = self._leaves()
+        for x in leaves:
+            _ops.zero_grad_leaf(x, set_to_none)
+        return self
+
+    def clone(self, recurse: bool = True, **kwargs) -> Self:
+        """A copy of the tensordict and of its leaves.
+
+        With ``recurse=False`` only the structure is copied and the leaves are shared
+        (as :meth:`copy`). Keyword arguments go to ``Tensor.clone``
+        (``memory_format``).
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+            >>> copy = td.clone()
+            >>> copy["a"] += 1
+            >>> td["a"]
+            tensor([0., 0.])
+            >>> td.clone(recurse=False)["a"] is td["a"]
+            True
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.clone(**kwargs) if recurse else x for x in leaves]
+        return rebuild(new)
+
+    def as_tensor(self) -> Self:
+        """Every leaf as a plain ``torch.Tensor``.
+
+        Leaves of a tensor subclass (memory-mapped tensors, ...) are viewed as plain
+        tensors over the same storage; plain tensors are kept as they are.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+            >>> td.as_tensor()["a"] is td["a"]
+            True
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [_ops.plain_tensor(x) for x in leaves]
+        return rebuild(new)
+
+    def numpy(self) -> np.ndarray | dict[str, Any]:
+        """The leaves as numpy arrays, in a nested dict.
+
+        Nested tensordicts become nested dicts; non-tensor entries are kept as they are.
+        The arrays share memory with the leaves (``Tensor.numpy``).
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([1.0, 2.0]), sub={"b": torch.tensor([3, 4])}, batch_size=[2])
+            >>> td.numpy()
+            {'a': array([1., 2.], dtype=float32), 'sub': {'b': array([3, 4])}}
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.numpy() for x in leaves]
+        return _ops.nested_dict_result(self, new)
+
+    def tolist(
+        self,
+        *,
+        convert_nodes: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> List[Any]:
+        """The tensordict as nested lists along its batch dims.
+
+        One item per batch element, nested as the batch dims are: each item is a dict of
+        the leaves there (nested tensordicts as nested dicts), or the tensordict itself
+        with ``convert_nodes=False``. The values are tensors, Python lists and numbers
+        with ``convert_tensors=True``, or numpy arrays with ``convert_tensors="numpy"``.
+        With ``tolist_first=True``, a nested tensordict whose batch size is longer than
+        its parent's becomes nested lists along its extra dims too. ``as_linked_list`` is
+        accepted for compatibility; the result is plain lists.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1, 2], [3, 4]]), batch_size=[2])
+            >>> td.tolist(convert_tensors=True)
+            [{'a': [1, 2]}, {'a': [3, 4]}]
+            >>> td.tolist()[1]["a"]
+            tensor([3, 4])
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [_ops.tolist_leaf(x, convert_tensors) for x in leaves]
+        return _ops.nested_lists_result(
+            self, new, convert_nodes, tolist_first, as_linked_list
+        )
+
+    def record_stream(self, stream: torch.cuda.Stream) -> Self:
+        """Mark every leaf as used by a CUDA stream.
+
+        As ``Tensor.record_stream``: the caching allocator does not reuse a leaf's memory
+        before the work queued on ``stream`` is done. Needs a GPU.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2), batch_size=[2])
+            >>> td.cuda().record_stream(torch.cuda.current_stream())  # doctest: +SKIP
+        """
+        leaves = self._leaves()
+        for x in leaves:
+            x.record_stream(stream)
+        return self
+
+    def new_zeros(
+        self,
+        *size: torch.Size,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: bool | None = None,
+        empty_lazy: bool = False,
+    ):
+        """A tensordict of batch size ``size`` with the same keys, filled with zeros.
+
+        Every leaf keeps its feature dims, dtype and device (unless ``dtype`` or
+        ``device`` is given); nested tensordicts keep their extra batch dims.
+        ``empty_lazy`` only matters for lazy stacks.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(3, 4), b=torch.tensor([1, 2, 3]), batch_size=[3])
+            >>> zeros = td.new_zeros(2, 5)
+            >>> zeros.batch_size, zeros["a"].shape, zeros["b"].dtype
+            (torch.Size([2, 5]), torch.Size([2, 5, 4]), torch.int64)
+        """
+        new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_zeros")
+        device, new_device = _ops.new_device_rule(self._device, device, "new_zeros")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [
+            x.new_zeros(
+                new_batch_size + x.shape[batch_dims:],
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+            )
+            for x in leaves
+        ]
+        return rebuild(new, batch_size=new_batch_size, device=new_device)
+
+    def new_ones(
+        self,
+        *size: torch.Size,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: bool | None = None,
+        empty_lazy: bool = False,
+    ):
+        """A tensordict of batch size ``size`` with the same keys, filled with ones.
+
+        As :meth:`new_zeros`, with ones.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3])
+            >>> td.new_ones([2], dtype=torch.float64)["a"]
+            tensor([[1., 1., 1., 1.],
+                    [1., 1., 1., 1.]], dtype=torch.float64)
+        """
+        new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_ones")
+        device, new_device = _ops.new_device_rule(self._device, device, "new_ones")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [
+            x.new_ones(
+                new_batch_size + x.shape[batch_dims:],
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+            )
+            for x in leaves
+        ]
+        return rebuild(new, batch_size=new_batch_size, device=new_device)
+
+    def new_empty(
+        self,
+        *size: torch.Size,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: bool | None = None,
+        empty_lazy: bool = False,
+    ):
+        """A tensordict of batch size ``size`` with the same keys, uninitialised.
+
+        As :meth:`new_zeros`, without filling the new leaves.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3])
+            >>> td.new_empty(torch.Size([6]))["a"].shape
+            torch.Size([6, 4])
+        """
+        new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_empty")
+        device, new_device = _ops.new_device_rule(self._device, device, "new_empty")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [
+            x.new_empty(
+                new_batch_size + x.shape[batch_dims:],
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+            )
+            for x in leaves
+        ]
+        return rebuild(new, batch_size=new_batch_size, device=new_device)
+
+    def new_full(
+        self,
+        size: torch.Size,
+        fill_value,
+        *,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: bool | None = None,
+        empty_lazy: bool = False,
+    ):
+        """A tensordict of batch size ``size`` with the same keys, filled with ``fill_value``.
+
+        As :meth:`new_zeros`; each leaf holds ``fill_value`` in its own dtype.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3), b=torch.tensor([1, 2, 3]), batch_size=[3])
+            >>> full = td.new_full([2], 7.5)
+            >>> full["a"], full["b"]
+            (tensor([7.5000, 7.5000]), tensor([7, 7]))
+        """
+        new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_full")
+        device, new_device = _ops.new_device_rule(self._device, device, "new_full")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [
+            x.new_full(
+                new_batch_size + x.shape[batch_dims:],
+                fill_value,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+            )
+            for x in leaves
+        ]
+        return rebuild(new, batch_size=new_batch_size, device=new_device)
+
+    def new_tensor(
+        self,
+        data: torch.Tensor | TensorCollection | np.ndarray | Sequence | float,
+        *,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: bool = False,
+        pin_memory: bool | None = None,
+    ) -> Self:
+        """A copy of the tensordict ``data`` with this one's dtypes and device.
+
+        ``data`` is a tensor collection with the same keys; each of its leaves is copied
+        with the dtype and device of the matching leaf here (unless ``dtype`` or
+        ``device`` is given). The result has the batch size of ``data``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2, dtype=torch.float64), batch_size=[2])
+            >>> data = TensorDict(a=torch.tensor([1, 2]), batch_size=[2])
+            >>> td.new_tensor(data)["a"]
+            tensor([1., 2.], dtype=torch.float64)
+        """
+        new_batch_size = _ops.new_tensor_rule(self._batch_size, data, "new_tensor")
+        device, new_device = _ops.new_device_rule(self._device, device, "new_tensor")
+        leaves, rebuild = self._leaves_and_rebuild()
+        data_leaves = _ops.operand_leaves(self, leaves, data, "new_tensor")
+        new = [
+            _ops.new_tensor_leaf(x, data, dtype, device, requires_grad, pin_memory)
+            for x, data in zip(leaves, data_leaves)
+        ]
+        return rebuild(new, batch_size=new_batch_size, device=new_device)
+
+    # ---- Splitting, gathering and masking (spec/indexing.yaml) ----
+
+    def split(
+        self, split_size: int | list[int], dim: int = 0
+    ) -> tuple[TensorDictBase, ...]:
+        """Split into tensordicts along batch dim ``dim``.
+
+        ``split_size`` is the size of every piece (the last one may be smaller) or a list
+        of sizes that add up to the size of the dim, as for ``torch.split``.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(10).reshape(5, 2), batch_size=[5])
+            >>> [part.batch_size for part in td.split(2)]
+            [torch.Size([2]), torch.Size([2]), torch.Size([1])]
+            >>> first, rest = td.split([1, 4])
+            >>> rest["a"][0]
+            tensor([2, 3])
+            >>> td.split([1, 2])
+            Traceback (most recent call last):
+            ...
+            ValueError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
+        """
+        split_size, dim, batch_sizes = _ops.split_rule(
+            self._batch_size, split_size, dim, "split"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [torch.split(x, split_size, dim) for x in leaves]
+        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[TensorCollection, ...]:
+        """Split into ``chunks`` tensordicts of (nearly) equal size along ``dim``.
+
+        As ``torch.chunk``: every piece but the last has ``ceil(size / chunks)`` items,
+        so there may be fewer than ``chunks`` pieces.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(4, 3), batch_size=[4, 3])
+            >>> [part.batch_size for part in td.chunk(2, dim=-1)]
+            [torch.Size([4, 2]), torch.Size([4, 1])]
+        """
+        chunks, dim, batch_sizes = _ops.chunk_rule(
+            self._batch_size, chunks, dim, "chunk"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [torch.chunk(x, chunks, dim) for x in leaves]
+        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+
+    def tensor_split(
+        self,
+        indices_or_sections: int | list[int] | tuple[int, ...] | torch.Tensor,
+        dim=0,
+    ) -> tuple[TensorDictBase, ...]:
+        """Split along ``dim`` into sections, or at the given indices.
+
+        As ``torch.tensor_split``: an int ``n`` gives ``n`` sections whose sizes differ by
+        at most one; a list (or 1-d tensor) of indices splits before each index.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(5), batch_size=[5])
+            >>> [part["a"] for part in td.tensor_split([1, 3])]
+            [tensor([0]), tensor([1, 2]), tensor([3, 4])]
+            >>> [part.batch_size[0] for part in td.tensor_split(3)]
+            [2, 2, 1]
+        """
+        indices_or_sections, dim, batch_sizes = _ops.tensor_split_rule(
+            self._batch_size, indices_or_sections, dim, "tensor_split"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [torch.tensor_split(x, indices_or_sections, dim) for x in leaves]
+        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+
+    def unbind(self, dim: int) -> tuple[TensorDictBase, ...]:
+        """One tensordict per index of batch dim ``dim``, without that dim.
+
+        ``td.unbind(0)`` is ``(td[0], td[1], ...)``; the leaves are views of the input's.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(6).reshape(3, 2), batch_size=[3])
+            >>> td0, td1, td2 = td.unbind(0)
+            >>> td1["a"], td1.batch_size
+            (tensor([2, 3]), torch.Size([]))
+            >>> td.unbind(1)
+            Traceback (most recent call last):
+            ...
+            IndexError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
+        """
+        dim, batch_sizes = _ops.unbind_rule(self._batch_size, dim, "unbind")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [torch.unbind(x, dim) for x in leaves]
+        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+
+    def gather(
+        self, dim: int, index: Tensor, out: T | None = None, *, inplace: bool = False
+    ) -> Self:
+        """Gather the items of batch dim ``dim`` that ``index`` picks.
+
+        ``index`` is an int64 tensor with one dim per batch dim; the result's batch size
+        is its shape, and ``result[i][j]... = td[i]...[index[i][j]...]...`` along ``dim``,
+        as ``torch.gather`` does for a tensor of the batch size (each leaf's feature dims
+        come along). With ``out=`` (a tensordict with the same keys and the result's
+        shapes) the results are written into ``out``, which is returned; with
+        ``inplace=True`` the tensordict itself takes the result's entries and batch size.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(12).reshape(3, 4), batch_size=[3, 4])
+            >>> td.gather(1, torch.tensor([[0, 3], [1, 1], [2, 0]]))["a"]
+            tensor([[ 0,  3],
+                    [ 5,  5],
+                    [10,  8]])
+            >>> td.gather(1, torch.tensor([0, 1]))
+            Traceback (most recent call last):
+            ...
+            IndexError: gather(): index has 1 dims (shape [2]) but the tensordict has batch_size [3, 4] (2 batch dims); the index needs one dim per batch dim
+        """
+        dim, index, new_batch_size = _ops.gather_rule(
+            self._batch_size, dim, index, "gather"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [torch.gather(x, dim, _ops.expand_index(index, x)) for x in leaves]
+        if out is not None:  # the results are written into out
+            return _ops.write_into(self, out, new, "gather")
+        result = rebuild(new, batch_size=new_batch_size)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def masked_fill(self, mask: Tensor, value: float | bool) -> Self:
+        """Fill the batch items where ``mask`` is true with ``value``.
+
+        ``mask`` is a boolean tensor shaped like the batch size (or its first dims); every
+        leaf's items at the true positions (all their feature dims) become ``value``.
+
+        In place: :meth:`masked_fill_`.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(3, 2), b=torch.arange(3), batch_size=[3])
+            >>> out = td.masked_fill(torch.tensor([True, False, True]), -1)
+            >>> out["a"]
+            tensor([[-1., -1.],
+                    [ 1.,  1.],
+                    [-1., -1.]])
+            >>> out["b"]
+            tensor([-1,  1, -1])
+            >>> td.masked_fill(torch.tensor([True, False]), 0)
+            Traceback (most recent call last):
+            ...
+            RuntimeError: masked_fill(): mask of shape [2] does not match the tensordict's batch_size [3] (1 batch dim): its shape must be the batch size or its first dims
+        """
+        mask = _ops.mask_rule(self._batch_size, mask, "masked_fill")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.masked_fill(_ops.expand_mask(mask, x), value) for x in leaves]
+        return rebuild(new)
+
+    def masked_fill_(self, mask: Tensor, value: float | bool) -> Self:
+        """In-place :meth:`masked_fill`, returning ``self``.
+
+        Fill the batch items where ``mask`` is true with ``value``. Writes into the stored tensors.
+        """
+        mask = _ops.mask_rule(self._batch_size, mask, "masked_fill_")
+        leaves = self._leaves()
+
+        for x in leaves:
+            x.masked_fill_(_ops.expand_mask(mask, x), value)
+        return self
+
+    def masked_select(self, mask: Tensor, *, inplace: bool = False) -> Self:
+        """The batch items where ``mask`` is true, as one batch dim.
+
+        ``mask`` is a boolean tensor shaped like the batch size (or its first dims), as
+        for ``td[mask]``: the dims it covers become one dim holding the selected items.
+        With ``inplace=True`` the tensordict itself takes the result's entries and batch
+        size.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(8).reshape(4, 2), batch_size=[4])
+            >>> picked = td.masked_select(torch.tensor([True, False, True, True]))
+            >>> picked.batch_size, picked["a"][:, 0]
+            (torch.Size([3]), tensor([0, 4, 6]))
+        """
+        mask, new_batch_size = _ops.masked_select_rule(
+            self._batch_size, mask, "masked_select"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x[mask] for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
+
+    def where(
+        self,
+        condition: Tensor,
+        other: Tensor | TensorDictBase,
+        *,
+        out: TensorDictBase | None = None,
+        pad: int | bool = None,
+        update_batch_size: bool = False,
+    ) -> Self:
+        """The tensordict where ``condition`` is true, ``other`` elsewhere.
+
+        ``condition`` is a boolean tensor shaped like the batch size (or its first dims).
+        ``other`` is a tensor collection (matched key by key), a tensor or a number; with
+        ``pad``, a key ``other`` lacks takes ``pad`` there instead of raising
+        ``KeyError``. With ``out=`` the results are written into ``out``, which is
+        returned. The result keeps the batch size (``update_batch_size`` changes nothing
+        here: a condition never has more dims than the batch). ``torch.where(condition,
+        td, other)`` is ``td.where(condition, other)``.
+
+        Example:
+            >>> td = TensorDict(a=torch.arange(3.0), batch_size=[3])
+            >>> td.where(torch.tensor([True, False, True]), -1.0)["a"]
+            tensor([ 0., -1.,  2.])
+            >>> torch.where(torch.tensor([False, True, True]), td, td + 10)["a"]
+            tensor([10.,  1.,  2.])
+        """
+        condition = _ops.where_rule(self._batch_size, condition, "where")
+        leaves, rebuild = self._leaves_and_rebuild()
+        other_leaves = _ops.operand_leaves(self, leaves, other, "where", pad)
+        new = [
+            torch.where(_ops.expand_mask(condition, x), x, other)
+            for x, other in zip(leaves, other_leaves)
+        ]
+        if out is not None:  # the results are written into out
+            return _ops.write_into(self, out, new, "where")
+        return rebuild(new)
+
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 
     def abs(self) -> Self:
@@ -2387,3 +3719,748 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([torch.bitwise_not(x) for x in leaves])
+
+    # ---- Reductions (spec/reduction.yaml) ----
+
+    def sum(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor:
+        """Sum of every leaf over batch dims.
+
+        ``dtype`` is passed to ``torch.sum`` (boolean and integer leaves sum to
+        ``int64`` otherwise). ``key_transform`` renames every key of the result
+        (``lambda key: key + "_sum"``).
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(3, 4, 2), b=torch.arange(12).reshape(3, 4), batch_size=[3, 4])
+            >>> td.sum(1).batch_size, td.sum(1)["a"].shape
+            (torch.Size([3]), torch.Size([3, 2]))
+            >>> td.sum(-1, keepdim=True).batch_size
+            torch.Size([3, 1])
+            >>> td.sum()["b"]
+            tensor(66)
+            >>> td.sum("feature")["a"].shape
+            torch.Size([3, 4])
+            >>> td.sum(reduce=True)
+            tensor(90.)
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "sum"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "sum")
+            if dim is None:
+                return torch.sum(x, dtype=dtype)
+            return torch.sum(x, -1, keepdim=False, dtype=dtype)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.sum(x, dtype=dtype) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            if key_transform is not None:
+                result = _ops.transform_keys(result, key_transform)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.sum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        if key_transform is not None:
+            result = _ops.transform_keys(result, key_transform)
+        return result
+
+    def nansum(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:
+        """Sum of every leaf over batch dims, counting ``nan`` as zero.
+
+        As :meth:`sum`, with ``torch.nansum`` on each leaf.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, float("nan")], [2.0, 3.0]]), batch_size=[2, 2])
+            >>> td.nansum(1)["a"]
+            tensor([1., 5.])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "nansum"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nansum")
+            if dim is None:
+                return torch.nansum(x, dtype=dtype)
+            return torch.nansum(x, -1, keepdim=False, dtype=dtype)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.nansum(x, dtype=dtype) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.nansum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def mean(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor:
+        """Mean of every leaf over batch dims.
+
+        Leaves must be floating (or ``dtype`` a floating dtype), as for ``torch.mean``.
+        With ``reduce=True`` the mean is taken over every value of every leaf together.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, 2.0], [3.0, 4.0]]), b=torch.tensor([[10.0], [20.0]]), batch_size=[2])
+            >>> td.mean(0)["a"]
+            tensor([2., 3.])
+            >>> td.mean()["b"]
+            tensor(15.)
+            >>> td.mean("feature", reduce=True)
+            tensor([4.3333, 9.0000])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "mean"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "mean")
+            if dim is None:
+                return torch.mean(x, dtype=dtype)
+            return torch.mean(x, -1, keepdim=False, dtype=dtype)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.mean(x, dtype=dtype) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            if key_transform is not None:
+                result = _ops.transform_keys(result, key_transform)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.mean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        if key_transform is not None:
+            result = _ops.transform_keys(result, key_transform)
+        return result
+
+    def nanmean(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:
+        """Mean of every leaf over batch dims, leaving out ``nan`` values.
+
+        As :meth:`mean`, with ``torch.nanmean`` on each leaf.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, float("nan")], [2.0, 3.0]]), batch_size=[2, 2])
+            >>> td.nanmean(1)["a"]
+            tensor([1.0000, 2.5000])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "nanmean"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nanmean")
+            if dim is None:
+                return torch.nanmean(x, dtype=dtype)
+            return torch.nanmean(x, -1, keepdim=False, dtype=dtype)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.nanmean(x, dtype=dtype) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def prod(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:
+        """Product of every leaf over one batch dim.
+
+        ``torch.prod`` takes one dim, so ``dim`` is an int here (a tuple raises a
+        ``TypeError``); no dim multiplies every value of each leaf.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, 2.0], [3.0, 4.0]]), batch_size=[2])
+            >>> td.prod(0)["a"]
+            tensor([3., 8.])
+            >>> td.prod()["a"]
+            tensor(24.)
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "prod", one=True
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "prod")
+            if dim is None:
+                return torch.prod(x, dtype=dtype)
+            return torch.prod(x, -1, keepdim=False, dtype=dtype)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.prod(x, dtype=dtype) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.prod(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def std(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        correction: int = 1,
+        reduce: bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor:
+        """Standard deviation of every leaf over batch dims.
+
+        ``correction`` is Bessel's correction, as for ``torch.std`` (``0``: the
+        population standard deviation).
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, 2.0], [3.0, 6.0]]), batch_size=[2])
+            >>> td.std(0)["a"]
+            tensor([1.4142, 2.8284])
+            >>> td.std(0, correction=0)["a"]
+            tensor([1., 2.])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "std"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "std")
+            if dim is None:
+                return torch.std(x, correction=correction)
+            return torch.std(x, -1, correction=correction, keepdim=False)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.std(x, correction=correction) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            if key_transform is not None:
+                result = _ops.transform_keys(result, key_transform)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [
+            torch.std(x, dim, correction=correction, keepdim=keepdim) for x in leaves
+        ]
+        result = rebuild(new, batch_size=new_batch_size)
+        if key_transform is not None:
+            result = _ops.transform_keys(result, key_transform)
+        return result
+
+    def var(
+        self,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        correction: int = 1,
+        reduce: bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor:
+        """Variance of every leaf over batch dims.
+
+        ``correction`` is Bessel's correction, as for ``torch.var``.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, 2.0], [3.0, 6.0]]), batch_size=[2])
+            >>> td.var(0)["a"]
+            tensor([2., 8.])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "var"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "var")
+            if dim is None:
+                return torch.var(x, correction=correction)
+            return torch.var(x, -1, correction=correction, keepdim=False)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.var(x, correction=correction) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            if key_transform is not None:
+                result = _ops.transform_keys(result, key_transform)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [
+            torch.var(x, dim, correction=correction, keepdim=keepdim) for x in leaves
+        ]
+        result = rebuild(new, batch_size=new_batch_size)
+        if key_transform is not None:
+            result = _ops.transform_keys(result, key_transform)
+        return result
+
+    def min(
+        self,
+        dim: int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+        return_indices: bool = True,
+    ) -> Self | torch.Tensor:
+        """Minimum of every leaf over one batch dim, with its indices.
+
+        With a dim, returns ``torch.return_types.min(values, indices)``, two tensordicts
+        (``return_indices=False``: the values only). Without a dim, the minimum of every
+        value of each leaf, as a tensordict of values.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[3.0, 1.0], [2.0, 5.0]]), batch_size=[2])
+            >>> result = td.min(0)
+            >>> result.values["a"], result.indices["a"]
+            (tensor([2., 1.]), tensor([1, 0]))
+            >>> td.min(0, return_indices=False)["a"]
+            tensor([2., 1.])
+            >>> td.min()["a"]
+            tensor(1.)
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "min", one=True
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "min")
+            if dim is None:
+                return torch.min(x)
+            out = torch.min(x, -1, keepdim=False)
+            return out if return_indices else out[0]
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.min(x) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.min(x, dim, keepdim=keepdim) for x in leaves]
+        values, indices = _ops.unzip(new)
+        result = rebuild(values, batch_size=new_batch_size)
+        if return_indices:
+            return torch.return_types.min(
+                (result, rebuild(indices, batch_size=new_batch_size))
+            )
+        return result
+
+    def max(
+        self,
+        dim: int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+        return_indices: bool = True,
+    ) -> Self | torch.Tensor:
+        """Maximum of every leaf over one batch dim, with its indices.
+
+        With a dim, returns ``torch.return_types.max(values, indices)``, two tensordicts
+        (``return_indices=False``: the values only). Without a dim, the maximum of every
+        value of each leaf, as a tensordict of values.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[3.0, 1.0], [2.0, 5.0]]), batch_size=[2])
+            >>> values, indices = td.max(0)
+            >>> values["a"], indices["a"]
+            (tensor([3., 5.]), tensor([0, 1]))
+            >>> td.max(reduce=True)
+            tensor(5.)
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "max", one=True
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "max")
+            if dim is None:
+                return torch.max(x)
+            out = torch.max(x, -1, keepdim=False)
+            return out if return_indices else out[0]
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.max(x) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.max(x, dim, keepdim=keepdim) for x in leaves]
+        values, indices = _ops.unzip(new)
+        result = rebuild(values, batch_size=new_batch_size)
+        if return_indices:
+            return torch.return_types.max(
+                (result, rebuild(indices, batch_size=new_batch_size))
+            )
+        return result
+
+    def amin(
+        self,
+        dim: int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:
+        """Minimum of every leaf over batch dims, values only.
+
+        As ``torch.amin``: ``dim`` may be a tuple of batch dims, and no indices are
+        returned.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[3.0, 1.0], [2.0, 5.0]]), batch_size=[2, 2])
+            >>> td.amin(0)["a"]
+            tensor([2., 1.])
+            >>> td.amin((0, 1))["a"]
+            tensor(1.)
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "amin"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amin")
+            if dim is None:
+                return torch.amin(x)
+            return torch.amin(x, -1, keepdim=False)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.amin(x) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.amin(x, dim, keepdim=keepdim) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def amax(
+        self,
+        dim: int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: bool = False,
+        *,
+        reduce: bool | None = None,
+    ) -> Self | torch.Tensor:
+        """Maximum of every leaf over batch dims, values only.
+
+        As ``torch.amax``: ``dim`` may be a tuple of batch dims, and no indices are
+        returned.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[3.0, 1.0], [2.0, 5.0]]), batch_size=[2, 2])
+            >>> td.amax(1, keepdim=True)["a"]
+            tensor([[3.],
+                    [5.]])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "amax"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amax")
+            if dim is None:
+                return torch.amax(x)
+            return torch.amax(x, -1, keepdim=False)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.amax(x) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.amax(x, dim, keepdim=keepdim) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def all(self, dim: int | None = None) -> bool | TensorCollection:
+        """Whether every value is true, over batch dims or overall.
+
+        With no dim, one Python ``bool``: whether every value of every leaf is true (an
+        empty tensordict gives ``True``). With a dim (or a tuple of dims, or
+        ``"feature"``), a tensordict of booleans.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[True, False], [True, True]]), batch_size=[2])
+            >>> td.all()
+            False
+            >>> td.all(0)["a"]
+            tensor([ True, False])
+        """
+        dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "all")
+        leaves, rebuild = self._leaves_and_rebuild()
+        if dim is None:  # one bool for every value of every leaf
+            return all(torch.all(x) for x in leaves)
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim = _ops.flatten_features(self, leaves), -1
+        new = [torch.all(x, dim) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def any(self, dim: int | None = None) -> bool | TensorCollection:
+        """Whether any value is true, over batch dims or overall.
+
+        With no dim, one Python ``bool``: whether any value of any leaf is true (an
+        empty tensordict gives ``False``). With a dim (or a tuple of dims, or
+        ``"feature"``), a tensordict of booleans.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[False, False], [True, False]]), batch_size=[2])
+            >>> td.any()
+            True
+            >>> td.any(0)["a"]
+            tensor([ True, False])
+        """
+        dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "any")
+        leaves, rebuild = self._leaves_and_rebuild()
+        if dim is None:  # one bool for every value of every leaf
+            return any(torch.any(x) for x in leaves)
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim = _ops.flatten_features(self, leaves), -1
+        new = [torch.any(x, dim) for x in leaves]
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def logsumexp(self, dim=None, keepdim=False, *, out=None):
+        """Log of the summed exponentials of every leaf over batch dims.
+
+        Unlike the other reductions, no dim reduces every **batch** dim and keeps each
+        leaf's feature dims. ``out``, a tensor collection with the result's keys, receives
+        the result and is returned.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+            >>> td.logsumexp()["a"]
+            tensor([0.6931, 0.6931, 0.6931])
+        """
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "logsumexp", no_dim="batch"
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [torch.logsumexp(x, dim, keepdim=keepdim) for x in leaves]
+        if out is not None:
+            return _ops.write_into(self, out, new, "logsumexp")
+        result = rebuild(new, batch_size=new_batch_size)
+        return result
+
+    def norm(
+        self,
+        *,
+        out=None,
+        dtype: torch.dtype | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self:
+        """Euclidean norm of every leaf.
+
+        The 2-norm of all the values of each leaf (``torch.linalg.vector_norm``); the
+        result has batch size ``[]``. ``out``, a tensor collection with the same keys,
+        receives the result and is returned. (``torch.norm(td)`` is not dispatched: it
+        passes ``p`` and ``dim``, which this method does not take.)
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[3.0], [4.0]]), batch_size=[2])
+            >>> td.norm()["a"]
+            tensor(5.)
+        """
+        leaves = self._leaves()
+        new = [torch.linalg.vector_norm(x, dtype=dtype) for x in leaves]
+        if out is not None:
+            return _ops.write_into(self, out, new, "norm")
+        result = _ops.rebuild_reduced(self, leaves, new, False)
+        if key_transform is not None:
+            result = _ops.transform_keys(result, key_transform)
+        return result
+
+    def quantile(
+        self,
+        q: float | torch.Tensor,
+        dim: int | Tuple[int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: bool = NO_DEFAULT,
+        *,
+        interpolation: str = "linear",
+        reduce: bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor:
+        """Quantiles of every leaf over one batch dim.
+
+        As ``torch.quantile``: ``dim`` is one batch dim, and a 1-d tensor ``q`` puts a
+        leading dim of its size in front of the result's batch size.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]]), batch_size=[3])
+            >>> td.quantile(0.5, 0)["a"]
+            tensor([ 2., 20.])
+            >>> td.quantile(torch.tensor([0.0, 1.0]), 0).batch_size
+            torch.Size([2])
+        """
+        prefix = _ops.quantile_shape(q)
+        dim, keepdim, new_batch_size = _ops.reduce_rule(
+            self._batch_size, dim, keepdim, "quantile", one=True, prefix=prefix
+        )
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor, reduced over its last dim
+            x = _ops.leaves_as_one(leaves, self._batch_size, dim, "quantile")
+            if dim is None:
+                return torch.quantile(x, q, interpolation=interpolation)
+            return torch.quantile(x, q, -1, keepdim=False, interpolation=interpolation)
+        if dim is None:  # every dim of every leaf: no batch dims left at any level
+            new = [torch.quantile(x, q, interpolation=interpolation) for x in leaves]
+            result = _ops.rebuild_reduced(self, leaves, new, keepdim, prefix)
+            if key_transform is not None:
+                result = _ops.transform_keys(result, key_transform)
+            return result
+        if dim == "feature":  # each leaf's feature dims, flattened into its last dim
+            leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
+        new = [
+            torch.quantile(x, q, dim, keepdim=keepdim, interpolation=interpolation)
+            for x in leaves
+        ]
+        result = rebuild(new, batch_size=new_batch_size)
+        if key_transform is not None:
+            result = _ops.transform_keys(result, key_transform)
+        return result
+
+    def cummin(
+        self, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+    ) -> Self | torch.Tensor:
+        """Cumulative minimum of every leaf along one batch dim, with its indices.
+
+        Returns ``torch.return_types.cummin(values, indices)``, two tensordicts with the
+        batch size of the input (``return_indices=False``: the values only). With
+        ``reduce=True``, the leaves are taken as one tensor (the batch dims, then every
+        leaf's features side by side) and the result is torch's own.
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([3.0, 1.0, 2.0]), batch_size=[3])
+            >>> td.cummin(0).values["a"]
+            tensor([3., 1., 1.])
+        """
+        dim = _ops.batch_dim(dim, self._batch_size, "cummin")
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor: batch dims, then all features
+            x = _ops.leaves_as_one(leaves, self._batch_size, "feature", "cummin")
+            out = torch.cummin(x, dim)
+            return out if return_indices else out[0]
+        new = [torch.cummin(x, dim) for x in leaves]
+        values, indices = _ops.unzip(new)
+        result = rebuild(values)
+        if return_indices:
+            return torch.return_types.cummin((result, rebuild(indices)))
+        return result
+
+    def cummax(
+        self, dim: int, *, reduce: bool | None = None, return_indices: bool = True
+    ) -> Self | torch.Tensor:
+        """Cumulative maximum of every leaf along one batch dim, with its indices.
+
+        Returns ``torch.return_types.cummax(values, indices)``, two tensordicts with the
+        batch size of the input (``return_indices=False``: the values only).
+
+        Example:
+            >>> td = TensorDict(a=torch.tensor([1.0, 3.0, 2.0]), batch_size=[3])
+            >>> td.cummax(0, return_indices=False)["a"]
+            tensor([1., 3., 3.])
+            >>> td.cummax(0).indices["a"]
+            tensor([0, 1, 1])
+        """
+        dim = _ops.batch_dim(dim, self._batch_size, "cummax")
+        leaves, rebuild = self._leaves_and_rebuild()
+        if reduce:  # the leaves as one tensor: batch dims, then all features
+            x = _ops.leaves_as_one(leaves, self._batch_size, "feature", "cummax")
+            out = torch.cummax(x, dim)
+            return out if return_indices else out[0]
+        new = [torch.cummax(x, dim) for x in leaves]
+        values, indices = _ops.unzip(new)
+        result = rebuild(values)
+        if return_indices:
+            return torch.return_types.cummax((result, rebuild(indices)))
+        return result
+
+    def softmax(self, dim: int, dtype: torch.dtype | None = None):
+        """Softmax of every leaf along one batch dim.
+
+        The batch size stays. ``dtype`` casts each leaf before the softmax, as for
+        ``torch.softmax``.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+            >>> td.softmax(0)["a"]
+            tensor([[0.5000, 0.5000, 0.5000],
+                    [0.5000, 0.5000, 0.5000]])
+        """
+        dim = _ops.batch_dim(dim, self._batch_size, "softmax")
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [torch.softmax(x, dim, dtype=dtype) for x in leaves]
+        return rebuild(new)
+
+    # ---- Stacking and concatenation (spec/stacking.yaml) ----
+
+    @classmethod
+    def stack(cls, input, dim: int = 0, *, out=None):
+        """Stack tensordicts along a new batch dim ``dim``.
+
+        Every tensordict has the same batch size; the result has one more batch dim, of
+        size ``len(input)``, at ``dim`` (which may be one past the last batch dim). Each
+        leaf is ``torch.stack`` of the matching leaves.
+
+        Example:
+            >>> tds = [TensorDict({"key 1": torch.ones(3, 4, 5)}, batch_size=[3, 4]) for _ in range(2)]
+            >>> stacked = torch.stack(tds, 1)
+            >>> stacked.batch_size, stacked["key 1"].shape
+            (torch.Size([3, 2, 4]), torch.Size([3, 2, 4, 5]))
+            >>> torch.stack([tds[0], tds[1].exclude("key 1")], 0)
+            Traceback (most recent call last):
+            ...
+            KeyError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
+        """
+        if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead
+            return _ops.lazy_stack(input, dim, out=out)
+        input, dim, new_batch_size = _ops.stack_rule(input, dim, "stack")
+        leaves, rebuild = input[0]._leaves_and_rebuild()
+        new = [torch.stack(x, dim) for x in _ops.stacked_leaves(input, leaves, "stack")]
+        if out is not None:  # the results are written into out
+            return _ops.write_into(input[0], out, new, "stack")
+        return _ops.stack_non_tensor(
+            input, rebuild(new, batch_size=new_batch_size), dim, "stack"
+        )
+
+    @classmethod
+    def cat(cls, input, dim: int = 0, *, out=None):
+        """Concatenate tensordicts along batch dim ``dim``.
+
+        The batch sizes agree but at ``dim``, where the result's size is the sum of
+        theirs. Each leaf is ``torch.cat`` of the matching leaves.
+
+        Example:
+            >>> tds = [TensorDict({"key 1": torch.ones(3, 4, 5)}, batch_size=[3, 4]) for _ in range(2)]
+            >>> joined = torch.cat(tds, 0)
+            >>> joined.batch_size, joined["key 1"].shape
+            (torch.Size([6, 4]), torch.Size([6, 4, 5]))
+        """
+        input, dim, new_batch_size = _ops.cat_rule(input, dim, "cat")
+        leaves, rebuild = input[0]._leaves_and_rebuild()
+        new = [torch.cat(x, dim) for x in _ops.stacked_leaves(input, leaves, "cat")]
+        if out is not None:  # the results are written into out
+            return _ops.write_into(input[0], out, new, "cat")
+        return _ops.stack_non_tensor(
+            input, rebuild(new, batch_size=new_batch_size), dim, "cat"
+        )

@@ -1,18 +1,89 @@
-# generated from spec/binary.yaml, spec/cast.yaml, spec/pointwise.yaml by codegen/templates/tensordict_ops.pyi.jinja; do not edit
+# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.pyi.jinja; do not edit
 import builtins
-from typing import Any, Callable
+from typing import Any, Callable, List, Literal, Sequence, Tuple, TypeVar
+
+import numpy as np
 
 import torch
+from torch import Tensor
 from typing_extensions import Self, TypeAlias
 
-from tensordict.base import TensorDictBase
+from tensordict._keys import NestedKey
+from tensordict.base import NO_DEFAULT, TensorDictBase
 
 TensorCollection: TypeAlias = TensorDictBase
 CompatibleType: TypeAlias = Any
+DeviceType: TypeAlias = torch.device | str | int | None
+T = TypeVar("T")
 
 __all__ = ["TensorDictGeneratedOps"]
 
 class TensorDictGeneratedOps:
+    # Batch-shape ops (spec/shape.yaml)
+    def view(
+        self,
+        *shape: builtins.int,
+        size: list | tuple | torch.Size | None = None,
+        batch_size: torch.Size | None = None,
+    ): ...
+    def reshape(self, *args, **kwargs) -> Self: ...
+    def permute(self, *args, **kwargs): ...
+    def transpose(self, dim0, dim1): ...
+    def swapdims(self, axis0: builtins.int, axis1: builtins.int): ...
+    def swapaxes(self, axis0: builtins.int, axis1: builtins.int): ...
+    def movedim(
+        self,
+        source: builtins.int | tuple[int, ...],
+        destination: builtins.int | tuple[int, ...],
+    ): ...
+    def moveaxis(
+        self,
+        source: builtins.int | tuple[int, ...],
+        destination: builtins.int | tuple[int, ...],
+    ): ...
+    def squeeze(self, *args, **kwargs): ...
+    def unsqueeze(self, *args, **kwargs): ...
+    def flatten(
+        self,
+        start_dim: builtins.int | None = None,
+        end_dim: builtins.int | None = None,
+        *,
+        inplace: builtins.bool = False,
+    ): ...
+    def unflatten(self, dim, unflattened_size, *, inplace: builtins.bool = False): ...
+    def expand(self, *args, **kwargs) -> Self: ...
+    def expand_as(self, other: TensorCollection | torch.Tensor) -> Self: ...
+    def broadcast_to(self, shape: tuple[int, ...]): ...
+    def repeat(
+        self, *repeats: builtins.int, inplace: builtins.bool = False
+    ) -> Self: ...
+    def repeat_interleave(
+        self,
+        repeats: torch.Tensor | builtins.int,
+        dim: builtins.int | None = None,
+        *,
+        output_size: builtins.int | None = None,
+        inplace: builtins.bool = False,
+    ) -> Self: ...
+    def tile(self, dims: tuple[int, ...]): ...
+    def flip(self, dims: builtins.int | tuple[int, ...]): ...
+    def fliplr(self): ...
+    def flipud(self): ...
+    def roll(
+        self,
+        shifts: builtins.int | tuple[int, ...],
+        dims: builtins.int | tuple[int, ...] = None,
+        *,
+        inplace: builtins.bool = False,
+    ): ...
+    def rot90(self, k: builtins.int = 1, dims: tuple[int, int] = (0, 1)): ...
+    def atleast_1d(self): ...
+    def atleast_2d(self): ...
+    def atleast_3d(self): ...
+    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int): ...
+    def contiguous(
+        self, *, canonical: builtins.bool = False, inplace: builtins.bool = False
+    ) -> Self: ...
     # Binary, operator and comparison ops (spec/binary.yaml)
     def add(
         self,
@@ -227,6 +298,127 @@ class TensorDictGeneratedOps:
     def type(
         self, dst_type: torch.dtype, *, cast_filter: Callable | None = None
     ) -> Self: ...
+    # Devices, memory and copies (spec/device.yaml)
+    def to(self, *args, **kwargs) -> Self: ...
+    def cpu(self, **kwargs) -> Self: ...
+    def cuda(
+        self, device: builtins.int | str | torch.device | None = None, **kwargs
+    ) -> Self: ...
+    def pin_memory(
+        self, num_threads: builtins.int | None = None, inplace: builtins.bool = False
+    ) -> Self: ...
+    def pin_memory_(self, num_threads: builtins.int = 0) -> Self: ...
+    def share_memory_(self) -> Self: ...
+    def detach(self) -> Self: ...
+    def detach_(self) -> Self: ...
+    def requires_grad_(self, requires_grad=True) -> Self: ...
+    def zero_(self) -> Self: ...
+    def fill_(self, key: NestedKey, value: builtins.float | builtins.bool) -> Self: ...
+    def zero_grad(self, set_to_none: builtins.bool = True) -> Self: ...
+    def clone(self, recurse: builtins.bool = True, **kwargs) -> Self: ...
+    def as_tensor(self) -> Self: ...
+    def numpy(self) -> np.ndarray | dict[str, Any]: ...
+    def tolist(
+        self,
+        *,
+        convert_nodes: builtins.bool = True,
+        convert_tensors: builtins.bool | Literal["numpy"] = False,
+        tolist_first: builtins.bool = False,
+        as_linked_list: builtins.bool = False,
+    ) -> List[Any]: ...
+    def record_stream(self, stream: torch.cuda.Stream) -> Self: ...
+    def new_zeros(
+        self,
+        *size: torch.Size,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: builtins.bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: builtins.bool | None = None,
+        empty_lazy: builtins.bool = False,
+    ): ...
+    def new_ones(
+        self,
+        *size: torch.Size,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: builtins.bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: builtins.bool | None = None,
+        empty_lazy: builtins.bool = False,
+    ): ...
+    def new_empty(
+        self,
+        *size: torch.Size,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: builtins.bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: builtins.bool | None = None,
+        empty_lazy: builtins.bool = False,
+    ): ...
+    def new_full(
+        self,
+        size: torch.Size,
+        fill_value,
+        *,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: builtins.bool = False,
+        layout: torch.layout = torch.strided,
+        pin_memory: builtins.bool | None = None,
+        empty_lazy: builtins.bool = False,
+    ): ...
+    def new_tensor(
+        self,
+        data: torch.Tensor | TensorCollection | np.ndarray | Sequence | builtins.float,
+        *,
+        dtype: torch.dtype = None,
+        device: DeviceType = NO_DEFAULT,
+        requires_grad: builtins.bool = False,
+        pin_memory: builtins.bool | None = None,
+    ) -> Self: ...
+    # Splitting, gathering and masking (spec/indexing.yaml)
+    def split(
+        self, split_size: builtins.int | list[builtins.int], dim: builtins.int = 0
+    ) -> tuple[TensorDictBase, ...]: ...
+    def chunk(
+        self, chunks: builtins.int, dim: builtins.int = 0
+    ) -> tuple[TensorCollection, ...]: ...
+    def tensor_split(
+        self,
+        indices_or_sections: (
+            builtins.int | list[builtins.int] | tuple[int, ...] | torch.Tensor
+        ),
+        dim=0,
+    ) -> tuple[TensorDictBase, ...]: ...
+    def unbind(self, dim: builtins.int) -> tuple[TensorDictBase, ...]: ...
+    def gather(
+        self,
+        dim: builtins.int,
+        index: Tensor,
+        out: T | None = None,
+        *,
+        inplace: builtins.bool = False,
+    ) -> Self: ...
+    def masked_fill(
+        self, mask: Tensor, value: builtins.float | builtins.bool
+    ) -> Self: ...
+    def masked_fill_(
+        self, mask: Tensor, value: builtins.float | builtins.bool
+    ) -> Self: ...
+    def masked_select(
+        self, mask: Tensor, *, inplace: builtins.bool = False
+    ) -> Self: ...
+    def where(
+        self,
+        condition: Tensor,
+        other: Tensor | TensorDictBase,
+        *,
+        out: TensorDictBase | None = None,
+        pad: builtins.int | builtins.bool = None,
+        update_batch_size: builtins.bool = False,
+    ) -> Self: ...
     # Pointwise (unary) ops (spec/pointwise.yaml)
     def abs(self) -> Self: ...
     def abs_(self) -> Self: ...
@@ -294,3 +486,138 @@ class TensorDictGeneratedOps:
     def isposinf(self) -> Self: ...
     def isreal(self) -> Self: ...
     def __invert__(self) -> Self: ...
+    # Reductions (spec/reduction.yaml)
+    def sum(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: builtins.bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor: ...
+    def nansum(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: builtins.bool | None = None,
+    ) -> Self | torch.Tensor: ...
+    def mean(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: builtins.bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor: ...
+    def nanmean(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: builtins.bool | None = None,
+    ) -> Self | torch.Tensor: ...
+    def prod(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        dtype: torch.dtype | None = None,
+        reduce: builtins.bool | None = None,
+    ) -> Self | torch.Tensor: ...
+    def std(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        correction: builtins.int = 1,
+        reduce: builtins.bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor: ...
+    def var(
+        self,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        correction: builtins.int = 1,
+        reduce: builtins.bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor: ...
+    def min(
+        self,
+        dim: builtins.int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: builtins.bool = False,
+        *,
+        reduce: builtins.bool | None = None,
+        return_indices: builtins.bool = True,
+    ) -> Self | torch.Tensor: ...
+    def max(
+        self,
+        dim: builtins.int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: builtins.bool = False,
+        *,
+        reduce: builtins.bool | None = None,
+        return_indices: builtins.bool = True,
+    ) -> Self | torch.Tensor: ...
+    def amin(
+        self,
+        dim: builtins.int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: builtins.bool = False,
+        *,
+        reduce: builtins.bool | None = None,
+    ) -> Self | torch.Tensor: ...
+    def amax(
+        self,
+        dim: builtins.int | NO_DEFAULT = NO_DEFAULT,
+        keepdim: builtins.bool = False,
+        *,
+        reduce: builtins.bool | None = None,
+    ) -> Self | torch.Tensor: ...
+    def all(
+        self, dim: builtins.int | None = None
+    ) -> builtins.bool | TensorCollection: ...
+    def any(
+        self, dim: builtins.int | None = None
+    ) -> builtins.bool | TensorCollection: ...
+    def logsumexp(self, dim=None, keepdim=False, *, out=None): ...
+    def norm(
+        self,
+        *,
+        out=None,
+        dtype: torch.dtype | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self: ...
+    def quantile(
+        self,
+        q: builtins.float | torch.Tensor,
+        dim: builtins.int | Tuple[builtins.int] | Literal["feature"] = NO_DEFAULT,
+        keepdim: builtins.bool = NO_DEFAULT,
+        *,
+        interpolation: str = "linear",
+        reduce: builtins.bool | None = None,
+        key_transform: Callable[[NestedKey], NestedKey] | None = None,
+    ) -> Self | torch.Tensor: ...
+    def cummin(
+        self,
+        dim: builtins.int,
+        *,
+        reduce: builtins.bool | None = None,
+        return_indices: builtins.bool = True,
+    ) -> Self | torch.Tensor: ...
+    def cummax(
+        self,
+        dim: builtins.int,
+        *,
+        reduce: builtins.bool | None = None,
+        return_indices: builtins.bool = True,
+    ) -> Self | torch.Tensor: ...
+    def softmax(self, dim: builtins.int, dtype: torch.dtype | None = None): ...
+    # Stacking and concatenation (spec/stacking.yaml)
+    @classmethod
+    def stack(cls, input, dim: builtins.int = 0, *, out=None): ...
+    @classmethod
+    def cat(cls, input, dim: builtins.int = 0, *, out=None): ...

@@ -1,2 +1,6 @@
-"""Old import path ``tensordict.prototype``: the tensorclass API lands here too
-(``from tensordict.prototype import tensorclass``) when ``@tensorclass`` is built."""
+"""Old import path ``tensordict.prototype``: ``from tensordict.prototype import
+tensorclass`` keeps working."""
+
+from tensordict.tensorclass import tensorclass  # noqa: F401
+
+__all__ = ["tensorclass"]

@@ -1,0 +1,381 @@
+# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/torch_functions.py.jinja; do not edit
+"""``torch.X(td, ...)`` for tensordicts: the table ``tensordict/_torch_function.py``
+dispatches through, rendered from every spec entry's ``torch_function`` list.
+
+``TORCH_FUNCTIONS`` maps a torch function to ``(kind, target, params)``:
+
+- ``("method", name, ())``: ``torch.f(td, *args, **kwargs)`` is
+  ``td.name(*args, **kwargs)``;
+- ``("method", name, params)``: the positional arguments are named by ``params``
+  (``self`` is the tensordict) and passed to ``td.name`` by keyword:
+  ``torch.where(condition, td, other)`` is ``td.where(condition=condition, other=other)``;
+- ``("classmethod", name, ())``: ``torch.f(seq, *args, **kwargs)`` is
+  ``type(seq[0]).name(seq, *args, **kwargs)`` (``torch.stack``, ``torch.cat``);
+- ``("function", fn, ())``: ``fn(*args, **kwargs)``, for the entries that are no
+  method (``method: false``), defined below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import torch
+
+from tensordict import _ops
+from tensordict.base import NO_DEFAULT  # noqa: F401  (a default in the signatures)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from typing_extensions import Self
+
+    from tensordict._ops import CompatibleType, TensorCollection
+    from tensordict.base import TensorDictBase
+
+    DeviceType = torch.device | str | int | None
+
+__all__ = ["TORCH_FUNCTIONS"]
+
+# ---- Devices, memory and copies (spec/device.yaml): torch functions only ----
+
+
+def zeros_like(
+    self,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: DeviceType = None,
+    requires_grad: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> Self:
+    """``torch.zeros_like(td)``: every leaf replaced by zeros of its shape.
+
+    The keyword arguments of ``torch.zeros_like`` apply to every leaf; ``device``
+    also sets the result's device.
+
+    Example:
+        >>> td = TensorDict(a=torch.ones(2), b=torch.tensor([1, 2]), batch_size=[2])
+        >>> torch.zeros_like(td)["b"]
+        tensor([0, 0])
+    """
+    device, new_device = _ops.new_device_rule(self._device, device, "zeros_like")
+    leaves, rebuild = self._leaves_and_rebuild()
+    new = [
+        torch.zeros_like(
+            x,
+            dtype=dtype,
+            layout=layout,
+            device=device,
+            requires_grad=requires_grad,
+            memory_format=memory_format,
+        )
+        for x in leaves
+    ]
+    return rebuild(new, device=new_device)
+
+
+def ones_like(
+    self,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: DeviceType = None,
+    requires_grad: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> Self:
+    """``torch.ones_like(td)``: every leaf replaced by ones of its shape.
+
+    As ``torch.zeros_like(td)``, with ones.
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+        >>> torch.ones_like(td, dtype=torch.int32)["a"]
+        tensor([1, 1], dtype=torch.int32)
+    """
+    device, new_device = _ops.new_device_rule(self._device, device, "ones_like")
+    leaves, rebuild = self._leaves_and_rebuild()
+    new = [
+        torch.ones_like(
+            x,
+            dtype=dtype,
+            layout=layout,
+            device=device,
+            requires_grad=requires_grad,
+            memory_format=memory_format,
+        )
+        for x in leaves
+    ]
+    return rebuild(new, device=new_device)
+
+
+def empty_like(
+    self,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: DeviceType = None,
+    requires_grad: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> Self:
+    """``torch.empty_like(td)``: every leaf replaced by an uninitialised one.
+
+    As ``torch.zeros_like(td)``, without filling the new leaves.
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+        >>> torch.empty_like(td)["a"].shape
+        torch.Size([2, 3])
+    """
+    device, new_device = _ops.new_device_rule(self._device, device, "empty_like")
+    leaves, rebuild = self._leaves_and_rebuild()
+    new = [
+        torch.empty_like(
+            x,
+            dtype=dtype,
+            layout=layout,
+            device=device,
+            requires_grad=requires_grad,
+            memory_format=memory_format,
+        )
+        for x in leaves
+    ]
+    return rebuild(new, device=new_device)
+
+
+def full_like(
+    self,
+    fill_value,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: DeviceType = None,
+    requires_grad: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> Self:
+    """``torch.full_like(td, fill_value)``: every leaf filled with ``fill_value``.
+
+    Each leaf holds ``fill_value`` in its own dtype (unless ``dtype`` is given).
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.tensor([1, 2]), batch_size=[2])
+        >>> out = torch.full_like(td, 3)
+        >>> out["a"], out["b"]
+        (tensor([3., 3.]), tensor([3, 3]))
+    """
+    device, new_device = _ops.new_device_rule(self._device, device, "full_like")
+    leaves, rebuild = self._leaves_and_rebuild()
+    new = [
+        torch.full_like(
+            x,
+            fill_value,
+            dtype=dtype,
+            layout=layout,
+            device=device,
+            requires_grad=requires_grad,
+            memory_format=memory_format,
+        )
+        for x in leaves
+    ]
+    return rebuild(new, device=new_device)
+
+
+def rand_like(
+    self,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: DeviceType = None,
+    requires_grad: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> Self:
+    """``torch.rand_like(td)``: every leaf replaced by uniform samples in [0, 1).
+
+    Floating leaves only, unless ``dtype`` is a floating dtype (torch raises its
+    error for an integer leaf).
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+        >>> sample = torch.rand_like(td)["a"]
+        >>> sample.shape, bool(((sample >= 0) & (sample < 1)).all())
+        (torch.Size([2, 3]), True)
+    """
+    device, new_device = _ops.new_device_rule(self._device, device, "rand_like")
+    leaves, rebuild = self._leaves_and_rebuild()
+    new = [
+        torch.rand_like(
+            x,
+            dtype=dtype,
+            layout=layout,
+            device=device,
+            requires_grad=requires_grad,
+            memory_format=memory_format,
+        )
+        for x in leaves
+    ]
+    return rebuild(new, device=new_device)
+
+
+def randn_like(
+    self,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: DeviceType = None,
+    requires_grad: bool = False,
+    memory_format: torch.memory_format = torch.preserve_format,
+) -> Self:
+    """``torch.randn_like(td)``: every leaf replaced by standard normal samples.
+
+    Floating leaves only, unless ``dtype`` is a floating dtype.
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+        >>> torch.randn_like(td)["a"].dtype
+        torch.float32
+    """
+    device, new_device = _ops.new_device_rule(self._device, device, "randn_like")
+    leaves, rebuild = self._leaves_and_rebuild()
+    new = [
+        torch.randn_like(
+            x,
+            dtype=dtype,
+            layout=layout,
+            device=device,
+            requires_grad=requires_grad,
+            memory_format=memory_format,
+        )
+        for x in leaves
+    ]
+    return rebuild(new, device=new_device)
+
+
+TORCH_FUNCTIONS: dict[Callable, tuple] = {
+    # spec/shape.yaml
+    torch.reshape: ("method", "reshape", ()),
+    torch.permute: ("method", "permute", ()),
+    torch.transpose: ("method", "transpose", ()),
+    torch.swapdims: ("method", "swapdims", ()),
+    torch.swapaxes: ("method", "swapaxes", ()),
+    torch.movedim: ("method", "movedim", ()),
+    torch.moveaxis: ("method", "moveaxis", ()),
+    torch.squeeze: ("method", "squeeze", ()),
+    torch.unsqueeze: ("method", "unsqueeze", ()),
+    torch.flatten: ("method", "flatten", ()),
+    torch.unflatten: ("method", "unflatten", ()),
+    torch.broadcast_to: ("method", "broadcast_to", ()),
+    torch.repeat_interleave: ("method", "repeat_interleave", ()),
+    torch.tile: ("method", "tile", ()),
+    torch.flip: ("method", "flip", ()),
+    torch.fliplr: ("method", "fliplr", ()),
+    torch.flipud: ("method", "flipud", ()),
+    torch.roll: ("method", "roll", ()),
+    torch.rot90: ("method", "rot90", ()),
+    torch.atleast_1d: ("method", "atleast_1d", ()),
+    torch.atleast_2d: ("method", "atleast_2d", ()),
+    torch.atleast_3d: ("method", "atleast_3d", ()),
+    torch.narrow: ("method", "narrow", ()),
+    # spec/binary.yaml
+    torch.add: ("method", "add", ()),
+    torch.sub: ("method", "sub", ()),
+    torch.rsub: ("method", "rsub", ()),
+    torch.mul: ("method", "mul", ()),
+    torch.div: ("method", "div", ()),
+    torch.pow: ("method", "pow", ()),
+    torch.remainder: ("method", "mod", ()),
+    torch.maximum: ("method", "maximum", ()),
+    torch.minimum: ("method", "minimum", ()),
+    torch.clamp_min: ("method", "clamp_min", ()),
+    torch.clamp_max: ("method", "clamp_max", ()),
+    torch.clamp: ("method", "clamp", ()),
+    torch.lerp: ("method", "lerp", ()),
+    torch.addcmul: ("method", "addcmul", ()),
+    torch.addcdiv: ("method", "addcdiv", ()),
+    torch.bitwise_and: ("method", "bitwise_and", ()),
+    torch.logical_and: ("method", "logical_and", ()),
+    torch.bitwise_or: ("method", "__or__", ()),
+    torch.bitwise_xor: ("method", "__xor__", ()),
+    torch.eq: ("method", "__eq__", ()),
+    torch.ne: ("method", "__ne__", ()),
+    torch.lt: ("method", "__lt__", ()),
+    torch.le: ("method", "__le__", ()),
+    torch.gt: ("method", "__gt__", ()),
+    torch.ge: ("method", "__ge__", ()),
+    # spec/device.yaml
+    torch.detach: ("method", "detach", ()),
+    torch.zero_: ("method", "zero_", ()),
+    torch.clone: ("method", "clone", ()),
+    torch.zeros_like: ("function", zeros_like, ()),
+    torch.ones_like: ("function", ones_like, ()),
+    torch.empty_like: ("function", empty_like, ()),
+    torch.full_like: ("function", full_like, ()),
+    torch.rand_like: ("function", rand_like, ()),
+    torch.randn_like: ("function", randn_like, ()),
+    # spec/indexing.yaml
+    torch.split: ("method", "split", ()),
+    torch.chunk: ("method", "chunk", ()),
+    torch.tensor_split: ("method", "tensor_split", ()),
+    torch.unbind: ("method", "unbind", ()),
+    torch.gather: ("method", "gather", ()),
+    torch.masked_fill: ("method", "masked_fill", ()),
+    torch.where: ("method", "where", ("condition", "self", "other")),
+    # spec/pointwise.yaml
+    torch.abs: ("method", "abs", ()),
+    torch.acos: ("method", "acos", ()),
+    torch.asin: ("method", "asin", ()),
+    torch.atan: ("method", "atan", ()),
+    torch.ceil: ("method", "ceil", ()),
+    torch.cos: ("method", "cos", ()),
+    torch.cosh: ("method", "cosh", ()),
+    torch.erf: ("method", "erf", ()),
+    torch.erfc: ("method", "erfc", ()),
+    torch.exp: ("method", "exp", ()),
+    torch.expm1: ("method", "expm1", ()),
+    torch.floor: ("method", "floor", ()),
+    torch.frac: ("method", "frac", ()),
+    torch.lgamma: ("method", "lgamma", ()),
+    torch.log: ("method", "log", ()),
+    torch.log10: ("method", "log10", ()),
+    torch.log1p: ("method", "log1p", ()),
+    torch.log2: ("method", "log2", ()),
+    torch.neg: ("method", "neg", ()),
+    torch.reciprocal: ("method", "reciprocal", ()),
+    torch.round: ("method", "round", ()),
+    torch.sigmoid: ("method", "sigmoid", ()),
+    torch.sign: ("method", "sign", ()),
+    torch.sin: ("method", "sin", ()),
+    torch.sinh: ("method", "sinh", ()),
+    torch.sqrt: ("method", "sqrt", ()),
+    torch.tan: ("method", "tan", ()),
+    torch.tanh: ("method", "tanh", ()),
+    torch.trunc: ("method", "trunc", ()),
+    torch.isfinite: ("method", "isfinite", ()),
+    torch.isnan: ("method", "isnan", ()),
+    torch.isneginf: ("method", "isneginf", ()),
+    torch.isposinf: ("method", "isposinf", ()),
+    torch.isreal: ("method", "isreal", ()),
+    torch.bitwise_not: ("method", "__invert__", ()),
+    # spec/reduction.yaml
+    torch.sum: ("method", "sum", ()),
+    torch.nansum: ("method", "nansum", ()),
+    torch.mean: ("method", "mean", ()),
+    torch.nanmean: ("method", "nanmean", ()),
+    torch.prod: ("method", "prod", ()),
+    torch.std: ("method", "std", ()),
+    torch.var: ("method", "var", ()),
+    torch.min: ("method", "min", ()),
+    torch.max: ("method", "max", ()),
+    torch.amin: ("method", "amin", ()),
+    torch.amax: ("method", "amax", ()),
+    torch.all: ("method", "all", ()),
+    torch.any: ("method", "any", ()),
+    torch.logsumexp: ("method", "logsumexp", ()),
+    torch.quantile: ("method", "quantile", ()),
+    torch.cummin: ("method", "cummin", ()),
+    torch.cummax: ("method", "cummax", ()),
+    torch.softmax: ("method", "softmax", ()),
+    # spec/stacking.yaml
+    torch.stack: ("classmethod", "stack", ()),
+    torch.cat: ("classmethod", "cat", ()),
+    torch.concat: ("classmethod", "cat", ()),
+    torch.concatenate: ("classmethod", "cat", ()),
+}

@@ -1,0 +1,1549 @@
+"""LazyStackedTensorDict: several tensordicts seen as one, stacked along a batch dim,
+without copying anything.
+
+The stack keeps the original tensordicts (its *members*) in ``tensordicts``. Nothing is
+stacked when the stack is built: reading a key stacks the members' tensors on demand,
+writing a key or an index writes into the members, and indexing along the stack dim
+returns the members themselves (``stack[0] is members[0]``). Members share their batch
+size but may differ in the shapes of their tensors past the batch dims (the repr shows
+``-1`` for a dim that differs) and in their keys: keys that only some members hold are
+*exclusive* and are left out of ``keys()`` (the repr lists them under
+``exclusive_fields``).
+
+Every primitive of :class:`~tensordict.base.TensorDictBase` is implemented here in terms
+of the members, so the shared behaviour (nested keys, ``apply``, ``update``, ...) and
+the generated leaf-wise ops work on a stack; leaf-wise ops run member by member, so
+members of different shapes are fine. :meth:`densify` and :meth:`to_tensordict` turn a
+stack into a dense :class:`~tensordict.TensorDict`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from tensordict import _errors
+from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
+from tensordict._keys import NestedKey, unravel_key_to_tuple
+from tensordict._repr import _indent, entry_repr, tensor_shape
+from tensordict._td import (
+    TensorDict,
+    _indexed_batch_shape,
+    _normalize_index,
+    _parse_batch_size,
+    _parse_device,
+)
+from tensordict.base import (
+    _MISSING,
+    NO_DEFAULT,
+    TensorDictBase,
+    _Filled,
+    _KeysView,
+    _looks_like_key,
+    is_tensor_collection,
+)
+
+__all__ = [
+    "LazyStackedTensorDict",
+    "dense_stack_tds",
+    "lazy_stack",
+    "maybe_dense_stack",
+]
+
+_FULL = slice(None)
+
+
+class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
+    """A lazy stack of tensordicts along ``stack_dim``.
+
+    >>> a = TensorDict(x=torch.zeros(3), batch_size=[3])
+    >>> b = TensorDict(x=torch.ones(3), batch_size=[3])
+    >>> stack = LazyStackedTensorDict(a, b, stack_dim=0)
+    >>> stack.batch_size
+    torch.Size([2, 3])
+    >>> stack[0] is a
+    True
+    >>> stack["x"] = torch.full((2, 3), 2.0)  # written into a and b
+    >>> a["x"]
+    tensor([2., 2., 2.])
+
+    ``LazyStackedTensorDict(stack_dim=0)`` builds an empty stack that ``append``,
+    ``insert`` and ``extend`` grow.
+    """
+
+    __slots__ = (
+        "tensordicts",
+        "stack_dim",
+        "_batch_size",
+        "_device",
+        "_stack_dim_name",
+        "_is_locked",
+        "_last_lock_op",
+        "_lock_stack",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        *tensordicts: TensorDictBase,
+        stack_dim: int = 0,
+        hook_out: Callable | None = None,
+        hook_in: Callable | None = None,
+        batch_size: Sequence[int] | None = None,
+        device=None,
+        names: Sequence[str] | None = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+    ) -> None:
+        if hook_out is not None or hook_in is not None:
+            raise NotImplementedError(
+                "LazyStackedTensorDict: hook_in / hook_out are not supported"
+            )
+        if len(tensordicts) == 1 and isinstance(tensordicts[0], (list, tuple)):
+            tensordicts = tuple(tensordicts[0])
+        members = [_as_member(td, i) for i, td in enumerate(tensordicts)]
+        if not isinstance(stack_dim, int) or isinstance(stack_dim, bool):
+            raise TypeError(f"stack_dim must be an int, got {stack_dim!r}")
+        if members:
+            member_bs = members[0].batch_size
+            for i, td in enumerate(members[1:], 1):
+                if td.batch_size != member_bs:
+                    raise _member_batch_mismatch(i, td.batch_size, member_bs)
+            stack_dim = _check_stack_dim(stack_dim, len(member_bs))
+        elif stack_dim < 0:
+            raise ValueError(
+                "an empty LazyStackedTensorDict needs a non-negative stack_dim (the "
+                f"members' batch dims are not known yet), got {stack_dim}"
+            )
+        self.tensordicts = members
+        self.stack_dim = stack_dim
+        self._stack_dim_name = stack_dim_name
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        if device is not None:
+            device = _parse_device(device)
+            self.tensordicts = members = [
+                td if td.device == device else td._moved_to(device) for td in members
+            ]
+        self._refresh()
+        if batch_size is not None:
+            batch_size = _parse_batch_size(batch_size)
+            if members and batch_size != self._batch_size:
+                raise RuntimeError(
+                    f"LazyStackedTensorDict: batch_size {tuple(batch_size)} does not "
+                    f"match the stack of {len(members)} tensordicts of batch size "
+                    f"{tuple(members[0].batch_size)} along dim {stack_dim} "
+                    f"({tuple(self._batch_size)})"
+                )
+            if not members:
+                if len(batch_size) <= stack_dim or batch_size[stack_dim] != 0:
+                    raise RuntimeError(
+                        f"LazyStackedTensorDict: an empty stack needs a batch_size "
+                        f"with 0 at the stack dim {stack_dim}, got {tuple(batch_size)}"
+                    )
+                self._batch_size = batch_size
+        if names is not None:
+            self.names = names
+        if strict_shape and members:
+            self._check_homogeneous("strict_shape=True")
+
+    @classmethod
+    def _new_unsafe(
+        cls, tensordicts: list, stack_dim: int, batch_size=None, stack_dim_name=None
+    ) -> "LazyStackedTensorDict":
+        """Build without validation: for stacks whose members are known to share
+        their batch size (results of indexing and of ops on a stack)."""
+        self = object.__new__(LazyStackedTensorDict)
+        self.tensordicts = tensordicts
+        self.stack_dim = stack_dim
+        self._stack_dim_name = stack_dim_name
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        if tensordicts:
+            first = tensordicts[0]
+            bs = first.batch_size
+            self._batch_size = bs[:stack_dim] + (len(tensordicts),) + bs[stack_dim:]
+            device = first.device
+            for td in tensordicts:
+                if td.device != device:
+                    device = None
+                    break
+            self._device = device
+        else:
+            self._batch_size = (
+                batch_size if batch_size is not None else torch.Size([0] * (stack_dim + 1))
+            )
+            self._device = None
+        return self
+
+    def _refresh(self) -> None:
+        """Recompute the batch size and the device from the members."""
+        tds = self.tensordicts
+        sd = self.stack_dim
+        if not tds:
+            self._batch_size = torch.Size([0] * (sd + 1))
+            self._device = None
+            return
+        bs = tds[0].batch_size
+        self._batch_size = bs[:sd] + (len(tds),) + bs[sd:]
+        device = tds[0].device
+        for td in tds:
+            if td.device != device:
+                device = None
+                break
+        self._device = device
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def lazy_stack(
+        cls,
+        items: Sequence[TensorDictBase],
+        dim: int = 0,
+        *,
+        device=None,
+        out: TensorDictBase | None = None,
+        stack_dim_name: str | None = None,
+        strict_shape: bool = False,
+        **kwargs: Any,
+    ):
+        """Stack ``items`` lazily along ``dim``: a :class:`LazyStackedTensorDict` that
+        keeps the items themselves (always lazy, whatever :func:`lazy_legacy` says).
+        Tensors are stacked with :func:`torch.stack`."""
+        return lazy_stack(
+            items,
+            dim,
+            device=device,
+            out=out,
+            stack_dim_name=stack_dim_name,
+            strict_shape=strict_shape,
+            **kwargs,
+        )
+
+    @classmethod
+    def maybe_dense_stack(
+        cls,
+        items: Sequence[TensorDictBase],
+        dim: int = 0,
+        out: TensorDictBase | None = None,
+        strict: bool = False,
+        **kwargs: Any,
+    ):
+        """A dense stack where the items allow it, a lazy one otherwise."""
+        return maybe_dense_stack(items, dim, out=out, strict=strict, **kwargs)
+
+    def append(self, tensordict: TensorDictBase) -> None:
+        """Add ``tensordict`` at the end of the stack."""
+        self.insert(len(self.tensordicts), tensordict)
+
+    def insert(self, index: int, tensordict: TensorDictBase) -> None:
+        """Add ``tensordict`` at position ``index`` of the stack dim."""
+        if self._is_locked:
+            raise _errors.locked("add a tensordict to the lazy stack")
+        member = self._check_new_member(tensordict, len(self.tensordicts))
+        self.tensordicts.insert(index, member)
+        self._refresh()
+
+    def extend(self, tensordict: "list[TensorDictBase] | TensorDictBase") -> None:
+        """Add several tensordicts at the end: a list, or a tensordict whose slices
+        along the stack dim are appended."""
+        if self._is_locked:
+            raise _errors.locked("add tensordicts to the lazy stack")
+        if isinstance(tensordict, LazyStackedTensorDict) and (
+            tensordict.stack_dim == self.stack_dim
+        ):
+            new = list(tensordict.tensordicts)
+        elif isinstance(tensordict, TensorDictBase) or is_tensor_collection(tensordict):
+            new = list(_unbind(tensordict, self.stack_dim))
+        else:
+            new = list(tensordict)
+        start = len(self.tensordicts)
+        members = []
+        for i, td in enumerate(new):
+            members.append(self._check_new_member(td, start + i, members))
+        self.tensordicts.extend(members)
+        self._refresh()
+
+    def _check_new_member(self, td, position, pending=()):
+        td = _as_member(td, position)
+        reference = self.tensordicts[0] if self.tensordicts else None
+        if reference is None and pending:
+            reference = pending[0]
+        if reference is not None:
+            if td.batch_size != reference.batch_size:
+                raise _member_batch_mismatch(
+                    position, td.batch_size, reference.batch_size
+                )
+        elif td.batch_dims < self.stack_dim:
+            raise ValueError(
+                f"cannot stack a tensordict of batch size {tuple(td.batch_size)} along "
+                f"dim {self.stack_dim}: it has only {td.batch_dims} batch dims"
+            )
+        return td
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def batch_size(self) -> torch.Size:
+        """The members' batch size with the number of members inserted at the stack
+        dim."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value) -> None:
+        new = _parse_batch_size(value)
+        sd = self.stack_dim
+        n = len(self.tensordicts)
+        if len(new) <= sd or new[sd] != n:
+            raise RuntimeError(
+                f"cannot set the batch_size of a lazy stack to {tuple(new)}: dim {sd} "
+                f"is the stack dim and must stay {n} (the number of stacked "
+                f"tensordicts)"
+            )
+        member_bs = new[:sd] + new[sd + 1 :]
+        for td in self.tensordicts:
+            td.batch_size = member_bs
+        self._batch_size = new
+
+    @property
+    def names(self) -> list:
+        """One name (or None) per batch dim; the stack dim's is ``stack_dim_name``."""
+        tds = self.tensordicts
+        if tds:
+            member = list(getattr(tds[0], "names", [None] * tds[0].batch_dims))
+        else:
+            member = [None] * (len(self._batch_size) - 1)
+        member.insert(self.stack_dim, self._stack_dim_name)
+        return member
+
+    @names.setter
+    def names(self, value) -> None:
+        if value is None:
+            value = [None] * len(self._batch_size)
+        value = list(value)
+        if len(value) != len(self._batch_size):
+            raise ValueError(
+                f"names {value} must give one name per batch dim "
+                f"({len(self._batch_size)} batch dims)"
+            )
+        sd = self.stack_dim
+        self._stack_dim_name = value[sd]
+        member = value[:sd] + value[sd + 1 :]
+        for td in self.tensordicts:
+            if hasattr(td, "names"):
+                td.names = member
+
+    @property
+    def stack_dim_name(self) -> str | None:
+        return self._stack_dim_name
+
+    def get_item_shape(self, key: NestedKey) -> torch.Size:
+        """The shape the entry at ``key`` would have if stacked, with ``-1`` for the
+        dims where the members differ (nothing is stacked)."""
+        path = unravel_key_to_tuple(key)
+        vals = [td.get(path) for td in self.tensordicts]
+        if vals and isinstance(vals[0], TensorDictBase):
+            return LazyStackedTensorDict._new_unsafe(vals, self.stack_dim).batch_size
+        return _stacked_shape(vals, self.stack_dim, len(self._batch_size))
+
+    # ------------------------------------------------------------------ primitives
+    def _member_values(self, key: str) -> list:
+        """Each member's entry at ``key`` (``_MISSING`` where a member lacks it)."""
+        out = []
+        for td in self.tensordicts:
+            if type(td) is TensorDict:
+                out.append(td._tensordict.get(key, _MISSING))
+            else:
+                out.append(td._get_str(key, _MISSING, missing_ok=True))
+        return out
+
+    def _own_keys(self):
+        tds = self.tensordicts
+        if not tds:
+            return []
+        first = tds[0]._own_keys()
+        if len(tds) == 1:
+            return list(first)
+        others = [td._own_keys() for td in tds[1:]]
+        return [key for key in first if all(key in keys for keys in others)]
+
+    def _own_items(self):
+        return [(key, self._get_str(key, NO_DEFAULT)) for key in self._own_keys()]
+
+    def _own_values(self):
+        return [self._get_str(key, NO_DEFAULT) for key in self._own_keys()]
+
+    def _exclusive_keys(self) -> list[list[str]]:
+        """For each member, the keys it holds that not every member holds."""
+        common = set(self._own_keys())
+        return [[k for k in td._own_keys() if k not in common] for td in self.tensordicts]
+
+    def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
+        return self._combine(key, self._member_values(key), default, missing_ok)
+
+    def _get_path(self, key, default=NO_DEFAULT):
+        if len(key) == 1:
+            return self._get_str(key[0], default)
+        vals = [td.get(key, _MISSING) for td in self.tensordicts]
+        return self._combine(key, vals, default, False)
+
+    def _combine(self, key, vals, default, missing_ok):
+        """The stacked value of the members' entries ``vals`` at ``key``."""
+        if not vals or any(v is _MISSING for v in vals):
+            if default is not NO_DEFAULT or missing_ok:
+                return default
+            holders = [i for i, v in enumerate(vals) if v is not _MISSING]
+            if not holders:
+                raise _errors.key_missing(key, self.keys(True))
+            raise KeyError(
+                f"key {_errors._fmt_key(key)} is exclusive to the stacked tensordicts "
+                f"at indices {holders} of {len(vals)}: it cannot be read from the lazy "
+                f"stack (read it from those tensordicts, or pass a default)"
+            )
+        first = vals[0]
+        sd = self.stack_dim
+        if isinstance(first, Tensor):
+            return _stack_leaves(key, vals, sd)
+        if _is_nested(first):
+            _check_nested_batch(key, vals)
+            return LazyStackedTensorDict._new_unsafe(vals, sd)
+        if is_tensor_collection(first) and not _is_non_tensor(first):
+            return _stack_tensorclasses(key, vals, sd)
+        return _stack_non_tensor(vals, sd, self.tensordicts[0].batch_size)
+
+    def get(self, key: NestedKey, *args, **kwargs) -> Any:
+        """The entry at ``key`` (stacked on demand); ``get(key, default)`` returns
+        ``default`` if missing. For members whose tensors differ in shape,
+        ``as_list=True`` returns the members' tensors, ``as_nested_tensor=True`` a
+        ``torch.nested`` tensor (``layout=``), ``as_padded_tensor=True`` a padded
+        stack (``padding_value=``, ``padding_side=``)."""
+        as_list = kwargs.pop("as_list", False)
+        as_nested = kwargs.pop("as_nested_tensor", False)
+        as_padded = kwargs.pop("as_padded_tensor", False)
+        layout = kwargs.pop("layout", None)
+        padding_value = kwargs.pop("padding_value", 0.0)
+        padding_side = kwargs.pop("padding_side", "right")
+        if as_nested:
+            default = args[0] if args else kwargs.get("default", NO_DEFAULT)
+            return self.get_nestedtensor(key, default, layout=layout)
+        if as_list or as_padded:
+            path = unravel_key_to_tuple(key)
+            vals = [td.get(path, *args, **kwargs) for td in self.tensordicts]
+            if as_list:
+                return vals
+            return _pad_and_stack(vals, self.stack_dim, padding_value, padding_side)
+        return TensorDictBase.get(self, key, *args, **kwargs)
+
+    def __getitem__(self, index):
+        if type(index) is str:
+            return self._get_str(index, NO_DEFAULT)
+        if type(index) is int and self.stack_dim == 0:
+            try:
+                return self.tensordicts[index]
+            except IndexError:
+                raise _stack_index_error(index, len(self.tensordicts)) from None
+        if isinstance(index, tuple) and index and _looks_like_key(index):
+            return self._get_path(unravel_key_to_tuple(index))
+        return self._index(index)
+
+    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+        tds = self.tensordicts
+        if self._is_locked and not inplace:
+            raise _errors.locked(f"set the key {key!r}")
+        parts = self._split_value(key, value, validated)
+        for td, part in zip(tds, parts):
+            td._set_str(key, part, inplace=inplace, validated=validated)
+
+    def _split_value(self, key, value, validated):
+        """``value`` (shaped like this stack) cut into one value per member."""
+        tds = self.tensordicts
+        n = len(tds)
+        sd = self.stack_dim
+        bs = self._batch_size
+        if isinstance(value, Tensor):
+            if not validated and tuple(tensor_shape(value)[: len(bs)]) != tuple(bs):
+                raise _errors.batch_mismatch(key, tensor_shape(value), bs)
+            return value.unbind(sd)
+        if isinstance(value, LazyStackedTensorDict) and value.stack_dim == sd and (
+            len(value.tensordicts) == n
+        ):
+            return value.tensordicts
+        if isinstance(value, TensorDictBase) or is_tensor_collection(value):
+            if not validated and value.batch_size[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, value.batch_size, bs)
+            return _unbind(value, sd)
+        if isinstance(value, dict):
+            return _unbind(TensorDict(value, batch_size=bs, device=self._device), sd)
+        if isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)) or (
+            isinstance(value, (list, tuple)) and not _is_text_list(value)
+        ):
+            try:
+                tensor = torch.as_tensor(value, device=self._device)
+            except (TypeError, ValueError, RuntimeError):
+                return [value] * n
+            if tensor.shape[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, tensor.shape, bs)
+            return tensor.unbind(sd)
+        return [value] * n  # non-tensor data: every member gets it
+
+    def _del_str(self, key: str) -> None:
+        if self._is_locked:
+            raise _errors.locked(f"delete the key {key!r}")
+        found = False
+        for td in self.tensordicts:
+            if td._get_str(key, _MISSING, missing_ok=True) is not _MISSING:
+                td._del_str(key)
+                found = True
+        if not found:
+            raise _errors.key_missing(key, self.keys())
+
+    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        if batch_size is None and self.tensordicts:
+            return LazyStackedTensorDict._new_unsafe(
+                [td._new_empty(device=device) for td in self.tensordicts],
+                self.stack_dim,
+                stack_dim_name=self._stack_dim_name,
+            )
+        bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
+        dev = self._device if device is NO_DEFAULT else _parse_device(device)
+        out = TensorDict._new_unsafe({}, bs, dev, None)
+        if names is not NO_DEFAULT and names is not None:
+            out.names = names
+        return out
+
+    def _create_nested_str(self, key: str) -> TensorDictBase:
+        nested = self._new_empty()
+        self._set_str(key, nested, inplace=False, validated=True)
+        return nested
+
+    def _replace_contents(self, other) -> None:
+        for td, new in zip(self.tensordicts, other.tensordicts):
+            td._replace_contents(new)
+
+    def _set_lock(self, locked: bool) -> None:
+        self._is_locked = locked
+        for td in self.tensordicts:
+            td._set_lock(locked)
+
+    # ------------------------------------------------------------------ keys
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
+        *,
+        sort: bool = False,
+    ) -> "_LazyKeysView":
+        """The keys every stacked tensordict holds (exclusive keys are left out);
+        nested ones as tuples when ``include_nested``. Nothing is stacked."""
+        return _LazyKeysView(self, include_nested, leaves_only, is_leaf, sort)
+
+    def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
+        if with_values:
+            return TensorDictBase._walk(
+                self, include_nested, leaves_only, is_leaf, with_values
+            )
+        out: list = []
+        _walk_keys(self, include_nested, leaves_only, is_leaf, (), out)
+        return out
+
+    # ------------------------------------------------------------------ indexing
+    def _decompose(self, index):
+        """Split a batch index into what it does at the stack dim, the index every
+        member gets, and where the stack dim lands in the result. ``None`` when
+        per-member indexing cannot reproduce the index (several advanced indices, a
+        boolean mask across the stack dim and others, ...)."""
+        bs = self._batch_size
+        sd = self.stack_dim
+        idx = _normalize_index(index, bs)
+        parts = idx if type(idx) is tuple else (idx,)
+        member_parts: list = []
+        stack_part: Any = _FULL
+        stack_out = None
+        found = False
+        advanced = 0
+        d = 0  # batch dims consumed so far
+        o = 0  # result dims produced so far
+        for part in parts:
+            if part is None:
+                member_parts.append(None)
+                o += 1
+                continue
+            if isinstance(part, (bool, np.bool_)):
+                return None
+            if isinstance(part, (list, range)):
+                part = torch.as_tensor(list(part)) if len(part) else torch.zeros(
+                    0, dtype=torch.long
+                )
+            elif isinstance(part, np.ndarray):
+                part = torch.from_numpy(part)
+            elif isinstance(part, np.integer):
+                part = int(part)
+            if isinstance(part, Tensor):
+                if part.dtype is torch.bool:
+                    k = part.ndim
+                    if k == 0:
+                        return None
+                    advanced += 1
+                    if d <= sd < d + k:
+                        if k != 1:
+                            return None
+                        if part.shape[0] != bs[sd]:
+                            raise IndexError(
+                                f"the boolean mask of length {part.shape[0]} does not "
+                                f"match the stack dim of size {bs[sd]}"
+                            )
+                        stack_part = part.nonzero().squeeze(-1)
+                        stack_out = o
+                        found = True
+                    else:
+                        member_parts.append(part)
+                    d += k
+                    o += 1
+                    continue
+                if part.is_floating_point() or part.is_complex():
+                    raise IndexError(
+                        f"tensors used as indices must be integer or boolean, got "
+                        f"{part.dtype}"
+                    )
+                if part.ndim == 0:
+                    part = int(part)
+                else:
+                    advanced += 1
+                    if d == sd:
+                        stack_part = part
+                        stack_out = o
+                        found = True
+                    else:
+                        member_parts.append(part)
+                    d += 1
+                    o += part.ndim
+                    continue
+            if isinstance(part, int):
+                if d == sd:
+                    stack_part = part
+                    found = True
+                else:
+                    member_parts.append(part)
+                d += 1
+                continue
+            if isinstance(part, slice):
+                if d == sd:
+                    stack_part = part
+                    stack_out = o
+                    found = True
+                else:
+                    member_parts.append(part)
+                d += 1
+                o += 1
+                continue
+            return None
+        if advanced > 1:
+            return None
+        if not found:
+            stack_out = o + (sd - d)
+        while member_parts and isinstance(member_parts[-1], slice) and (
+            member_parts[-1] == _FULL
+        ):
+            member_parts.pop()
+        return stack_part, tuple(member_parts), stack_out
+
+    def _member_ids(self, stack_part) -> list[int]:
+        n = len(self.tensordicts)
+        if isinstance(stack_part, slice):
+            return list(range(n)[stack_part])
+        ids = stack_part.tolist()
+        for i in ids:
+            if not -n <= i < n:
+                raise _stack_index_error(i, n)
+        return [i % n for i in ids]
+
+    def _index(self, index) -> TensorDictBase:
+        dec = self._decompose(index)
+        if dec is None:
+            return self._dense_for("index it with", index)._index(index)
+        stack_part, member_index, stack_out = dec
+        tds = self.tensordicts
+        n = len(tds)
+
+        def member(i):
+            td = tds[i]
+            return td._index(member_index) if member_index else td
+
+        if isinstance(stack_part, int):
+            if not -n <= stack_part < n:
+                raise _stack_index_error(stack_part, n)
+            return member(stack_part)
+        if isinstance(stack_part, Tensor) and stack_part.ndim > 1:
+            if stack_part.numel() == 0:
+                return self._empty_result(index, stack_out)
+            for i in stack_part.reshape(-1).tolist():
+                if not -n <= i < n:
+                    raise _stack_index_error(i, n)
+
+            def build(t):
+                if t.ndim == 1:
+                    return LazyStackedTensorDict._new_unsafe(
+                        [member(i) for i in t.tolist()], stack_out
+                    )
+                return LazyStackedTensorDict._new_unsafe(
+                    [build(s) for s in t.unbind(0)], stack_out
+                )
+
+            return build(stack_part)
+        ids = self._member_ids(stack_part)
+        if not ids:
+            return self._empty_result(index, stack_out)
+        return LazyStackedTensorDict._new_unsafe(
+            [member(i) for i in ids], stack_out, stack_dim_name=self._stack_dim_name
+        )
+
+    def _empty_result(self, index, stack_out):
+        bs = _indexed_batch_shape(self._batch_size, _normalize_index(index, self._batch_size))
+        return LazyStackedTensorDict._new_unsafe([], stack_out, batch_size=bs)
+
+    def _set_at_index(self, index, value) -> None:
+        dec = self._decompose(index)
+        if dec is not None:
+            stack_part, member_index, stack_out = dec
+            tds = self.tensordicts
+            n = len(tds)
+            if isinstance(stack_part, int):
+                if not -n <= stack_part < n:
+                    raise _stack_index_error(stack_part, n)
+                tds[stack_part]._set_at_index(member_index, value)
+                return
+            if not (isinstance(stack_part, Tensor) and stack_part.ndim > 1):
+                ids = self._member_ids(stack_part)
+                result_bs = _indexed_batch_shape(
+                    self._batch_size, _normalize_index(index, self._batch_size)
+                )
+                parts = _split_for_index(value, len(ids), stack_out, len(result_bs))
+                if parts is not None:
+                    for i, part in zip(ids, parts):
+                        tds[i]._set_at_index(member_index, part)
+                    return
+        # an index the members cannot take one by one: write through a dense copy
+        dense = self._dense_for("write at the index", index)
+        dense._set_at_index(index, value)
+        self.update(dense, inplace=True)
+
+    def _dense_for(self, action: str, index) -> TensorDict:
+        try:
+            return self.to_tensordict()
+        except RuntimeError as err:
+            raise RuntimeError(
+                f"cannot {action} {index!r}: this index mixes the stack dim "
+                f"{self.stack_dim} with other advanced indices, which needs a dense "
+                f"copy, and the stacked tensordicts cannot be stacked densely ({err})"
+            ) from None
+
+    # ------------------------------------------------------------------ leaves
+    def _leaves(self) -> list[Tensor]:
+        out: list[Tensor] = []
+        for td in self.tensordicts:
+            out.extend(td._leaves())
+        return out
+
+    def _leaves_and_rebuild(self):
+        leaves: list[Tensor] = []
+        rebuilds = []
+        counts = []
+        for td in self.tensordicts:
+            member_leaves, member_rebuild = td._leaves_and_rebuild()
+            leaves.extend(member_leaves)
+            rebuilds.append(member_rebuild)
+            counts.append(len(member_leaves))
+        total = len(leaves)
+        sd = self.stack_dim
+        n = len(self.tensordicts)
+        name = self._stack_dim_name
+        empty_bs = self._batch_size
+
+        def rebuild(new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+            """A lazy stack of the members rebuilt from ``new_leaves`` (each member
+            takes its own leaves, in order). ``batch_size`` must keep the stack dim."""
+            if len(new_leaves) != total:
+                raise ValueError(f"rebuild expected {total} leaves, got {len(new_leaves)}")
+            member_bs = None
+            if batch_size is not None:
+                bs = _parse_batch_size(batch_size)
+                if len(bs) <= sd or bs[sd] != n:
+                    raise ValueError(
+                        f"cannot rebuild a lazy stack of {n} tensordicts (stack dim "
+                        f"{sd}) with batch_size {tuple(bs)}"
+                    )
+                member_bs = bs[:sd] + bs[sd + 1 :]
+            member_names = NO_DEFAULT
+            stack_name = name
+            if names is not NO_DEFAULT and names is not None:
+                names = list(names)
+                stack_name = names[sd]
+                member_names = names[:sd] + names[sd + 1 :]
+            members = []
+            start = 0
+            for member_rebuild, count in zip(rebuilds, counts):
+                members.append(
+                    member_rebuild(
+                        new_leaves[start : start + count],
+                        batch_size=member_bs,
+                        device=device,
+                        names=member_names,
+                    )
+                )
+                start += count
+            return LazyStackedTensorDict._new_unsafe(
+                members,
+                sd,
+                batch_size=empty_bs if batch_size is None else bs,
+                stack_dim_name=stack_name,
+            )
+
+        return leaves, rebuild
+
+    def _operand_leaves(self, other, op: str, default=None) -> list:
+        out: list = []
+        parts = self._split_other(other, op)
+        for td, part in zip(self.tensordicts, parts):
+            out.extend(td._operand_leaves(part, op, default))
+        return out
+
+    def _tensor_operand_leaves(self, tensor: Tensor, take=None) -> list:
+        """A tensor operand, one per leaf (aligned with :meth:`_leaves`): what each
+        stacked tensordict's leaf meets in ``stacked_leaf OP tensor``. Broadcasting
+        aligns the tensor with the stacked leaf on the right; where it reaches the
+        stack dim, each stacked tensordict gets its own slice of it."""
+        if take is None:
+
+            def take(ndim):
+                return tensor
+
+        sd = self.stack_dim
+        out: list = []
+        for i, td in enumerate(self.tensordicts):
+
+            def member_take(ndim, i=i):
+                t = take(ndim + 1)  # aligned with the stacked leaf, one dim more
+                j = t.ndim - (ndim + 1 - sd)
+                if j < 0:
+                    return t
+                return t.select(j, 0 if t.shape[j] == 1 else i)
+
+            if isinstance(td, LazyStackedTensorDict):
+                out.extend(td._tensor_operand_leaves(tensor, member_take))
+            else:
+                out.extend(member_take(leaf.ndim) for leaf in td._leaves())
+        return out
+
+    def _split_other(self, other, op: str) -> list:
+        """A tensordict shaped like this stack, cut into one per member."""
+        n = len(self.tensordicts)
+        sd = self.stack_dim
+        if isinstance(other, LazyStackedTensorDict) and other.stack_dim == sd and (
+            len(other.tensordicts) == n
+        ):
+            return other.tensordicts
+        if isinstance(other, _Filled):
+            return [_Filled(td, other._value) for td in self.tensordicts]
+        if is_tensor_collection(other) and not isinstance(other, TensorDictBase):
+            other = other._tensordict
+        bs = self._batch_size
+        if other.batch_size[: len(bs)] != bs:
+            raise RuntimeError(
+                f"{op}: the other tensordict has batch_size {tuple(other.batch_size)}, "
+                f"which does not match the lazy stack's {tuple(bs)}"
+            )
+        return list(_unbind(other, sd))
+
+    def _moved_to(self, device) -> "LazyStackedTensorDict":
+        return LazyStackedTensorDict._new_unsafe(
+            [td._moved_to(device) for td in self.tensordicts],
+            self.stack_dim,
+            stack_dim_name=self._stack_dim_name,
+        )
+
+    # ------------------------------------------------------------------ per member
+    def _restack(self, members: list, stack_dim: int) -> "LazyStackedTensorDict":
+        """A lazy stack of ``members`` (results of an op on each stacked tensordict)
+        along ``stack_dim``."""
+        if not members:
+            return LazyStackedTensorDict._new_unsafe([], stack_dim)
+        return LazyStackedTensorDict._new_unsafe(members, stack_dim)
+
+    def _dense_op(self, op: str) -> TensorDict:
+        """The dense stack, for an op that needs it (it crosses the stack dim, or
+        reads every entry stacked); an error naming ``op`` where the stacked
+        tensordicts cannot be stacked densely."""
+        try:
+            return _dense_stack(self, None)
+        except RuntimeError as err:
+            raise RuntimeError(
+                f"{op}(): on a LazyStackedTensorDict this op runs on the dense stack "
+                f"(it crosses the stack dim {self.stack_dim}), but the stacked "
+                f"tensordicts cannot be stacked densely: {err}"
+            ) from None
+
+    def _write_back(self, dense: TensorDictBase) -> "LazyStackedTensorDict":
+        """Copy the entries of ``dense`` (shaped like this stack) into the stacked
+        tensordicts, in place; ``self``."""
+        self.update(dense, inplace=True)
+        return self
+
+    def _per_member(self, results) -> "LazyStackedTensorDict":
+        return LazyStackedTensorDict._new_unsafe(
+            results,
+            self.stack_dim,
+            batch_size=self._batch_size,
+            stack_dim_name=self._stack_dim_name,
+        )
+
+    def _apply(
+        self,
+        fn,
+        others,
+        *,
+        named,
+        nested_keys,
+        prefix,
+        batch_size,
+        device,
+        names,
+        inplace,
+        default,
+        filter_empty,
+        call_on_nested,
+    ):
+        if batch_size is not None or not self.tensordicts:
+            # a new batch size may drop the stack dim: build a dense result
+            return TensorDictBase._apply(
+                self,
+                fn,
+                others,
+                named=named,
+                nested_keys=nested_keys,
+                prefix=prefix,
+                batch_size=batch_size,
+                device=device,
+                names=names,
+                inplace=inplace,
+                default=default,
+                filter_empty=filter_empty,
+                call_on_nested=call_on_nested,
+            )
+        split = [self._split_other(other, "apply") for other in others]
+        results = []
+        for i, td in enumerate(self.tensordicts):
+            results.append(
+                td._apply(
+                    fn,
+                    [parts[i] for parts in split],
+                    named=named,
+                    nested_keys=nested_keys,
+                    prefix=prefix,
+                    batch_size=None,
+                    device=device,
+                    names=NO_DEFAULT,
+                    inplace=inplace,
+                    default=default,
+                    filter_empty=filter_empty,
+                    call_on_nested=call_on_nested,
+                )
+            )
+        if inplace:
+            return self
+        out = self._per_member(results)
+        if names is not NO_DEFAULT:
+            out.names = names
+        return out
+
+    def select(
+        self,
+        *keys: NestedKey,
+        inplace: bool = False,
+        strict: bool = True,
+        as_tensordict: bool = False,
+    ) -> TensorDictBase:
+        """A lazy stack of each member's selection (nested keys keep their
+        structure)."""
+        results = [
+            td.select(*keys, inplace=inplace, strict=strict) for td in self.tensordicts
+        ]
+        return self if inplace else self._per_member(results)
+
+    def exclude(self, *keys: NestedKey, inplace: bool = False) -> TensorDictBase:
+        """A lazy stack of each member without ``keys`` (missing keys are ignored)."""
+        results = [td.exclude(*keys, inplace=inplace) for td in self.tensordicts]
+        return self if inplace else self._per_member(results)
+
+    def set_(self, key: NestedKey, item: Any, *, non_blocking: bool = False):
+        """Update the existing entry at ``key`` in place, in every member."""
+        path = unravel_key_to_tuple(key)
+        if path not in self.keys(include_nested=True):
+            self._get_path(path)  # raises the KeyError naming the key
+        return self._set_path(path, item, inplace=True)
+
+    def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False):
+        """Rename the entry in every member (no copy)."""
+        if self._is_locked:
+            raise _errors.locked(f"rename the key {old_key!r}")
+        for td in self.tensordicts:
+            td.rename_key_(old_key, new_key, safe=safe)
+        return self
+
+    def flatten_keys(self, separator: str = ".", inplace: bool = False, is_leaf=None):
+        results = [
+            td.flatten_keys(separator, inplace=inplace, is_leaf=is_leaf)
+            for td in self.tensordicts
+        ]
+        return self if inplace else self._per_member(results)
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False):
+        results = [
+            td.unflatten_keys(separator, inplace=inplace) for td in self.tensordicts
+        ]
+        return self if inplace else self._per_member(results)
+
+    def empty(
+        self, recurse: bool = False, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
+    ) -> TensorDictBase:
+        if batch_size is not None or not self.tensordicts:
+            return TensorDictBase.empty(
+                self, recurse, batch_size=batch_size, device=device, names=names
+            )
+        return self._per_member(
+            [td.empty(recurse=recurse, device=device) for td in self.tensordicts]
+        )
+
+    # ------------------------------------------------------------------ dense forms
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A dense :class:`~tensordict.TensorDict` holding the stacked entries (copies;
+        exclusive keys are left out). Members whose tensors differ in shape cannot be
+        stacked: see :meth:`densify`."""
+        return _dense_stack(self, None)
+
+    def contiguous(self, *args, **kwargs) -> TensorDict:
+        """Same as :meth:`to_tensordict`."""
+        return _dense_stack(self, None)
+
+    def is_contiguous(self) -> bool:
+        return False
+
+    def densify(self, layout: torch.layout = torch.strided) -> TensorDict:
+        """A dense :class:`~tensordict.TensorDict`: entries whose shapes agree across
+        the members are stacked; the others become ``torch.nested`` tensors of the
+        given ``layout`` (``torch.strided`` or ``torch.jagged``), which needs the stack
+        dim to be the first dim."""
+        if layout not in (torch.strided, torch.jagged):
+            raise ValueError(
+                f"densify: layout must be torch.strided or torch.jagged, got {layout}"
+            )
+        with warnings.catch_warnings():
+            # torch warns that strided nested tensors are a prototype: asked for here
+            warnings.filterwarnings("ignore", message=".*nested tensors is in prototype")
+            return _dense_stack(self, layout)
+
+    def get_nestedtensor(
+        self, key: NestedKey, default: Any = NO_DEFAULT, *, layout=None
+    ) -> Any:
+        """The members' tensors at ``key`` as one ``torch.nested`` tensor (of
+        ``layout``, strided by default); the stack dim must be the first dim."""
+        path = unravel_key_to_tuple(key)
+        vals = [td.get(path, _MISSING) for td in self.tensordicts]
+        if any(v is _MISSING for v in vals):
+            if default is not NO_DEFAULT:
+                return default
+            return self._combine(path, vals, NO_DEFAULT, False)  # raises
+        if isinstance(vals[0], TensorDictBase):
+            nested = LazyStackedTensorDict._new_unsafe(vals, self.stack_dim)
+            return nested.densify(layout or torch.strided)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*nested tensors is in prototype")
+            return _nested(path, vals, self.stack_dim, layout or torch.strided)
+
+    def to_padded_tensor(self, padding: float = 0.0, mask_key: NestedKey | None = None):
+        """A dense :class:`~tensordict.TensorDict` where the members' tensors are
+        padded with ``padding`` to a common shape and stacked. With ``mask_key``, a
+        boolean mask of the real values is stored for each tensor under
+        ``(mask_key, *key)``."""
+        out = _dense_stack(self, "padded", padding=padding)
+        if mask_key is not None:
+            masks = _dense_stack(self, "mask")
+            for key, mask in masks.items(True, True):
+                out.set(unravel_key_to_tuple(mask_key) + unravel_key_to_tuple(key), mask)
+        return out
+
+    def _check_homogeneous(self, what: str) -> None:
+        first = self.tensordicts[0]
+        for i, td in enumerate(self.tensordicts[1:], 1):
+            if set(td.keys(True, True)) != set(first.keys(True, True)):
+                raise RuntimeError(f"{what}: the tensordict at index {i} has other keys")
+            for key in first.keys(True, True):
+                a, b = first.get(key), td.get(key)
+                if tensor_shape(a) != tensor_shape(b):
+                    raise RuntimeError(
+                        f"{what}: key {_errors._fmt_key(key)} has shape "
+                        f"{tuple(tensor_shape(b))} at index {i} but "
+                        f"{tuple(tensor_shape(a))} at index 0"
+                    )
+
+    # ------------------------------------------------------------------ repr
+    def __repr__(self) -> str:
+        return _lazy_repr(self)
+
+
+# ---------------------------------------------------------------------------------------
+# keys
+# ---------------------------------------------------------------------------------------
+
+
+class _LazyKeysView(_KeysView):
+    """Keys of a lazy stack: walked on the members' structure, nothing stacked."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        if not self._include_nested and not self._leaves_only:
+            return len(self._td._own_keys())
+        return sum(1 for _ in self)
+
+    def __contains__(self, key) -> bool:
+        try:
+            path = unravel_key_to_tuple(key)
+        except (TypeError, KeyError):
+            return False
+        if len(path) > 1 and not self._include_nested:
+            return False
+        td = self._td
+        for part in path[:-1]:
+            sub = td._get_str(part, None, missing_ok=True)
+            if not isinstance(sub, TensorDictBase):
+                return False
+            td = sub
+        if isinstance(td, LazyStackedTensorDict):
+            vals = td._member_values(path[-1])
+            if not vals or any(v is _MISSING for v in vals):
+                return False
+            kind = _kind(vals)
+        else:
+            value = td._get_str(path[-1], _MISSING, missing_ok=True)
+            if value is _MISSING:
+                return False
+            kind = type(value)
+        if self._leaves_only:
+            is_leaf = self._is_leaf or _default_is_leaf
+            return is_leaf(kind)
+        return True
+
+
+def _default_is_leaf(cls: type) -> bool:
+    return issubclass(cls, Tensor)
+
+
+def _kind(vals: list) -> type:
+    """The type the stacked value of ``vals`` has (without stacking)."""
+    first = vals[0]
+    if isinstance(first, Tensor):
+        return Tensor
+    if _is_nested(first):
+        return LazyStackedTensorDict
+    return type(first)
+
+
+def _walk_keys(td, include_nested, leaves_only, is_leaf, prefix, out) -> None:
+    # the key order and nesting of base._walk_default / _walk_custom, on member values
+    for key in td._own_keys():
+        vals = td._member_values(key)
+        kind = _kind(vals)
+        full = prefix + (key,)
+        name = full if prefix else key
+        is_node = kind is LazyStackedTensorDict and (
+            is_leaf is None or not is_leaf(kind)
+        )
+        if is_node:
+            if include_nested:
+                _check_nested_batch(full, vals)
+                sub = LazyStackedTensorDict._new_unsafe(vals, td.stack_dim)
+                _walk_keys(sub, True, leaves_only, is_leaf, full, out)
+            if leaves_only:
+                continue
+        elif leaves_only and not (is_leaf or _default_is_leaf)(kind):
+            continue
+        out.append(name)
+
+
+# ---------------------------------------------------------------------------------------
+# stacking values
+# ---------------------------------------------------------------------------------------
+
+
+def _as_member(td, position: int) -> TensorDictBase:
+    if isinstance(td, TensorDictBase):
+        return td
+    if is_tensor_collection(td):
+        return td._tensordict
+    raise TypeError(
+        f"LazyStackedTensorDict stacks tensordicts; the item at index {position} is a "
+        f"{type(td).__name__}"
+    )
+
+
+def _check_stack_dim(stack_dim: int, member_dims: int) -> int:
+    if not -(member_dims + 1) <= stack_dim <= member_dims:
+        raise IndexError(
+            f"stack_dim {stack_dim} is out of range for tensordicts with {member_dims} "
+            f"batch dims (expected a dim in [{-(member_dims + 1)}, {member_dims}])"
+        )
+    return stack_dim % (member_dims + 1)
+
+
+def _member_batch_mismatch(position, batch_size, expected) -> RuntimeError:
+    return RuntimeError(
+        f"cannot stack tensordicts of different batch sizes: the tensordict at index "
+        f"{position} has batch_size {tuple(batch_size)}, the stack holds tensordicts "
+        f"of batch_size {tuple(expected)}"
+    )
+
+
+def _stack_index_error(index, n) -> IndexError:
+    return IndexError(
+        f"index {index} is out of range for the stack dim of size {n} (a lazy stack "
+        f"of {n} tensordicts)"
+    )
+
+
+def _check_nested_batch(key, vals) -> None:
+    bs = vals[0].batch_size
+    for i, v in enumerate(vals[1:], 1):
+        if v.batch_size != bs:
+            raise RuntimeError(
+                f"cannot stack the nested tensordicts at key {_errors._fmt_key(key)}: "
+                f"the one at index {i} has batch_size {tuple(v.batch_size)}, the one "
+                f"at index 0 {tuple(bs)}"
+            )
+
+
+def _stack_leaves(key, vals: list, dim: int) -> Tensor:
+    try:
+        return torch.stack(vals, dim)
+    except RuntimeError:
+        shapes = [tuple(tensor_shape(v)) for v in vals]
+        if len(set(shapes)) > 1:
+            raise RuntimeError(
+                f"cannot stack the tensors at key {_errors._fmt_key(key)}: the stacked "
+                f"tensordicts hold tensors of shapes {shapes}. Read them with "
+                f"get(key, as_list=True), get(key, as_padded_tensor=True) or "
+                f"get_nestedtensor(key), or densify() the stack"
+            ) from None
+        raise
+
+
+def _is_nested(value) -> bool:
+    """A nested tensordict (not non-tensor data held as a tensordict)."""
+    return isinstance(value, TensorDictBase) and not value._is_non_tensor
+
+
+def _is_non_tensor(value) -> bool:
+    return getattr(value, "_is_non_tensor", False)
+
+
+def _stack_non_tensor(vals: list, dim: int, member_batch) -> Any:
+    """The members' non-tensor entries stacked as a dense stack holds them: the value
+    when they are all the same, a ``NonTensorStack`` otherwise."""
+    from tensordict.tensorclass import stack_non_tensor
+
+    return stack_non_tensor(vals, dim, member_batch)
+
+
+def _stack_tensorclasses(key, vals: list, dim: int) -> Any:
+    cls = type(vals[0])
+    inner = LazyStackedTensorDict._new_unsafe([v._tensordict for v in vals], dim)
+    from_td = getattr(cls, "_from_tensordict", None)
+    if from_td is None:
+        raise TypeError(
+            f"cannot stack the {cls.__name__} entries at key {_errors._fmt_key(key)}"
+        )
+    return from_td(inner)
+
+
+def _is_text_list(value) -> bool:
+    return any(isinstance(v, str) for v in value)
+
+
+def _unbind(td, dim: int) -> list:
+    """The slices of a tensordict (or tensor collection) along batch dim ``dim``."""
+    if isinstance(td, LazyStackedTensorDict) and td.stack_dim == dim:
+        return list(td.tensordicts)
+    prefix = (_FULL,) * dim
+    return [td[prefix + (i,)] for i in range(td.batch_size[dim])]
+
+
+def _split_for_index(value, count: int, dim: int, result_ndim: int):
+    """``value`` (what is written at an index whose result has the stack dim at
+    ``dim``) cut into ``count`` values, one per member; ``None`` when it cannot be."""
+    if isinstance(value, LazyStackedTensorDict) and value.stack_dim == dim and (
+        len(value.tensordicts) == count
+    ):
+        return value.tensordicts
+    if isinstance(value, TensorDictBase) or is_tensor_collection(value):
+        bs = value.batch_size
+        if len(bs) > dim and len(bs) >= result_ndim:
+            if bs[dim] != count:
+                return None
+            return _unbind(value, dim)
+        return [value] * count
+    if isinstance(value, dict):
+        split = {k: _split_for_index(v, count, dim, result_ndim) for k, v in value.items()}
+        if any(v is None for v in split.values()):
+            return None
+        return [{k: v[i] for k, v in split.items()} for i in range(count)]
+    if isinstance(value, (bool, int, float, complex)):
+        return [value] * count
+    if isinstance(value, Tensor):
+        if value.ndim >= result_ndim:
+            if value.shape[dim] != count:
+                return None
+            return list(value.unbind(dim))
+        if value.ndim < result_ndim - dim:
+            return [value] * count  # aligned on the right: the stack dim is not covered
+        return None
+    return [value] * count
+
+
+def _pad_and_stack(vals, dim, padding_value=0.0, padding_side="right") -> Tensor:
+    shapes = [tuple(v.shape) for v in vals]
+    ndim = len(shapes[0])
+    if any(len(s) != ndim for s in shapes):
+        raise RuntimeError(f"cannot pad tensors with different numbers of dims: {shapes}")
+    target = [max(s[i] for s in shapes) for i in range(ndim)]
+    padded = []
+    for v in vals:
+        pad: list[int] = []
+        for i in reversed(range(ndim)):
+            extra = target[i] - v.shape[i]
+            pad.extend((extra, 0) if padding_side == "left" else (0, extra))
+        padded.append(torch.nn.functional.pad(v, pad, value=padding_value) if any(pad) else v)
+    return torch.stack(padded, dim)
+
+
+def _pad_mask(vals, dim) -> Tensor:
+    shapes = [tuple(v.shape) for v in vals]
+    ndim = len(shapes[0])
+    target = [max(s[i] for s in shapes) for i in range(ndim)]
+    masks = []
+    for v in vals:
+        mask = torch.zeros(target, dtype=torch.bool, device=v.device)
+        mask[tuple(slice(0, s) for s in v.shape)] = True
+        masks.append(mask)
+    return torch.stack(masks, dim)
+
+
+def _nested(key, vals: list, dim: int, layout) -> Tensor:
+    if dim != 0:
+        raise RuntimeError(
+            f"cannot make a nested tensor of the entries at key "
+            f"{_errors._fmt_key(key)}: their shapes differ and the stack dim is {dim}, "
+            f"but torch.nested tensors stack along their first dim only"
+        )
+    dtype = vals[0].dtype
+    if any(v.dtype != dtype for v in vals):
+        for v in vals:
+            dtype = torch.promote_types(dtype, v.dtype)
+        vals = [v.to(dtype) for v in vals]
+    try:
+        return torch.nested.nested_tensor(vals, layout=layout)
+    except (RuntimeError, ValueError, TypeError) as err:
+        shapes = [tuple(v.shape) for v in vals]
+        raise RuntimeError(
+            f"cannot make a {layout} nested tensor of the entries at key "
+            f"{_errors._fmt_key(key)} (shapes {shapes}): {err}"
+        ) from None
+
+
+def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
+    """The stack as a dense TensorDict. ``mode``: None (entries must stack), a layout
+    (differing entries become nested tensors), ``"padded"`` or ``"mask"``."""
+    sd = stack.stack_dim
+    storage: dict = {}
+    for key in stack._own_keys():
+        vals = stack._member_values(key)
+        first = vals[0]
+        if isinstance(first, Tensor):
+            if mode is None:
+                storage[key] = _stack_leaves(key, vals, sd)
+            elif mode == "padded":
+                storage[key] = _pad_and_stack(vals, sd, padding)
+            elif mode == "mask":
+                storage[key] = _pad_mask(vals, sd)
+            elif not first.is_nested and all(
+                not v.is_nested and v.shape == first.shape for v in vals
+            ):
+                storage[key] = torch.stack(vals, sd)
+            else:
+                storage[key] = _nested(key, vals, sd, mode)
+        elif _is_nested(first):
+            _check_nested_batch(key, vals)
+            sub = LazyStackedTensorDict._new_unsafe(vals, sd)
+            storage[key] = _dense_stack(sub, mode, padding)
+        elif is_tensor_collection(first) and not _is_non_tensor(first):
+            inner = LazyStackedTensorDict._new_unsafe([v._tensordict for v in vals], sd)
+            storage[key] = type(first)._from_tensordict(_dense_stack(inner, mode, padding))
+        elif mode != "mask":
+            storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
+    return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, None)
+
+
+def _stacked_shape(vals: list, dim: int, ndim: int) -> torch.Size:
+    shapes = [tensor_shape(v) for v in vals]
+    first = shapes[0]
+    if any(len(s) != len(first) for s in shapes):
+        dims = [-1] * (len(first))
+        batch = ndim - 1
+        dims[:batch] = first[:batch]
+    else:
+        dims = [d if all(s[i] == d for s in shapes) else -1 for i, d in enumerate(first)]
+    dims.insert(dim, len(vals))
+    return torch.Size(dims)
+
+
+# ---------------------------------------------------------------------------------------
+# repr
+# ---------------------------------------------------------------------------------------
+
+
+def _block(name: str, lines: list[str]) -> str:
+    if not lines:
+        return f"{name}={{\n}}"
+    return f"{name}={{\n" + ",\n".join(_indent(line, 1) for line in lines) + "}"
+
+
+def _lazy_repr(td: LazyStackedTensorDict) -> str:
+    sd = td.stack_dim
+    ndim = len(td._batch_size)
+    fields = []
+    for key in sorted(td._own_keys()):
+        vals = td._member_values(key)
+        first = vals[0]
+        if isinstance(first, Tensor):
+            shape = _stacked_shape(vals, sd, ndim)
+            shared = all(v.is_shared() for v in vals)
+            text = (
+                f"Tensor(shape={shape!r}, device={first.device}, dtype={first.dtype}, "
+                f"is_shared={shared})"
+            )
+        elif _is_nested(first):
+            text = repr(LazyStackedTensorDict._new_unsafe(vals, sd))
+        else:
+            value = _stack_non_tensor(vals, sd, td.tensordicts[0].batch_size)
+            text = entry_repr(value, td)
+        fields.append(f"{key}: {text}")
+    exclusive = []
+    for i, (member, keys) in enumerate(zip(td.tensordicts, td._exclusive_keys())):
+        if not keys:
+            continue
+        lines = [
+            f"{key}: {entry_repr(member._get_str(key, NO_DEFAULT), member)}"
+            for key in sorted(keys)
+        ]
+        exclusive.append(f"{i} ->\n" + _indent(",\n".join(lines), 1))
+    parts = [
+        _block("fields", fields),
+        _block("exclusive_fields", exclusive),
+        f"batch_size={td.batch_size!r}",
+        f"device={td.device}",
+        f"is_shared={td.is_shared()}",
+        f"stack_dim={sd}",
+    ]
+    return f"{type(td).__name__}(\n" + ",\n".join(_indent(p, 1) for p in parts) + ")"
+
+
+# ---------------------------------------------------------------------------------------
+# functions
+# ---------------------------------------------------------------------------------------
+
+
+def lazy_stack(
+    input: Sequence[TensorDictBase],
+    dim: int = 0,
+    *,
+    out: TensorDictBase | None = None,
+    device=None,
+    stack_dim_name: str | None = None,
+    strict_shape: bool = False,
+    **kwargs: Any,
+):
+    """Stack tensordicts lazily along ``dim`` (see :class:`LazyStackedTensorDict`);
+    tensors are stacked with :func:`torch.stack`. With ``out``, the stacked entries
+    are written into ``out``, which is returned."""
+    if kwargs:
+        raise TypeError(f"lazy_stack() got unexpected arguments {sorted(kwargs)}")
+    items = list(input)
+    if items and all(isinstance(x, Tensor) for x in items):
+        return torch.stack(items, dim, out=out)
+    result = LazyStackedTensorDict(
+        *items,
+        stack_dim=dim,
+        device=device,
+        stack_dim_name=stack_dim_name,
+        strict_shape=strict_shape,
+    )
+    if out is not None:
+        out.update(result, inplace=True)
+        return out
+    return result
+
+
+def maybe_dense_stack(
+    input: Sequence[TensorDictBase],
+    dim: int = 0,
+    *,
+    out: TensorDictBase | None = None,
+    strict: bool = False,
+    **kwargs: Any,
+):
+    """Stack densely (a :class:`~tensordict.TensorDict`) when every item is a dense
+    tensordict with the same keys and shapes, lazily otherwise."""
+    items = list(input)
+    if items and all(isinstance(x, Tensor) for x in items):
+        return torch.stack(items, dim, out=out)
+    stack = LazyStackedTensorDict(*items, stack_dim=dim)
+    if items and all(type(x) is TensorDict for x in items) and _same_structure(items):
+        result = _dense_stack(stack, None)
+    else:
+        result = stack
+    if out is not None:
+        out.update(result, inplace=True)
+        return out
+    return result
+
+
+def _same_structure(items: list) -> bool:
+    first = items[0]
+    keys = list(first.keys(True, True))
+    shapes = [tensor_shape(first.get(k)) for k in keys]
+    for td in items[1:]:
+        other = list(td.keys(True, True))
+        if len(other) != len(keys) or set(other) != set(keys):
+            return False
+        for key, shape in zip(keys, shapes):
+            if tensor_shape(td.get(key)) != shape:
+                return False
+    return True
+
+
+def dense_stack_tds(
+    td_list: "Sequence[TensorDictBase] | LazyStackedTensorDict", dim: int | None = None
+) -> TensorDict:
+    """Stack tensordicts (or the members of a lazy stack, along its stack dim unless
+    ``dim`` says otherwise) into one dense :class:`~tensordict.TensorDict`."""
+    if isinstance(td_list, LazyStackedTensorDict):
+        if dim is None or dim == td_list.stack_dim:
+            return _dense_stack(td_list, None)
+        td_list = td_list.tensordicts
+    items = list(td_list)
+    if not items:
+        raise ValueError("dense_stack_tds needs at least one tensordict")
+    return _dense_stack(LazyStackedTensorDict(*items, stack_dim=dim or 0), None)

@@ -1,0 +1,1449 @@
+"""``@tensorclass`` and ``TensorClass``: dataclasses whose fields are the entries of a
+tensordict, plus the classes that carry non-tensor values (``NonTensorData``,
+``NonTensorStack``, ``MetaData``).
+
+A tensorclass instance wraps one :class:`~tensordict.TensorDict` (``self._tensordict``)
+that holds every field whose value is not ``None``: tensors, nested tensordicts and
+tensorclasses, and non-tensor values (strings, numbers, any object) stored as they are.
+A field set to ``None`` is simply absent from the tensordict. The fields are data
+descriptors on the class, so ``data.image`` reads the entry and ``data.image = x`` writes
+it with the tensordict's batch-size and device checks.
+
+``TensorClass`` derives from :class:`~tensordict.base.TensorDictBase` and implements its
+primitives by forwarding to the wrapped tensordict, so that a tensorclass stored inside a
+tensordict (a nested field) is walked, indexed, rebuilt and compared like any nested
+tensordict: nothing in the core special-cases tensorclasses. The ops generated from
+``spec/`` come from ``tensordict/_generated/tensorclass_ops.py`` (rendered by
+``codegen/templates/tensorclass_ops.py.jinja``): each forwards to the wrapped tensordict
+and re-wraps a tensordict result in the user's class (``TensorClass._wrap``). Every other
+public method of ``TensorDict`` is forwarded the same way (``_install_forwarders``).
+
+Non-tensor values: inside a tensordict they are stored as they are. ``NonTensorData``
+(and ``MetaData``) is one such value with a batch size, as a tensorclass; stored in a
+tensordict it becomes its value. ``NonTensorStack`` holds one value per batch element (a
+numpy object array shaped like the batch): what stacking tensordicts whose non-tensor
+entries differ gives (:func:`stack_non_tensor`); equal values stay one value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import types
+import typing
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from tensordict import _errors, _torch_function
+from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
+from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._repr import _indent
+from tensordict._td import (
+    _CONVERTIBLE,
+    TensorDict,
+    _indexed_batch_shape,
+    _normalize_index,
+    _parse_batch_size,
+    _parse_device,
+    _parse_names,
+)
+from tensordict.base import NO_DEFAULT, TensorDictBase, _looks_like_key
+
+__all__ = [
+    "MetaData",
+    "NonTensorData",
+    "NonTensorStack",
+    "TensorClass",
+    "from_dataclass",
+    "is_non_tensor",
+    "is_tensorclass",
+    "stack_non_tensor",
+    "cat_non_tensor",
+    "tensorclass",
+    "split_non_tensor_entries",
+    "stack_non_tensor_entries",
+    "write_non_tensor_at",
+]
+
+_MISSING = dataclasses.MISSING
+
+
+class _FactoryDefault:
+    """Stands in, in a generated ``__init__`` signature, for a ``default_factory``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _FactoryDefault()
+
+
+# --------------------------------------------------------------------------------------
+# Fields.
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _FieldSpec:
+    """What the class knows about one field."""
+
+    name: str
+    tensor: bool  # annotated as a tensor: numbers, lists and arrays become tensors
+    tc_cls: type | None  # annotated as a tensorclass: a plain tensordict is wrapped in it
+    tensordict: bool = False  # annotated as a tensordict: a dict becomes a TensorDict
+
+
+class _Field:
+    """The descriptor of one field: reads the entry of the wrapped tensordict (``None``
+    when absent), writes through :meth:`TensorClass._set_field`."""
+
+    __slots__ = ("name", "default")
+
+    def __init__(self, name: str, default: Any) -> None:
+        self.name = name
+        self.default = default
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            # on the class: the default, as dataclasses expect (none: no attribute)
+            if self.default is _MISSING:
+                raise AttributeError(self.name)
+            return self.default
+        td = obj._tensordict
+        if type(td) is TensorDict:
+            return td._tensordict.get(self.name)
+        return td.get(self.name, None)
+
+    def __set__(self, obj, value) -> None:
+        obj._set_field(self.name, value)
+
+    def __delete__(self, obj) -> None:
+        obj._set_field(self.name, None)
+
+
+def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
+    """(is a tensor type, the tensorclass type or None, is a tensordict type) for a
+    field annotation."""
+    if isinstance(annotation, str):
+        parts = annotation.replace(" ", "").replace("Optional[", "").rstrip("]").split("|")
+        tensor = any(part in ("torch.Tensor", "Tensor") for part in parts)
+        tensordict = any(part in ("TensorDict", "TensorDictBase") for part in parts)
+        return tensor, None, tensordict
+    candidates = [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        candidates = [a for a in typing.get_args(annotation) if a is not type(None)]
+    tensor = tensordict = False
+    tc_cls = None
+    for candidate in candidates:
+        if isinstance(candidate, type):
+            if issubclass(candidate, Tensor):
+                tensor = True
+            elif issubclass(candidate, TensorClass):
+                if not issubclass(candidate, NonTensorData):
+                    tc_cls = candidate
+            elif issubclass(candidate, TensorDictBase):
+                tensordict = True
+    return tensor, tc_cls, tensordict
+
+
+def _reserved_names() -> frozenset[str]:
+    global _RESERVED
+    if _RESERVED is None:
+        _RESERVED = frozenset(n for n in dir(TensorClass) if not n.startswith("__"))
+    return _RESERVED
+
+
+_RESERVED: frozenset[str] | None = None
+_INIT_PARAMS = ("batch_size", "device", "names")
+
+
+def _process_class(cls: type, *, shadow: bool, nocast: bool) -> None:
+    """Make ``cls`` (a new subclass of TensorClass) a tensorclass: dataclass fields,
+    a descriptor per field and a generated ``__init__``."""
+    has_doc = cls.__dict__.get("__doc__") is not None
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False)
+    fields = [f for f in dataclasses.fields(cls)]
+    reserved = _reserved_names()
+    for f in fields:
+        if f.name in _INIT_PARAMS or f.name == "self":
+            raise AttributeError(
+                f"{cls.__name__}: {f.name!r} cannot be a tensorclass field: it is an "
+                f"argument of the constructor"
+            )
+        if not shadow and f.name in reserved:
+            raise AttributeError(
+                f"{cls.__name__}: the field name {f.name!r} clashes with the "
+                f"tensorclass member of that name. Rename the field, or pass "
+                f"shadow=True (@tensorclass(shadow=True), or "
+                f"class {cls.__name__}(TensorClass, shadow=True)) to let the field "
+                f"hide the member"
+            )
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - unresolvable forward references: use the text
+        hints = {}
+    specs = []
+    for f in fields:
+        tensor, tc_cls, tensordict = _annotation_kind(hints.get(f.name, f.type))
+        specs.append(_FieldSpec(f.name, tensor and not nocast, tc_cls, tensordict))
+        default = f.default
+        setattr(cls, f.name, _Field(f.name, default))
+    cls._tc_fields = {spec.name: spec for spec in specs}
+    cls._tc_field_list = tuple(specs)
+    if "__init__" not in cls.__dict__:
+        cls.__init__ = _make_init(cls, fields)
+    if not has_doc:  # as dataclasses write it, with the constructor's real signature
+        cls.__doc__ = f"{cls.__name__}{inspect.signature(cls.__init__)}".replace(
+            "(self, ", "(", 1
+        ).replace(" -> None", "")
+
+
+def _make_init(cls: type, fields: list) -> Callable:
+    """A real ``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``
+    (so that ``inspect.signature`` and editors show the fields), built once per class."""
+    namespace: dict[str, Any] = {"_init_instance": _init_instance, "_FACTORY": _FACTORY}
+    positional, keyword, factories = [], [], []
+    seen_default = None
+    for f in fields:
+        if not f.init:
+            continue
+        if f.default is not _MISSING:
+            namespace[f"_d_{f.name}"] = f.default
+            param = f"{f.name}=_d_{f.name}"
+        elif f.default_factory is not _MISSING:
+            namespace[f"_f_{f.name}"] = f.default_factory
+            param = f"{f.name}=_FACTORY"
+            factories.append(f.name)
+        else:
+            param = f.name
+            if seen_default is not None and not f.kw_only:
+                raise TypeError(
+                    f"{cls.__name__}: the field {f.name!r} has no default but follows "
+                    f"{seen_default!r}, which has one"
+                )
+        if param != f.name and not f.kw_only:
+            seen_default = f.name
+        (keyword if f.kw_only else positional).append(param)
+    params = ["self", *positional, "*", *keyword, "batch_size=None", "device=None", "names=None"]
+    values = [f.name for f in fields if f.init]
+    body = [f"    if {n} is _FACTORY:\n        {n} = _f_{n}()" for n in factories]
+    body.append(
+        f"    _init_instance(self, ({', '.join(values)}{',' if len(values) == 1 else ''}), "
+        f"batch_size, device, names)"
+    )
+    source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(source, namespace)  # noqa: S102 - the source is built from field names only
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    return init
+
+
+def _init_instance(self, values, batch_size, device, names) -> None:
+    cls = type(self)
+    bs = _parse_batch_size(batch_size)
+    dev = _parse_device(device)
+    td = TensorDict._new_unsafe(
+        {}, bs, dev, None if names is None else _parse_names(names, len(bs))
+    )
+    storage = td._tensordict
+    n = len(bs)
+    for spec, value in zip(cls._tc_field_list, values):
+        if value is None:
+            continue
+        if type(value) is Tensor:
+            if value.shape[:n] != bs:
+                raise _errors.batch_mismatch(spec.name, value.shape, bs)
+            if dev is not None and value.device != dev:
+                value = value.to(dev)
+            storage[spec.name] = value
+        else:
+            storage[spec.name] = _convert(td, spec, value)
+    _SET_TD(self, td)
+    post_init = getattr(self, "__post_init__", None)
+    if post_init is not None:
+        post_init()
+
+
+def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
+    """``value`` as the entry to store for a field (validated against ``td``)."""
+    name = spec.name if spec is not None else None
+    if isinstance(value, TensorDictBase):
+        if value._is_non_tensor and isinstance(value, NonTensorData):
+            return value.data
+        if (
+            spec is not None
+            and spec.tc_cls is not None
+            and not getattr(value, "_is_tensorclass", False)
+        ):
+            value = spec.tc_cls.from_tensordict(value)
+        return td._validate(name, value)
+    if isinstance(value, Tensor):
+        return td._validate(name, value)
+    if isinstance(value, dict) and spec is not None:
+        if spec.tc_cls is not None:
+            return td._validate(name, spec.tc_cls.from_dict(value, batch_size=td.batch_size))
+        if spec.tensordict:
+            return td._validate(name, value)
+    if spec is not None and spec.tensor and isinstance(value, _CONVERTIBLE):
+        return td._validate(name, value)
+    return value  # non-tensor data, stored as it is
+
+
+def _unwrap(value: Any) -> Any:
+    return value._tensordict if getattr(value, "_is_tensorclass", False) else value
+
+
+# --------------------------------------------------------------------------------------
+# TensorClass.
+# --------------------------------------------------------------------------------------
+
+
+class TensorClass(TensorClassGeneratedOps, TensorDictBase):
+    """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
+
+    The annotated class attributes are the fields (as in a dataclass, with defaults and
+    ``dataclasses.field``); the generated constructor takes them positionally or by
+    keyword, plus ``batch_size``, ``device`` and ``names``. Every TensorDict op works on
+    an instance and returns an instance of the class where a TensorDict would return a
+    TensorDict. ``@tensorclass`` on a plain annotated class gives the same class.
+
+    Class options (keywords of the class statement): ``shadow=True`` lets a field take
+    the name of a tensorclass member; ``nocast=True`` keeps numbers given to
+    tensor-annotated fields as Python values.
+    """
+
+    __slots__ = ("_tensordict",)
+
+    _is_tensorclass = True
+    _tc_fields: dict[str, _FieldSpec] = {}
+    _tc_field_list: tuple[_FieldSpec, ...] = ()
+
+    def __init_subclass__(cls, *, shadow: bool = False, nocast: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _process_class(cls, shadow=shadow, nocast=nocast)
+
+    def __init__(
+        self,
+        *args: Any,
+        batch_size: Sequence[int] | torch.Size | int | None = None,
+        device: torch.device | str | int | None = None,
+        names: Sequence[str | None] | None = None,
+        **fields: Any,
+    ) -> None:
+        # Each tensorclass gets its own generated __init__; this one serves the type
+        # checkers and classes built without fields.
+        values = list(args) + [None] * (len(self._tc_field_list) - len(args))
+        for i, spec in enumerate(self._tc_field_list):
+            if spec.name in fields:
+                values[i] = fields.pop(spec.name)
+        if fields or len(args) > len(self._tc_field_list):
+            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(fields)}")
+        _init_instance(self, values, batch_size, device, names)
+
+    # ------------------------------------------------------------------ wrapping
+    @classmethod
+    def _from_td(cls, td: TensorDictBase):
+        obj = object.__new__(cls)
+        _SET_TD(obj, td)
+        return obj
+
+    def _wrap(self, result: Any) -> Any:
+        """``result`` of a tensordict op, as the tensorclass would return it."""
+        td = self._tensordict
+        if result is td:
+            return self
+        kind = type(result)
+        if kind is TensorDict:
+            obj = object.__new__(type(self))
+            _SET_TD(obj, result)
+            return obj
+        if kind is tuple or kind is list:
+            return kind([self._wrap(r) for r in result])
+        if isinstance(result, tuple):  # torch.return_types (values, indices), namedtuples
+            items = [self._wrap(r) for r in result]
+            return kind(*items) if hasattr(kind, "_fields") else kind(items)
+        if (
+            isinstance(result, TensorDictBase)
+            and not result._is_non_tensor
+            and not getattr(result, "_is_tensorclass", False)
+        ):
+            obj = object.__new__(type(self))
+            _SET_TD(obj, result)
+            return obj
+        return result
+
+    @classmethod
+    def _wrap_new(cls, result: Any) -> Any:
+        """``result`` of a tensordict classmethod (stacking), as ``cls`` returns it."""
+        kind = type(result)
+        if kind is tuple or kind is list:
+            return kind([cls._wrap_new(r) for r in result])
+        if isinstance(result, tuple):
+            items = [cls._wrap_new(r) for r in result]
+            return kind(*items) if hasattr(kind, "_fields") else kind(items)
+        if (
+            isinstance(result, TensorDictBase)
+            and not result._is_non_tensor
+            and not getattr(result, "_is_tensorclass", False)
+        ):
+            return cls._from_td(result)
+        return result
+
+    @classmethod
+    def from_tensordict(
+        cls,
+        tensordict: TensorDictBase,
+        non_tensordict: dict | None = None,
+        safe: bool | None = None,
+    ):
+        """An instance wrapping ``tensordict`` (not copied); ``non_tensordict`` adds
+        non-tensor field values. Plain tensordicts at fields annotated with a
+        tensorclass come back as that tensorclass."""
+        if getattr(tensordict, "_is_tensorclass", False):
+            tensordict = tensordict._tensordict
+        if not isinstance(tensordict, TensorDictBase):
+            raise TypeError(
+                f"{cls.__name__}.from_tensordict expects a tensordict, got "
+                f"{type(tensordict).__name__}"
+            )
+        wrap = [
+            spec
+            for spec in cls._tc_field_list
+            if spec.tc_cls is not None
+            and type(tensordict._get_str(spec.name, None, missing_ok=True)) is TensorDict
+        ]
+        if wrap:
+            tensordict = tensordict.copy()
+            for spec in wrap:
+                value = tensordict._get_str(spec.name, None)
+                tensordict._set_str(
+                    spec.name,
+                    spec.tc_cls.from_tensordict(value),
+                    inplace=False,
+                    validated=True,
+                )
+        obj = cls._from_td(tensordict)
+        for key, value in (non_tensordict or {}).items():
+            obj._set_field(key, value)
+        return obj
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict: dict,
+        *,
+        batch_size=None,
+        device=None,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        names=None,
+    ):
+        """An instance from a dict of field values (nested dicts for nested fields)."""
+        obj = cls(**input_dict, batch_size=batch_size, device=device)
+        if batch_size is None and (auto_batch_size or batch_dims is not None):
+            obj._tensordict.auto_batch_size_(batch_dims)
+        if names is not None:
+            obj.names = names
+        return obj
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A :class:`TensorDict` holding copies of the entries; nested tensorclasses
+        become tensordicts too (``retain_none=True`` keeps ``None`` fields as entries)."""
+        out = _plain(self._tensordict.clone())
+        if retain_none:
+            for name in self._tc_fields:
+                if name not in out._own_keys():
+                    out._set_str(name, None, inplace=False, validated=True)
+        return out
+
+    # ------------------------------------------------------------------ fields
+    def _set_field(self, name: str, value: Any) -> None:
+        td = self._tensordict
+        if value is None:
+            if td._get_str(name, NO_DEFAULT, missing_ok=True) is not NO_DEFAULT:
+                td._del_str(name)
+            return
+        if type(value) is Tensor:
+            td._set_str(name, value, inplace=False, validated=False)
+            return
+        spec = self._tc_fields.get(name)
+        td._set_str(name, _convert(td, spec, value), inplace=False, validated=True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._tc_fields:
+            self._set_field(name, value)
+            return
+        if name[:1] == "_" or hasattr(getattr(type(self), name, None), "__set__"):
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(
+            f"cannot set the attribute {name!r}: {type(self).__name__} has no such "
+            f"field (its fields are {sorted(self._tc_fields)})"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._tc_fields:
+            self._set_field(name, None)
+        else:
+            object.__delattr__(self, name)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def batch_size(self) -> torch.Size:
+        return self._tensordict.batch_size
+
+    @batch_size.setter
+    def batch_size(self, value) -> None:
+        self._tensordict.batch_size = value
+
+    @property
+    def _batch_size(self) -> torch.Size:
+        return self._tensordict.batch_size
+
+    @property
+    def device(self) -> torch.device | None:
+        return self._tensordict.device
+
+    @property
+    def _device(self) -> torch.device | None:
+        return self._tensordict.device
+
+    @property
+    def names(self) -> list:
+        return self._tensordict.names
+
+    @names.setter
+    def names(self, value) -> None:
+        self._tensordict.names = value
+
+    @property
+    def _is_locked(self) -> bool:
+        return self._tensordict.is_locked
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, index: Any) -> Any:
+        td = self._tensordict
+        if type(index) is str or (
+            type(index) is tuple and index and _looks_like_key(index)
+        ):
+            return td[index]
+        return self._wrap(td[index])
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if type(index) is str:
+            if index in self._tc_fields:
+                self._set_field(index, value)
+            else:
+                self._tensordict[index] = value
+            return
+        self._tensordict[index] = _unwrap(value)
+
+    def set(self, key, item, inplace: bool = False, *, non_blocking: bool = False, **kwargs):
+        """Write ``item`` at ``key``; a field name goes through the field's conversion
+        (non-tensor values of non-tensor fields are kept as they are)."""
+        if type(key) is str and key in self._tc_fields and not inplace:
+            self._set_field(key, item)
+            return self
+        self._tensordict.set(key, _unwrap(item), inplace, non_blocking=non_blocking, **kwargs)
+        return self
+
+    # ------------------------------------------------------------------ primitives
+    # What the core calls on a nested container (docs/architecture.md): forwarded.
+    def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
+        return self._tensordict._get_str(key, default, missing_ok=missing_ok)
+
+    def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
+        spec = self._tc_fields.get(key)
+        if spec is not None and not validated and not inplace and value is not None:
+            value = _convert(self._tensordict, spec, value)
+            validated = True
+        self._tensordict._set_str(key, value, inplace=inplace, validated=validated)
+
+    def _del_str(self, key: str) -> None:
+        self._tensordict._del_str(key)
+
+    def _own_items(self):
+        return self._tensordict._own_items()
+
+    def _own_keys(self):
+        return self._tensordict._own_keys()
+
+    def _own_values(self):
+        return self._tensordict._own_values()
+
+    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        return self._wrap(self._tensordict._new_empty(batch_size, device, names))
+
+    def _index(self, index):
+        return self._wrap(self._tensordict._index(index))
+
+    def _set_at_index(self, index, value) -> None:
+        self._tensordict._set_at_index(index, _unwrap(value))
+
+    def _leaves(self) -> list[Tensor]:
+        return self._tensordict._leaves()
+
+    def _leaves_and_rebuild(self):
+        leaves, rebuild = self._tensordict._leaves_and_rebuild()
+        wrap = self._wrap
+
+        def rebuild_tc(new_leaves, **kwargs):
+            return wrap(rebuild(new_leaves, **kwargs))
+
+        return leaves, rebuild_tc
+
+    def _operand_leaves(self, other, op: str, default=None) -> list:
+        return self._tensordict._operand_leaves(_unwrap(other), op, default)
+
+    def _moved_to(self, device):
+        return self._wrap(self._tensordict._moved_to(device))
+
+    def _set_lock(self, locked: bool) -> None:
+        self._tensordict._set_lock(locked)
+
+    def _replace_contents(self, other) -> None:
+        self._tensordict._replace_contents(_unwrap(other))
+
+    def _apply(self, fn, others, **kwargs):
+        others = [_unwrap(o) for o in others]
+        return self._wrap(self._tensordict._apply(fn, others, **kwargs))
+
+    def __enter__(self):
+        self._tensordict.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        return self._tensordict.__exit__(exc_type, exc_val, exc_tb)
+
+    # ------------------------------------------------------------------ torch.*
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """``torch.X(...)`` with tensorclasses among the arguments: the tensordict
+        implementation runs on the wrapped tensordicts, and tensordict results come
+        back as the class of the first tensorclass argument."""
+        found: list = []
+
+        def unwrap(value):
+            if getattr(value, "_is_tensorclass", False):
+                found.append(value)
+                return value._tensordict
+            if type(value) is list or type(value) is tuple:
+                return type(value)(unwrap(v) for v in value)
+            return value
+
+        args = tuple(unwrap(a) for a in args)
+        kwargs = {k: unwrap(v) for k, v in (kwargs or {}).items()}
+        result = _torch_function.dispatch(func, types, args, kwargs)
+        if result is NotImplemented or not found:
+            return result
+        return found[0]._wrap(result)
+
+    # ------------------------------------------------------------------ misc
+    def __getstate__(self):
+        state = dict(getattr(self, "__dict__", {}))
+        state["_tensordict"] = self._tensordict
+        return state
+
+    def __setstate__(self, state) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+
+    def __repr__(self) -> str:
+        td = self._tensordict
+        items = dict(td._own_items())
+        for name in self._tc_fields:
+            items.setdefault(name, None)
+        lines = [f"{key}={_field_repr(value)}" for key, value in sorted(items.items())]
+        lines += [
+            f"batch_size={td.batch_size!r}",
+            f"device={td.device}",
+            f"is_shared={td.is_shared()}",
+        ]
+        return f"{type(self).__name__}(\n" + ",\n".join(_indent(l, 1) for l in lines) + ")"
+
+
+_SET_TD = TensorClass.__dict__["_tensordict"].__set__
+
+
+def _field_repr(value: Any) -> str:
+    if isinstance(value, Tensor):
+        name = "Tensor" if type(value) is Tensor else type(value).__name__
+        return f"{name}({value.shape!r}, dtype={value.dtype})"
+    return repr(value)
+
+
+def _plain(td: TensorDictBase) -> TensorDictBase:
+    """``td`` (a fresh copy) with nested tensorclasses replaced by their tensordicts."""
+    if type(td) is not TensorDict:
+        return td
+    storage = td._tensordict
+    for key, value in storage.items():
+        if getattr(value, "_is_tensorclass", False) and not value._is_non_tensor:
+            storage[key] = _plain(value._tensordict)
+        elif type(value) is TensorDict:
+            _plain(value)
+    return td
+
+
+# Names TensorClass keeps from TensorDictBase as they are (they read the properties above).
+_NATIVE = frozenset(
+    {"shape", "batch_dims", "ndim", "dim", "ndimension", "numel", "size", "is_locked"}
+)
+
+
+# Methods that return entries (a nested tensordict is returned as it is, not re-wrapped).
+_RETURNS_ENTRIES = frozenset(
+    {"get", "pop", "popitem", "setdefault", "create_nested", "keys", "items", "values"}
+)
+
+
+def _forwarder(name: str) -> Callable:
+    target = getattr(TensorDict, name)
+    if name in _RETURNS_ENTRIES:
+
+        @functools.wraps(target)
+        def method(self, *args, **kwargs):
+            return getattr(self._tensordict, name)(*args, **kwargs)
+
+        return method
+
+    @functools.wraps(target)
+    def method(self, *args, **kwargs):
+        args = tuple(_unwrap(a) for a in args)
+        return self._wrap(getattr(self._tensordict, name)(*args, **kwargs))
+
+    return method
+
+
+def _class_forwarder(name: str) -> classmethod:
+    target = getattr(TensorDict, name)
+
+    @functools.wraps(target)
+    def method(cls, *args, **kwargs):
+        args = tuple(_unwrap_items(a) for a in args)
+        return cls._wrap_new(getattr(TensorDict, name)(*args, **kwargs))
+
+    return classmethod(method)
+
+
+def _unwrap_items(value: Any) -> Any:
+    if type(value) is list or type(value) is tuple:
+        return type(value)(_unwrap(v) for v in value)
+    return _unwrap(value)
+
+
+def _install_forwarders() -> None:
+    """Every public method of TensorDict that TensorClass and the generated ops do not
+    define: forwarded to the wrapped tensordict (classmethods: to TensorDict), results
+    re-wrapped."""
+    own = set(TensorClass.__dict__) | set(TensorClassGeneratedOps.__dict__)
+    for name in dir(TensorDict):
+        if name.startswith("_") or name in own or name in _NATIVE:
+            continue
+        attr = inspect.getattr_static(TensorDict, name)
+        if isinstance(attr, classmethod):
+            setattr(TensorClass, name, _class_forwarder(name))
+            continue
+        if isinstance(attr, (property, staticmethod)) or not callable(attr):
+            continue
+        setattr(TensorClass, name, _forwarder(name))
+
+
+_install_forwarders()
+
+
+# --------------------------------------------------------------------------------------
+# The decorator and helpers.
+# --------------------------------------------------------------------------------------
+
+
+def _fix_class_cells(namespace: dict, old: type, new: type) -> None:
+    """Point the ``__class__`` cells of the methods (zero-argument ``super()``) at the
+    class that replaces ``old``."""
+    for value in namespace.values():
+        funcs = []
+        if isinstance(value, (classmethod, staticmethod)):
+            value = value.__func__
+        if isinstance(value, property):
+            funcs = [value.fget, value.fset, value.fdel]
+        else:
+            funcs = [value]
+        for func in funcs:
+            code = getattr(func, "__code__", None)
+            if code is None or not func.__closure__:
+                continue
+            for cell_name, cell in zip(code.co_freevars, func.__closure__):
+                if cell_name == "__class__" and cell.cell_contents is old:
+                    cell.cell_contents = new
+
+
+def tensorclass(cls: type | None = None, /, *, shadow: bool = False, nocast: bool = False):
+    """Make an annotated class a tensorclass (``@tensorclass`` or
+    ``@tensorclass(shadow=True)``): the same as deriving it from :class:`TensorClass`.
+
+    >>> @tensorclass
+    ... class MyData:
+    ...     image: torch.Tensor
+    ...     label: str = "none"
+    >>> data = MyData(torch.zeros(4, 3), batch_size=[4])
+    >>> data[:2].image.shape, data.label
+    (torch.Size([2, 3]), 'none')
+    """
+
+    def wrap(cls: type) -> type:
+        if issubclass(cls, TensorClass):
+            _process_class(cls, shadow=shadow, nocast=nocast)
+            return cls
+        namespace = dict(cls.__dict__)
+        namespace.pop("__dict__", None)
+        namespace.pop("__weakref__", None)
+        for slot in namespace.get("__slots__", ()):
+            namespace.pop(slot, None)
+        bases = tuple(b for b in cls.__bases__ if b is not object) + (TensorClass,)
+        new = type(cls)(cls.__name__, bases, namespace, shadow=shadow, nocast=nocast)
+        _fix_class_cells(namespace, cls, new)
+        return new
+
+    return wrap if cls is None else wrap(cls)
+
+
+def is_tensorclass(obj: Any) -> bool:
+    """True for a tensorclass (the class or an instance)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return issubclass(cls, TensorClass)
+
+
+def is_non_tensor(obj: Any) -> bool:
+    """True for NonTensorData, MetaData and NonTensorStack (classes or instances)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return issubclass(cls, TensorDictBase) and cls._is_non_tensor
+
+
+_DATACLASS_TC: dict[type, type] = {}
+
+
+def _tensorclass_for(dc: type) -> type:
+    cls = _DATACLASS_TC.get(dc)
+    if cls is None:
+        annotations = {f.name: f.type for f in dataclasses.fields(dc)}
+        namespace = {
+            "__annotations__": annotations,
+            "__module__": dc.__module__,
+            "__qualname__": f"{dc.__qualname__}_tc",
+            **{name: None for name in annotations},
+        }
+        cls = type(f"{dc.__name__}_tc", (TensorClass,), namespace, shadow=True)
+        _DATACLASS_TC[dc] = cls
+    return cls
+
+
+def from_dataclass(
+    obj: Any,
+    *,
+    dest_cls: type | None = None,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    batch_size=None,
+    device=None,
+    nocast: bool = False,
+):
+    """A tensorclass instance holding the fields of the dataclass instance ``obj``.
+
+    The class is ``dest_cls`` if given, else a tensorclass ``<Name>_tc`` with the
+    dataclass's fields (made once per dataclass). Nested dataclass instances are
+    converted too. ``auto_batch_size=True`` sets the batch size to the leading dims the
+    tensors share (at most ``batch_dims``)."""
+    if isinstance(obj, type) or not dataclasses.is_dataclass(obj):
+        raise TypeError(
+            f"from_dataclass expects a dataclass instance, got {type(obj).__name__}"
+        )
+    if is_tensorclass(obj):
+        return obj
+    cls = dest_cls if dest_cls is not None else _tensorclass_for(type(obj))
+    values = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = from_dataclass(
+                value,
+                auto_batch_size=auto_batch_size,
+                batch_dims=batch_dims,
+                batch_size=batch_size,
+                device=device,
+            )
+        values[f.name] = value
+    if auto_batch_size and batch_size is None:
+        out = cls(**values, device=device)
+        for value in values.values():
+            if getattr(value, "_is_tensorclass", False):
+                value._tensordict.auto_batch_size_(batch_dims)
+        out._tensordict.auto_batch_size_(batch_dims)
+        return out
+    return cls(**values, batch_size=batch_size, device=device)
+
+
+# --------------------------------------------------------------------------------------
+# Non-tensor data.
+# --------------------------------------------------------------------------------------
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two non-tensor values are the same value (``==`` giving a plain True)."""
+    if a is b:
+        return True
+    try:
+        result = a == b
+    except Exception:  # noqa: BLE001 - values that cannot be compared differ
+        return False
+    if isinstance(result, (bool, np.bool_)):
+        return bool(result)
+    return False
+
+
+def _object_array(value: Any, shape: Sequence[int] = ()) -> np.ndarray:
+    """A numpy object array of ``shape`` holding ``value`` in every element (a list
+    or an array value is one element, not spread)."""
+    array = np.empty(tuple(shape), dtype=object)
+    array.fill(value)
+    return array
+
+
+def _as_array(value: Any, batch_size: Sequence[int]) -> np.ndarray:
+    """A non-tensor entry (raw value, NonTensorData or NonTensorStack) as an object
+    array shaped like ``batch_size``."""
+    if isinstance(value, NonTensorStack):
+        values = value._values
+        if values.shape != tuple(batch_size):
+            values = np.broadcast_to(values, tuple(batch_size))
+        return values
+    if isinstance(value, NonTensorData):
+        value = value.data
+    return _object_array(value, batch_size)
+
+
+def _raw(value: Any) -> Any:
+    return value.data if isinstance(value, NonTensorData) else value
+
+
+def stack_non_tensor(values: Sequence[Any], dim: int = 0, batch_size=None) -> Any:
+    """The entry a stack of tensordicts holds for non-tensor entries ``values`` (raw
+    values, NonTensorData or NonTensorStacks of tensordicts of batch size
+    ``batch_size``, stacked along ``dim``): the value itself when every one is the same
+    value, else a :class:`NonTensorStack` with one value per element."""
+    values = list(values)
+    if not values:
+        raise ValueError("stack_non_tensor needs at least one value")
+    if not any(isinstance(v, NonTensorStack) for v in values):
+        first = _raw(values[0])
+        if all(_same(_raw(v), first) for v in values[1:]):
+            return first
+    bs = tuple(_parse_batch_size(batch_size)) if batch_size is not None else None
+    if bs is None:
+        shapes = {tuple(v.batch_size) for v in values if isinstance(v, (NonTensorStack, NonTensorData))}
+        bs = shapes.pop() if len(shapes) == 1 else ()
+    ndim = len(bs) + 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"stack dim {dim} is out of range for {ndim} dims")
+    arrays = [_as_array(v, bs) for v in values]
+    return NonTensorStack._from_array(np.stack(arrays, axis=dim % ndim))
+
+
+def cat_non_tensor(values: Sequence[Any], dim: int, batch_sizes: Sequence) -> Any:
+    """The entry a concatenation of tensordicts (of batch sizes ``batch_sizes``, along
+    ``dim``) holds for the non-tensor entries ``values``: one value when all are the
+    same value, else a :class:`NonTensorStack`."""
+    values = list(values)
+    if not any(isinstance(v, NonTensorStack) for v in values):
+        first = _raw(values[0])
+        if all(_same(_raw(v), first) for v in values[1:]):
+            return first
+    arrays = [_as_array(v, tuple(bs)) for v, bs in zip(values, batch_sizes)]
+    ndim = arrays[0].ndim
+    return NonTensorStack._from_array(np.concatenate(arrays, axis=dim % max(ndim, 1)))
+
+
+def stack_non_tensor_entries(tds: Sequence, out: Any, dim: int, op: str = "stack") -> Any:
+    """Finish a stack (``op="stack"``) or concatenation (``op="cat"``) of the
+    tensordicts ``tds`` along batch dim ``dim`` whose result ``out`` was rebuilt from
+    ``tds[0]``: every non-tensor entry of ``out`` (at any depth) becomes the stack of
+    the entries of all of ``tds`` (:func:`stack_non_tensor`, :func:`cat_non_tensor`):
+    one value where they are the same, a :class:`NonTensorStack` where they differ.
+    Returns ``out``."""
+    if len(tds) > 1:
+        _merge_non_tensor(list(tds), out, dim, op)
+    return out
+
+
+def _merge_non_tensor(tds: list, out: Any, dim: int, op: str) -> None:
+    out = _unwrap(out)
+    tds = [_unwrap(td) for td in tds]
+    if type(out) is TensorDict and all(type(td) is TensorDict for td in tds):
+        items = out._tensordict.items()
+        sources = [td._tensordict for td in tds]  # dense: read the storage directly
+    else:
+        items = list(out._own_items())
+        sources = None
+    changes = []
+    for key, value in items:
+        if type(value) is Tensor:
+            continue
+        if sources is not None:
+            values = [source.get(key) for source in sources]
+        else:
+            values = [td._get_str(key, None, missing_ok=True) for td in tds]
+        if isinstance(value, Tensor):
+            continue
+        if isinstance(value, TensorDictBase) and not value._is_non_tensor:
+            if all(isinstance(v, TensorDictBase) for v in values):
+                _merge_non_tensor(values, value, dim, op)
+            continue
+        if op == "stack":
+            merged = stack_non_tensor(values, dim, tds[0].batch_size)
+        else:
+            merged = cat_non_tensor(values, dim, [td.batch_size for td in tds])
+        if merged is not value:
+            changes.append((key, merged))
+    for key, merged in changes:
+        out._set_str(key, merged, inplace=False, validated=True)
+
+
+def split_non_tensor_entries(td: Any, results: Sequence, dim: int) -> None:
+    """After ``td`` was cut along batch dim ``dim`` into ``results`` (in order: split,
+    chunk, tensor_split, or unbind when the results lack the dim), give each result
+    its part of every :class:`NonTensorStack` of ``td`` (at any depth)."""
+    if not results:
+        return
+    squeeze = len(results[0].batch_size) < len(td.batch_size)
+    for key, value in list(td._own_items()):
+        if not isinstance(value, TensorDictBase):
+            continue
+        parts = [r._get_str(key, None, missing_ok=True) for r in results]
+        if not value._is_non_tensor:
+            if all(isinstance(p, TensorDictBase) for p in parts):
+                split_non_tensor_entries(value, parts, dim)
+            continue
+        if not isinstance(value, NonTensorStack):
+            continue
+        start = 0
+        for result in results:
+            size = 1 if squeeze else result.batch_size[dim]
+            cut = start if squeeze else slice(start, start + size)
+            result._set_str(
+                key, value[(slice(None),) * dim + (cut,)], inplace=False, validated=True
+            )
+            start += size
+
+
+def write_non_tensor_at(existing: Any, index: Any, value: Any, batch_size) -> Any:
+    """The entry a tensordict holds after ``value`` is written at batch ``index`` of its
+    non-tensor entry ``existing`` (a raw value): ``existing`` itself when ``value`` is
+    the same value, the new value when it covers every element, else a
+    :class:`NonTensorStack` with one value per element."""
+    if not isinstance(value, NonTensorStack):
+        value = _raw(value)
+        if _same(existing, value):
+            return existing
+    stack = NonTensorStack._from_array(_object_array(existing, tuple(batch_size)))
+    stack._set_at_index(index, value)
+    flat = stack._values.reshape(-1)
+    if flat.size and all(_same(v, flat[0]) for v in flat[1:]):
+        return flat[0]
+    return stack
+
+
+class NonTensorData(TensorClass, shadow=True):
+    """One non-tensor value (a string, a number, any object) with a batch size: every
+    element of the batch holds ``data``.
+
+    Indexing, reshaping and moving keep the value; stacking NonTensorData gives one
+    NonTensorData when the values are the same value, a :class:`NonTensorStack` when
+    they differ. Written into a tensordict, a NonTensorData is stored as its value.
+
+    >>> nd = NonTensorData("hello", batch_size=[3])
+    >>> nd[0].data, nd.tolist()
+    ('hello', ['hello', 'hello', 'hello'])
+    """
+
+    data: Any
+    _is_non_tensor = True
+
+    def __init__(
+        self,
+        data: Any = None,
+        _metadata: dict | None = None,
+        _is_non_tensor: bool = True,
+        *,
+        batch_size=None,
+        device=None,
+        names=None,
+    ) -> None:
+        if isinstance(data, NonTensorData):
+            data = data.data
+        bs = _parse_batch_size(batch_size)
+        td = TensorDict._new_unsafe(
+            {"data": data},
+            bs,
+            _parse_device(device),
+            None if names is None else _parse_names(names, len(bs)),
+        )
+        _SET_TD(self, td)
+
+    def _entry_for(self, key, batch_size, device) -> Any:
+        """What a tensordict stores when this is written at ``key``: the value."""
+        return self.data
+
+    def tolist(self) -> list:
+        """The value repeated as nested lists shaped like the batch."""
+        return _object_array(self.data, self.batch_size).tolist()
+
+    def __eq__(self, other):
+        other_data = other.data if isinstance(other, NonTensorData) else other
+        return torch.full(self.batch_size, _same(self.data, other_data), dtype=torch.bool)
+
+    def __ne__(self, other):
+        return ~self.__eq__(other)
+
+    __hash__ = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.stack, torch.cat):
+            items = list(args[0] if args else kwargs["tensors"])
+            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+            if all(isinstance(i, (NonTensorData, NonTensorStack)) for i in items):
+                return _stack_or_cat(func, items, dim)
+        return super().__torch_function__(func, types, args, kwargs)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(data={self.data}, batch_size={self.batch_size!r}, "
+            f"device={self.device})"
+        )
+
+
+class MetaData(NonTensorData, shadow=True):
+    """A :class:`NonTensorData` used for metadata: the same behaviour, another name."""
+
+
+def _stack_or_cat(func, items, dim):
+    sizes = [tuple(item.batch_size) for item in items]
+    if func is torch.stack:
+        if len(set(sizes)) != 1:
+            raise RuntimeError(f"stack expects each item to have the same batch size, got {sizes}")
+        bs = sizes[0]
+        result = stack_non_tensor(items, dim, bs)
+        new_bs = list(bs)
+        new_bs.insert(dim % (len(bs) + 1), len(items))
+    else:
+        result = cat_non_tensor(items, dim, sizes)
+        d = dim % len(sizes[0])
+        new_bs = list(sizes[0])
+        new_bs[d] = sum(s[d] for s in sizes)
+    if isinstance(result, NonTensorStack):
+        return result
+    cls = type(items[0]) if isinstance(items[0], NonTensorData) else NonTensorData
+    return cls(result, batch_size=new_bs, device=items[0].device)
+
+
+def _numpy_index(index: Any) -> Any:
+    """A normalised batch index, as numpy takes it (tensors become arrays)."""
+    if isinstance(index, Tensor):
+        return index.cpu().numpy()
+    if type(index) is tuple:
+        return tuple(_numpy_index(part) for part in index)
+    return index
+
+
+class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
+    """Non-tensor values, one per element of the batch (the values of a stack of
+    tensordicts whose non-tensor entries differ).
+
+    ``NonTensorStack("a", "b")`` stacks values (or NonTensorData, or NonTensorStacks
+    of one batch size) along a new first dim; :meth:`from_list` builds one from nested
+    lists. Indexing gives the value of one element, or a NonTensorStack of the
+    selected ones (the value itself when they all hold the same value, as a stack of
+    tensordicts keeps one value for equal entries); :meth:`tolist` gives the values as
+    nested lists, and a NonTensorStack compares equal to those lists.
+
+    >>> stack = NonTensorStack("a", "b", "c")
+    >>> stack.batch_size, stack[1], stack[1:].tolist()
+    (torch.Size([3]), 'b', ['b', 'c'])
+    """
+
+    __slots__ = (
+        "_values",
+        "_batch_size",
+        "_device",
+        "_names",
+        "_is_locked",
+        "_last_lock_op",
+        "_lock_stack",
+    )
+
+    _is_non_tensor = True
+
+    def __init__(
+        self, *items: Any, batch_size=None, device=None, names=None, stack_dim: int = 0
+    ) -> None:
+        if not items:
+            values = np.empty((0,), dtype=object)
+        else:
+            sizes = {
+                tuple(item.batch_size)
+                for item in items
+                if isinstance(item, (NonTensorStack, NonTensorData))
+            }
+            if len(sizes) > 1:
+                raise ValueError(
+                    f"NonTensorStack: the items have different batch sizes {sorted(sizes)}"
+                )
+            bs = sizes.pop() if sizes else ()
+            arrays = [_as_array(item, bs) for item in items]
+            values = np.stack(arrays, axis=stack_dim)
+        if batch_size is not None:
+            bs = tuple(_parse_batch_size(batch_size))
+            if bs != values.shape:
+                raise ValueError(
+                    f"NonTensorStack: batch_size {list(bs)} does not match the "
+                    f"{list(values.shape)} values given"
+                )
+        self._init(values, _parse_device(device), names)
+
+    def _init(self, values: np.ndarray, device, names) -> None:
+        self._values = values
+        self._batch_size = torch.Size(values.shape)
+        self._device = device
+        self._names = None if names is None else _parse_names(names, values.ndim)
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+
+    @classmethod
+    def _from_array(cls, values: np.ndarray, device=None, names=None) -> "NonTensorStack":
+        self = object.__new__(cls)
+        self._init(values, device, names)
+        return self
+
+    @classmethod
+    def from_list(cls, values: list, *, device=None, names=None) -> "NonTensorStack":
+        """A stack from (nested) lists of values: each list level is a batch dim."""
+        items = [cls.from_list(v) if isinstance(v, list) else v for v in values]
+        return cls(*items, device=device, names=names)
+
+    @classmethod
+    def from_nontensordata(cls, non_tensor: NonTensorData) -> "NonTensorStack":
+        """The stack of a NonTensorData's value over its batch."""
+        return cls._from_array(
+            _object_array(non_tensor.data, non_tensor.batch_size), non_tensor.device
+        )
+
+    def tolist(self) -> list:
+        """The values, as nested lists shaped like the batch."""
+        return self._values.tolist()
+
+    def to_dict(self, **kwargs) -> list:
+        return self.tolist()
+
+    def _entry_for(self, key, batch_size, device) -> "NonTensorStack":
+        """What a tensordict stores when this is written at ``key``: the stack itself,
+        whose batch size must start with the tensordict's."""
+        if self._batch_size[: len(batch_size)] != batch_size:
+            raise _errors.batch_mismatch(key, self._batch_size, batch_size)
+        if device is not None and self._device != device:
+            return self._moved_to(device)
+        return self
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def batch_size(self) -> torch.Size:
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value) -> None:
+        shape = tuple(_parse_batch_size(value))
+        values = _fit(self._values, shape)
+        if not isinstance(values, np.ndarray):
+            raise RuntimeError(
+                f"cannot set the batch_size of a NonTensorStack of batch_size "
+                f"{list(self._batch_size)} to {list(shape)}"
+            )
+        self._values = values
+        self._batch_size = torch.Size(self._values.shape)
+        self._names = None
+
+    @property
+    def names(self) -> list:
+        if self._names is None:
+            return [None] * len(self._batch_size)
+        return list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        self._names = _parse_names(value, len(self._batch_size))
+
+    # ------------------------------------------------------------------ primitives
+    def _own_items(self):
+        return ()
+
+    def _own_keys(self):
+        return ()
+
+    def _own_values(self):
+        return ()
+
+    def _get_str(self, key, default, *, missing_ok=False):
+        if default is NO_DEFAULT and not missing_ok:
+            raise KeyError(f"key {key!r} not found: a NonTensorStack holds values, not keys")
+        return default
+
+    def _set_str(self, key, value, *, inplace, validated):
+        raise TypeError(f"cannot set the key {key!r}: a NonTensorStack holds no keys")
+
+    def _del_str(self, key):
+        raise KeyError(f"key {key!r} not found: a NonTensorStack holds values, not keys")
+
+    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        # A stack has no entries to leave out: "empty" keeps its values, fitted to
+        # ``batch_size`` (what a walk that rebuilds every level with a new batch size,
+        # e.g. a reduction, expects of a nested container).
+        _, rebuild = self._leaves_and_rebuild()
+        return rebuild([], batch_size=batch_size, device=device, names=names)
+
+    def __getitem__(self, index):
+        if type(index) is str or (type(index) is tuple and index and _looks_like_key(index)):
+            raise KeyError(f"key {index!r} not found: a NonTensorStack holds values, not keys")
+        return self._index(index)
+
+    def _index(self, index):
+        bs = self._batch_size
+        idx = _normalize_index(index, bs)
+        shape = _indexed_batch_shape(bs, idx)
+        result = self._values[_numpy_index(idx)]
+        if not shape:
+            if isinstance(result, np.ndarray) and result.dtype == object and result.shape == ():
+                result = result[()]
+            return result
+        values = np.asarray(result).reshape(tuple(shape))
+        flat = values.reshape(-1)
+        if flat.size and all(_same(v, flat[0]) for v in flat[1:]):
+            return flat[0]  # the selected elements hold one value: that value
+        return NonTensorStack._from_array(values, self._device)
+
+    def _set_at_index(self, index, value) -> None:
+        idx = _normalize_index(index, self._batch_size)
+        shape = _indexed_batch_shape(self._batch_size, idx)
+        idx = _numpy_index(idx)
+        if isinstance(value, NonTensorStack):
+            self._values[idx] = value._values
+        elif not shape:  # one element: the value itself (a list value stays one)
+            self._values[idx] = _raw(value)
+        else:
+            self._values[idx] = _object_array(_raw(value), tuple(shape))
+
+    def _leaves(self) -> list:
+        return []
+
+    def _leaves_and_rebuild(self):
+        def rebuild(new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+            values = self._values.copy()
+            if batch_size is not None:
+                values = _fit(values, tuple(_parse_batch_size(batch_size)))
+                if not isinstance(values, np.ndarray):
+                    return values  # the values do not fit the new batch: kept as data
+            out = NonTensorStack._from_array(
+                values, self._device if device is NO_DEFAULT else _parse_device(device)
+            )
+            if names is NO_DEFAULT and batch_size is None:
+                out._names = self._names
+            elif names is not NO_DEFAULT:
+                out._names = _parse_names(names, values.ndim)
+            return out
+
+        return [], rebuild
+
+    def _operand_leaves(self, other, op, default=None) -> list:
+        return []
+
+    def _moved_to(self, device):
+        return NonTensorStack._from_array(self._values, _parse_device(device), self._names)
+
+    def _set_lock(self, locked: bool) -> None:
+        self._is_locked = locked
+
+    def _apply(self, fn, others, **kwargs):
+        if kwargs.get("inplace"):
+            return self
+        return self.copy()
+
+    def _replace_contents(self, other) -> None:
+        self._values = other._values
+
+    def densify(self, layout: torch.layout = torch.strided) -> "NonTensorStack":
+        return self
+
+    def unbind(self, dim: int = 0) -> tuple:
+        """The values along batch dim ``dim``, one entry per index."""
+        n = len(self._batch_size)
+        if not -n <= dim < n:
+            raise IndexError(f"unbind: dim {dim} is out of range for {n} batch dims")
+        dim %= n
+        return tuple(
+            self[(slice(None),) * dim + (i,)] for i in range(self._batch_size[dim])
+        )
+
+    # ------------------------------------------------------------------ comparisons
+    def __eq__(self, other):
+        if isinstance(other, NonTensorStack):
+            return self.tolist() == other.tolist()
+        if isinstance(other, list):
+            return self.tolist() == other
+        return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.stack, torch.cat):
+            items = list(args[0] if args else kwargs["tensors"])
+            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+            if all(isinstance(i, (NonTensorData, NonTensorStack)) for i in items):
+                return _stack_or_cat(func, items, dim)
+        return _torch_function.dispatch(func, types, args, kwargs)
+
+    def __repr__(self) -> str:
+        parts = [
+            repr(self.tolist()),
+            f"batch_size={self._batch_size!r}",
+            f"device={self._device}",
+        ]
+        return "NonTensorStack(\n" + ",\n".join(_indent(p, 1) for p in parts) + ")"
+
+
+def _fit(values: np.ndarray, shape: tuple) -> Any:
+    """``values`` reshaped (same number of elements) or broadcast to ``shape``; when
+    neither fits (a batch dim reduced away), the one value they all hold, or else the
+    values as a flat list."""
+    if values.shape == shape:
+        return values
+    if values.size == int(np.prod(shape, dtype=np.int64)):
+        return values.reshape(shape)
+    try:
+        return np.broadcast_to(values, shape).copy()
+    except ValueError:
+        flat = values.reshape(-1).tolist()
+        if flat and all(_same(v, flat[0]) for v in flat[1:]):
+            return _object_array(flat[0], shape)
+        return flat

@@ -1,0 +1,496 @@
+"""Spec-driven tests of the reduction family (``spec/reduction.yaml``).
+
+One parametrized test walks every entry of the family (loaded through
+``codegen.model``) and calls the generated method on a dense tensordict, a nested one
+(whose nested tensordict has more batch dims than its parent) and a non-contiguous one
+(leaves that are transposed or strided views, and a tensordict that is itself indexed),
+with every form of ``dim`` the entry takes: each batch dim (positive and negative), a
+tuple of batch dims where torch takes one, no dim, ``"feature"``, ``keepdim`` and
+``reduce=True``. Every leaf of the result is compared with the entry's own ``leaf`` (or
+``leaf_all``) expression evaluated by hand, leaf by leaf, on the matching input tensor,
+and the batch size of every level is compared with the one computed here from the
+batch dims. Bad dims must raise errors that name the op, the dim and the batch size.
+Every ``example`` runs as a doctest, and every ``torch_function`` dispatches.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
+    sys.path.insert(0, str(ROOT))
+
+from codegen.model import Op, load_spec
+from codegen.render import leaf_expr
+from tensordict import TensorDict
+from tensordict.base import NO_DEFAULT
+
+# std/var over a size-one dim (a leaf without feature dims, dim="feature") is nan, as
+# torch says with a warning
+pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
+
+SPEC = load_spec(ROOT / "spec")
+OPS = [op for op in SPEC.ops() if op.family == "reduction"]
+IDS = [op.name for op in OPS]
+STRUCTURES = ("dense", "nested", "noncontiguous")
+BATCH = (3, 4)
+
+
+# --------------------------------------------------------------------------------------
+# Data.
+# --------------------------------------------------------------------------------------
+
+
+def _rand(gen, *shape, profile="float"):
+    if profile == "bool":
+        return torch.rand(shape, generator=gen) > 0.5
+    out = torch.rand(shape, generator=gen) * 0.8 + 0.1
+    if profile == "nan":
+        out.view(-1)[::3] = float("nan")
+    return out
+
+
+def make_td(structure: str, profile: str = "float", seed: int = 0) -> TensorDict:
+    """Batch size [3, 4], leaves with and without feature dims, a non-tensor entry."""
+    gen = torch.Generator().manual_seed(seed)
+    r = lambda *shape: _rand(gen, *shape, profile=profile)  # noqa: E731
+    if structure == "dense":
+        return TensorDict(a=r(3, 4, 2), b=r(3, 4), s="hello", batch_size=BATCH)
+    if structure == "nested":
+        sub = TensorDict(c=r(3, 4, 5, 2), d=r(3, 4, 5), batch_size=[3, 4, 5])
+        same = TensorDict(e=r(3, 4, 3), batch_size=BATCH)
+        return TensorDict(a=r(3, 4, 2), sub=sub, same=same, s="hello", batch_size=BATCH)
+    assert structure == "noncontiguous"
+    big = TensorDict(
+        a=r(4, 3, 2).transpose(0, 1),  # (3, 4, 2), transposed storage
+        b=r(6, 5)[::2, 1:],  # (3, 4), strided rows, offset columns
+        sub=TensorDict(c=r(3, 4, 5, 3)[..., ::2], batch_size=[3, 4, 5]),
+        s="hello",
+        batch_size=BATCH,
+    )
+    wider = TensorDict(
+        a=torch.cat([big["a"], big["a"][:, :1]], 1),
+        b=torch.cat([big["b"], big["b"][:, :1]], 1),
+        sub=TensorDict(
+            c=torch.cat([big["sub", "c"], big["sub", "c"][:, :1]], 1),
+            batch_size=[3, 5, 5],
+        ),
+        s="hello",
+        batch_size=[3, 5],
+    )
+    out = wider[:, :4]  # the tensordict itself is an index of a larger one
+    assert not out["a"].is_contiguous() and not out["b"].is_contiguous()
+    return out
+
+
+def profile_for(op: Op) -> str:
+    if op.no_dim in ("all", "any"):
+        return "bool"
+    return "nan" if op.name.startswith("nan") else "float"
+
+
+def tensor_keys(td) -> list:
+    return [k for k in td.keys(True, True) if isinstance(td.get(k), torch.Tensor)]
+
+
+def level_dims(td, key) -> int:
+    """The batch dims of the level holding ``key``."""
+    return td.get(key[:-1]).batch_dims if isinstance(key, tuple) else td.batch_dims
+
+
+def levels(td):
+    """(key path, tensordict) of every level, root first."""
+    yield (), td
+    for key in td.keys(True):
+        value = td.get(key)
+        if isinstance(value, TensorDict):
+            yield (key if isinstance(key, tuple) else (key,)), value
+
+
+# --------------------------------------------------------------------------------------
+# What the spec says a result should be.
+# --------------------------------------------------------------------------------------
+
+
+def _literal(param):
+    if param.default in (None, "NO_DEFAULT"):
+        return None
+    return ast.literal_eval(param.default)
+
+
+def env_for(op: Op, **values) -> dict:
+    env = {"torch": torch}
+    for param in op.signature.params:
+        env[param.name] = _literal(param)
+    env["keepdim"] = False
+    env.update(values)
+    return env
+
+
+def evaluate(text: str, env: dict, x):
+    return eval(compile(leaf_expr(text), "<leaf>", "eval"), dict(env, x=x))
+
+
+def normalise(dim, n=len(BATCH)):
+    if isinstance(dim, tuple):
+        return tuple(d % n for d in dim)
+    return dim % n
+
+
+def reduced_size(batch, dims, keepdim):
+    dims = {d % len(batch) for d in (dims if isinstance(dims, tuple) else (dims,))}
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(batch))
+    return tuple(s for i, s in enumerate(batch) if i not in dims)
+
+
+def feature_flat(x, n):
+    return x.flatten(n) if n < x.ndim else x.unsqueeze(-1)
+
+
+def pairs(value):
+    """A (values, indices) result as its two parts; anything else as (value, None)."""
+    if isinstance(value, tuple) and hasattr(value, "indices"):
+        return value[0], value[1]
+    return value, None
+
+
+def expected_leaves(op: Op, td, dim, keepdim, extra) -> dict:
+    """{key: (values, indices or None)} from the spec's expressions, leaf by leaf."""
+    env = env_for(op, **extra)
+    out = {}
+    for key in tensor_keys(td):
+        x = td.get(key).clone()
+        if dim is None and op.no_dim != "batch":
+            value = evaluate(op.leaf_all, env, x)
+            if keepdim:
+                prefix = tuple(value.shape[: value.ndim])
+                value = value.reshape(prefix + (1,) * x.ndim)
+            out[key] = (value, None)
+        elif dim == "feature":
+            flat = feature_flat(x, level_dims(td, key))
+            out[key] = pairs(evaluate(op.leaf, dict(env, dim=-1, keepdim=False), flat))
+        else:
+            d = tuple(range(len(BATCH))) if dim is None else normalise(dim)
+            out[key] = pairs(evaluate(op.leaf, dict(env, dim=d, keepdim=keepdim), x))
+    return out
+
+
+def expected_root_size(op: Op, td, dim, keepdim, prefix) -> tuple:
+    if dim is None and op.no_dim != "batch":
+        return prefix + ((1,) * td.batch_dims if keepdim else ())
+    if dim == "feature" or op.batch_size == "keep":
+        return prefix + tuple(td.batch_size)
+    dims = tuple(range(td.batch_dims)) if dim is None else dim
+    return prefix + reduced_size(tuple(td.batch_size), dims, keepdim)
+
+
+def check_result(op, td, result, dim, keepdim, extra, *, indices: bool) -> None:
+    prefix = tuple(extra["q"].shape) if isinstance(extra.get("q"), torch.Tensor) else ()
+    want = expected_leaves(op, td, dim, keepdim, extra)
+    if indices:
+        assert isinstance(result, tuple) and type(result).__name__ == op.name
+        values, idx = result.values, result.indices
+    else:
+        values, idx = result, None
+    for got in (values, idx) if idx is not None else (values,):
+        assert type(got) is TensorDict
+        assert got.get("s") == "hello"
+        assert set(got.keys(True, True)) == set(td.keys(True, True))
+        root = expected_root_size(op, td, dim, keepdim, prefix)
+        assert got.batch_size == torch.Size(root), (dim, got.batch_size, root)
+        # every nested level: the root's new batch size + the dims it has beyond
+        for path, level in levels(td):
+            if not path:
+                continue
+            extra_dims = tuple(level.batch_size[td.batch_dims :])
+            if dim is None and op.no_dim != "batch":
+                level_want = prefix + ((1,) * level.batch_dims if keepdim else ())
+            elif dim == "feature":
+                level_want = prefix + tuple(level.batch_size)
+            else:
+                level_want = root + extra_dims
+            assert got.get(path).batch_size == torch.Size(level_want), path
+    for key, (value, index) in want.items():
+        torch.testing.assert_close(values.get(key), value, equal_nan=True, msg=str(key))
+        if idx is not None:
+            torch.testing.assert_close(idx.get(key), index, msg=str(key))
+
+
+# --------------------------------------------------------------------------------------
+# The cases an entry takes.
+# --------------------------------------------------------------------------------------
+
+
+def extras(op: Op) -> list[dict]:
+    """Values for the required parameters (and the interesting optional ones)."""
+    if op.signature.has("q"):
+        return [{"q": 0.3}, {"q": torch.tensor([0.25, 0.75])}]
+    if op.signature.has("correction"):
+        return [{}, {"correction": 0}]
+    if op.name == "sum":
+        return [{}, {"dtype": torch.float64}]
+    return [{}]
+
+
+def dim_cases(op: Op) -> list:
+    if not op.signature.has("dim"):
+        return [None]
+    cases = [0, 1, -1, -2]
+    if op.batch_size == "keep":
+        return cases
+    cases += [None, "feature"]
+    if op.dims == "many":
+        cases += [(0, 1), (-1,), (1, 0)]
+    return cases
+
+
+def call(op: Op, td, dim, keepdim=None, **kwargs):
+    args = []
+    if op.signature.has("q"):
+        args.append(kwargs.pop("q"))
+    if dim is not None:
+        kwargs["dim"] = dim
+    if keepdim is not None:
+        kwargs["keepdim"] = keepdim
+    return getattr(td, op.name)(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------
+# The checks.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_entry_against_torch(op: Op, structure: str) -> None:
+    td = make_td(structure, profile_for(op))
+    keepdims = [None, True] if op.signature.has("keepdim") else [None]
+    has_indices = op.signature.has("return_indices")
+    for extra in extras(op):
+        for dim in dim_cases(op):
+            for keepdim in keepdims:
+                if dim == "feature" and keepdim:
+                    continue
+                result = call(op, td, dim, keepdim, **dict(extra))
+                kd = bool(keepdim)
+                if dim is None and op.no_dim in ("all", "any"):
+                    leaf_all = [
+                        bool(evaluate(op.leaf_all, env_for(op), td.get(k)))
+                        for k in tensor_keys(td)
+                    ]
+                    want = all(leaf_all) if op.no_dim == "all" else any(leaf_all)
+                    assert result is want
+                    continue
+                indices = has_indices and dim is not None
+                check_result(op, td, result, dim, kd, extra, indices=indices)
+                if indices:  # return_indices=False: the values only
+                    values = call(op, td, dim, keepdim, return_indices=False, **extra)
+                    check_result(op, td, values, dim, kd, extra, indices=False)
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_reduce_true_gives_one_tensor(op: Op) -> None:
+    """``reduce=True``: the leaves reduced together, as one tensor."""
+    if not op.signature.has("reduce"):
+        pytest.skip(f"{op.name} takes no reduce")
+    td = make_td("nested", profile_for(op))
+    extra = extras(op)[0]
+    env = env_for(op, **extra)
+    flat = torch.cat([td.get(k).reshape(-1) for k in tensor_keys(td)])
+    per_batch = torch.cat([td.get(k).reshape(3, 4, -1) for k in tensor_keys(td)], -1)
+    if op.batch_size == "keep":  # scans: the batch dims, then every feature
+        got = call(op, td, 1, reduce=True, **dict(extra))
+        want = evaluate(op.leaf, dict(env, dim=1), per_batch)
+        torch.testing.assert_close(pairs(got)[0], pairs(want)[0])
+        return
+    got = call(op, td, None, reduce=True, **dict(extra))
+    assert isinstance(got, torch.Tensor)
+    torch.testing.assert_close(got, evaluate(op.leaf_all, env, flat), equal_nan=True)
+    got = call(op, td, "feature", reduce=True, **dict(extra))
+    want = evaluate(op.leaf, dict(env, dim=-1, keepdim=False), per_batch)
+    torch.testing.assert_close(pairs(got)[0], pairs(want)[0], equal_nan=True)
+    assert pairs(got)[0].shape[-2:] == torch.Size(BATCH)
+    # a batch dim and every feature together: one value per element of the other dim
+    got = call(op, td, 0, reduce=True, **dict(extra))
+    merged = per_batch.movedim(0, -1).reshape(4, -1)
+    want = evaluate(op.leaf, dict(env, dim=-1, keepdim=False), merged)
+    torch.testing.assert_close(pairs(got)[0], pairs(want)[0], equal_nan=True)
+    with pytest.raises(ValueError, match="no tensor leaves"):
+        call(op, TensorDict(batch_size=BATCH), None, reduce=True, **dict(extra))
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_bad_dims_name_the_dim_and_batch_size(op: Op) -> None:
+    td = make_td("dense", profile_for(op))
+    extra = extras(op)[0]
+    if not op.signature.has("dim"):
+        pytest.skip(f"{op.name} takes no dim")
+    for bad in (2, -3, 7):
+        with pytest.raises(IndexError) as info:
+            call(op, td, bad, **dict(extra))
+        message = str(info.value)
+        assert f"{op.name}(): dim={bad}" in message
+        assert "batch_size [3, 4]" in message and "[-2, 1]" in message
+    if op.batch_size == "keep":
+        return
+    if op.dims == "one":
+        with pytest.raises(TypeError, match=r"one batch dim at a time.*\(0, 1\)"):
+            call(op, td, (0, 1), **dict(extra))
+    else:
+        with pytest.raises(IndexError, match="dim=5"):
+            call(op, td, (0, 5), **dict(extra))
+        with pytest.raises(ValueError, match="more than once"):
+            call(op, td, (0, -2), **dict(extra))
+    with pytest.raises(ValueError, match="'feature'"):
+        call(op, td, "features", **dict(extra))
+    if op.signature.has("keepdim"):
+        with pytest.raises(TypeError, match="keepdim"):
+            call(op, td, "feature", True, **dict(extra))
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_torch_errors_are_torchs(op: Op) -> None:
+    """A leaf torch rejects raises torch's own error (mean of integers...)."""
+    td = TensorDict(a=torch.arange(12).reshape(3, 4), batch_size=BATCH)
+    extra = extras(op)[0]
+    env = env_for(op, **extra)
+    dim = 0 if op.signature.has("dim") else None
+    text = op.leaf if dim is not None else op.leaf_all
+    try:
+        want = evaluate(text, dict(env, dim=dim), td["a"])
+    except Exception as exc:  # noqa: BLE001 - the op must raise the same
+        with pytest.raises(type(exc)):
+            call(op, td, dim, **dict(extra))
+    else:
+        got = call(op, td, dim, **dict(extra))
+        torch.testing.assert_close(pairs(got)[0]["a"], pairs(want)[0])
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_key_transform(op: Op) -> None:
+    if not op.signature.has("key_transform"):
+        pytest.skip(f"{op.name} takes no key_transform")
+    td = make_td("nested")
+    extra = extras(op)[0]
+    plain = call(op, td, None, **dict(extra))
+    renamed = call(op, td, None, key_transform=lambda k: k + "_x", **dict(extra))
+    assert set(renamed.keys()) == {k + "_x" for k in plain.keys()}
+    torch.testing.assert_close(renamed["sub_x", "c_x"], plain["sub", "c"])
+    if op.signature.has("dim"):
+        renamed = call(op, td, 0, key_transform=str.upper, **dict(extra))
+        assert "A" in renamed.keys() and ("SUB", "C") in renamed.keys(True)
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_torch_function_dispatches(op: Op) -> None:
+    td = make_td("nested", profile_for(op))
+    extra = extras(op)[0]
+    for dotted in op.torch_functions:
+        fn = eval(dotted, {"torch": torch})
+        args = [extra["q"]] if "q" in extra else []
+        if op.signature.has("dim"):
+            args.append(0)
+        got = fn(td, *args)
+        want = getattr(td, op.name)(*args)
+        for g, w in zip(*(pairs(v) for v in (got, want))):
+            if g is None:
+                continue
+            for key in tensor_keys(td):
+                torch.testing.assert_close(g.get(key), w.get(key), equal_nan=True)
+
+
+@pytest.mark.parametrize("op", OPS, ids=IDS)
+def test_example(op: Op) -> None:
+    test = doctest.DocTestParser().get_doctest(
+        op.example,
+        globs={"torch": torch, "TensorDict": TensorDict},
+        name=op.name,
+        filename=op.location.path,
+        lineno=op.location.line,
+    )
+    report: list[str] = []
+    result = doctest.DocTestRunner(verbose=False).run(test, out=report.append)
+    assert result.failed == 0, "".join(report)
+    assert result.attempted > 0
+
+
+# --------------------------------------------------------------------------------------
+# Behaviour the spec-driven checks do not cover.
+# --------------------------------------------------------------------------------------
+
+
+def test_signature_defaults_are_the_users_ones() -> None:
+    import inspect
+
+    params = inspect.signature(TensorDict.sum).parameters
+    assert (
+        params["dim"].default is NO_DEFAULT and params["keepdim"].default is NO_DEFAULT
+    )
+    td = make_td("dense")
+    assert td.sum(NO_DEFAULT, NO_DEFAULT).batch_size == torch.Size([])
+
+
+def test_no_dim_reduces_every_dim_of_every_level() -> None:
+    td = make_td("nested")
+    out = td.mean()
+    assert out.batch_size == () and out["sub"].batch_size == ()
+    assert out["sub", "c"].shape == () and out["same", "e"].shape == ()
+    out = td.mean(keepdim=True)
+    assert out.batch_size == (1, 1) and out["sub"].batch_size == (1, 1, 1)
+    assert out["sub", "c"].shape == (1, 1, 1, 1)
+    # logsumexp: every batch dim, the feature dims stay
+    out = td.logsumexp()
+    assert out.batch_size == () and out["a"].shape == (2,)
+    assert out["sub"].batch_size == (5,) and out["sub", "c"].shape == (5, 2)
+
+
+def test_feature_dim_keeps_every_level() -> None:
+    td = make_td("nested")
+    out = td.sum("feature")
+    assert out.batch_size == BATCH and out["sub"].batch_size == (3, 4, 5)
+    assert out["a"].shape == BATCH and out["sub", "c"].shape == (3, 4, 5)
+    torch.testing.assert_close(out["sub", "d"], td["sub", "d"])  # no feature dims
+
+
+def test_all_any_without_leaves_and_with_dims() -> None:
+    assert TensorDict(batch_size=[3]).all() is True
+    assert TensorDict(batch_size=[3]).any() is False
+    td = make_td("nested", "bool")
+    assert td.all((0, 1))["a"].shape == (2,)
+    torch.testing.assert_close(td.any(-1)["sub", "c"], td["sub", "c"].any(1))
+
+
+def test_min_max_return_types() -> None:
+    td = make_td("dense")
+    result = torch.max(td, 1)
+    assert isinstance(result, torch.return_types.max)
+    values, indices = result
+    assert values.batch_size == (3,) and indices["a"].dtype == torch.int64
+    assert isinstance(td.max(), TensorDict) and td.max()["a"].shape == ()
+    cm = td.cummin(0)
+    assert isinstance(cm, torch.return_types.cummin) and cm.values.batch_size == BATCH
+
+
+def test_out_receives_the_result() -> None:
+    td = make_td("nested")
+    out = td.logsumexp(0).zero_()
+    assert td.logsumexp(0, out=out) is out
+    torch.testing.assert_close(out["sub", "c"], td["sub", "c"].logsumexp(0))
+    norms = td.norm().zero_()
+    assert td.norm(out=norms) is norms
+    torch.testing.assert_close(norms["a"], torch.linalg.vector_norm(td["a"]))
+
+
+def test_generated_all_any_replace_the_hand_written_ones() -> None:
+    from tensordict.base import TensorDictBase
+
+    assert "all" not in TensorDictBase.__dict__ and "any" not in TensorDictBase.__dict__
+    assert not hasattr(TensorDictBase, "_reduce_bool")
