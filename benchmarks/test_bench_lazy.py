@@ -60,7 +60,11 @@ def floor_stack(dicts, dim=0):
     out = {}
     for key, value in dicts[0].items():
         parts = [d[key] for d in dicts]
-        out[key] = floor_stack(parts, dim) if isinstance(value, dict) else torch.stack(parts, dim)
+        out[key] = (
+            floor_stack(parts, dim)
+            if isinstance(value, dict)
+            else torch.stack(parts, dim)
+        )
     return out
 
 
@@ -75,9 +79,7 @@ def floor_leaves(d, prefix=()):
 def check_dense(result, expected):
     """``result`` (a tensordict) holds exactly the leaves of ``expected`` (a dict)."""
     keys = sorted(k for k, _ in floor_leaves(expected))
-    got = sorted(
-        k if isinstance(k, tuple) else (k,) for k in result.keys(True, True)
-    )
+    got = sorted(k if isinstance(k, tuple) else (k,) for k in result.keys(True, True))
     assert got == keys
     for key, value in floor_leaves(expected):
         assert torch.equal(result.get(key), value), key

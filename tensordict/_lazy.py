@@ -177,7 +177,9 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             self._device = device
         else:
             self._batch_size = (
-                batch_size if batch_size is not None else torch.Size([0] * (stack_dim + 1))
+                batch_size
+                if batch_size is not None
+                else torch.Size([0] * (stack_dim + 1))
             )
             self._device = None
         return self
@@ -380,7 +382,9 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
     def _exclusive_keys(self) -> list[list[str]]:
         """For each member, the keys it holds that not every member holds."""
         common = set(self._own_keys())
-        return [[k for k in td._own_keys() if k not in common] for td in self.tensordicts]
+        return [
+            [k for k in td._own_keys() if k not in common] for td in self.tensordicts
+        ]
 
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         return self._combine(key, self._member_values(key), default, missing_ok)
@@ -468,8 +472,10 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             if not validated and tuple(tensor_shape(value)[: len(bs)]) != tuple(bs):
                 raise _errors.batch_mismatch(key, tensor_shape(value), bs)
             return value.unbind(sd)
-        if isinstance(value, LazyStackedTensorDict) and value.stack_dim == sd and (
-            len(value.tensordicts) == n
+        if (
+            isinstance(value, LazyStackedTensorDict)
+            and value.stack_dim == sd
+            and (len(value.tensordicts) == n)
         ):
             return value.tensordicts
         if isinstance(value, TensorDictBase) or is_tensor_collection(value):
@@ -576,8 +582,10 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             if isinstance(part, (bool, np.bool_)):
                 return None
             if isinstance(part, (list, range)):
-                part = torch.as_tensor(list(part)) if len(part) else torch.zeros(
-                    0, dtype=torch.long
+                part = (
+                    torch.as_tensor(list(part))
+                    if len(part)
+                    else torch.zeros(0, dtype=torch.long)
                 )
             elif isinstance(part, np.ndarray):
                 part = torch.from_numpy(part)
@@ -646,8 +654,10 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             return None
         if not found:
             stack_out = o + (sd - d)
-        while member_parts and isinstance(member_parts[-1], slice) and (
-            member_parts[-1] == _FULL
+        while (
+            member_parts
+            and isinstance(member_parts[-1], slice)
+            and (member_parts[-1] == _FULL)
         ):
             member_parts.pop()
         return stack_part, tuple(member_parts), stack_out
@@ -703,7 +713,9 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         )
 
     def _empty_result(self, index, stack_out):
-        bs = _indexed_batch_shape(self._batch_size, _normalize_index(index, self._batch_size))
+        bs = _indexed_batch_shape(
+            self._batch_size, _normalize_index(index, self._batch_size)
+        )
         return LazyStackedTensorDict._new_unsafe([], stack_out, batch_size=bs)
 
     def _set_at_index(self, index, value) -> None:
@@ -764,11 +776,15 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         name = self._stack_dim_name
         empty_bs = self._batch_size
 
-        def rebuild(new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        def rebuild(
+            new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
+        ):
             """A lazy stack of the members rebuilt from ``new_leaves`` (each member
             takes its own leaves, in order). ``batch_size`` must keep the stack dim."""
             if len(new_leaves) != total:
-                raise ValueError(f"rebuild expected {total} leaves, got {len(new_leaves)}")
+                raise ValueError(
+                    f"rebuild expected {total} leaves, got {len(new_leaves)}"
+                )
             member_bs = None
             if batch_size is not None:
                 bs = _parse_batch_size(batch_size)
@@ -843,8 +859,10 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         """A tensordict shaped like this stack, cut into one per member."""
         n = len(self.tensordicts)
         sd = self.stack_dim
-        if isinstance(other, LazyStackedTensorDict) and other.stack_dim == sd and (
-            len(other.tensordicts) == n
+        if (
+            isinstance(other, LazyStackedTensorDict)
+            and other.stack_dim == sd
+            and (len(other.tensordicts) == n)
         ):
             return other.tensordicts
         if isinstance(other, _Filled):
@@ -882,9 +900,11 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             return _dense_stack(self, None)
         except RuntimeError as err:
             raise RuntimeError(
-                f"{op}(): on a LazyStackedTensorDict this op runs on the dense stack "
-                f"(it crosses the stack dim {self.stack_dim}), but the stacked "
-                f"tensordicts cannot be stacked densely: {err}"
+                f"{op}(): on a LazyStackedTensorDict this op needs the dense stack "
+                f"(it crosses the stack dim {self.stack_dim}, or reads every entry "
+                f"stacked), but the stacked tensordicts cannot be stacked densely: "
+                f"{err}. densify() the stack, or run the op on each of its "
+                f"tensordicts (stack.tensordicts)"
             ) from None
 
     def _write_back(self, dense: TensorDictBase) -> "LazyStackedTensorDict":
@@ -1008,7 +1028,12 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         return self if inplace else self._per_member(results)
 
     def empty(
-        self, recurse: bool = False, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
+        self,
+        recurse: bool = False,
+        *,
+        batch_size=None,
+        device=NO_DEFAULT,
+        names=NO_DEFAULT,
     ) -> TensorDictBase:
         if batch_size is not None or not self.tensordicts:
             return TensorDictBase.empty(
@@ -1041,10 +1066,7 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             raise ValueError(
                 f"densify: layout must be torch.strided or torch.jagged, got {layout}"
             )
-        with warnings.catch_warnings():
-            # torch warns that strided nested tensors are a prototype: asked for here
-            warnings.filterwarnings("ignore", message=".*nested tensors is in prototype")
-            return _dense_stack(self, layout)
+        return _dense_stack(self, layout)
 
     def get_nestedtensor(
         self, key: NestedKey, default: Any = NO_DEFAULT, *, layout=None
@@ -1060,9 +1082,7 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         if isinstance(vals[0], TensorDictBase):
             nested = LazyStackedTensorDict._new_unsafe(vals, self.stack_dim)
             return nested.densify(layout or torch.strided)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*nested tensors is in prototype")
-            return _nested(path, vals, self.stack_dim, layout or torch.strided)
+        return _nested(path, vals, self.stack_dim, layout or torch.strided)
 
     def to_padded_tensor(self, padding: float = 0.0, mask_key: NestedKey | None = None):
         """A dense :class:`~tensordict.TensorDict` where the members' tensors are
@@ -1073,14 +1093,18 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         if mask_key is not None:
             masks = _dense_stack(self, "mask")
             for key, mask in masks.items(True, True):
-                out.set(unravel_key_to_tuple(mask_key) + unravel_key_to_tuple(key), mask)
+                out.set(
+                    unravel_key_to_tuple(mask_key) + unravel_key_to_tuple(key), mask
+                )
         return out
 
     def _check_homogeneous(self, what: str) -> None:
         first = self.tensordicts[0]
         for i, td in enumerate(self.tensordicts[1:], 1):
             if set(td.keys(True, True)) != set(first.keys(True, True)):
-                raise RuntimeError(f"{what}: the tensordict at index {i} has other keys")
+                raise RuntimeError(
+                    f"{what}: the tensordict at index {i} has other keys"
+                )
             for key in first.keys(True, True):
                 a, b = first.get(key), td.get(key)
                 if tensor_shape(a) != tensor_shape(b):
@@ -1284,8 +1308,10 @@ def _unbind(td, dim: int) -> list:
 def _split_for_index(value, count: int, dim: int, result_ndim: int):
     """``value`` (what is written at an index whose result has the stack dim at
     ``dim``) cut into ``count`` values, one per member; ``None`` when it cannot be."""
-    if isinstance(value, LazyStackedTensorDict) and value.stack_dim == dim and (
-        len(value.tensordicts) == count
+    if (
+        isinstance(value, LazyStackedTensorDict)
+        and value.stack_dim == dim
+        and (len(value.tensordicts) == count)
     ):
         return value.tensordicts
     if isinstance(value, TensorDictBase) or is_tensor_collection(value):
@@ -1296,7 +1322,9 @@ def _split_for_index(value, count: int, dim: int, result_ndim: int):
             return _unbind(value, dim)
         return [value] * count
     if isinstance(value, dict):
-        split = {k: _split_for_index(v, count, dim, result_ndim) for k, v in value.items()}
+        split = {
+            k: _split_for_index(v, count, dim, result_ndim) for k, v in value.items()
+        }
         if any(v is None for v in split.values()):
             return None
         return [{k: v[i] for k, v in split.items()} for i in range(count)]
@@ -1317,7 +1345,9 @@ def _pad_and_stack(vals, dim, padding_value=0.0, padding_side="right") -> Tensor
     shapes = [tuple(v.shape) for v in vals]
     ndim = len(shapes[0])
     if any(len(s) != ndim for s in shapes):
-        raise RuntimeError(f"cannot pad tensors with different numbers of dims: {shapes}")
+        raise RuntimeError(
+            f"cannot pad tensors with different numbers of dims: {shapes}"
+        )
     target = [max(s[i] for s in shapes) for i in range(ndim)]
     padded = []
     for v in vals:
@@ -1325,7 +1355,9 @@ def _pad_and_stack(vals, dim, padding_value=0.0, padding_side="right") -> Tensor
         for i in reversed(range(ndim)):
             extra = target[i] - v.shape[i]
             pad.extend((extra, 0) if padding_side == "left" else (0, extra))
-        padded.append(torch.nn.functional.pad(v, pad, value=padding_value) if any(pad) else v)
+        padded.append(
+            torch.nn.functional.pad(v, pad, value=padding_value) if any(pad) else v
+        )
     return torch.stack(padded, dim)
 
 
@@ -1341,6 +1373,9 @@ def _pad_mask(vals, dim) -> Tensor:
     return torch.stack(masks, dim)
 
 
+_QUIET = [False]  # the one-time warning of strided nested tensors was silenced
+
+
 def _nested(key, vals: list, dim: int, layout) -> Tensor:
     if dim != 0:
         raise RuntimeError(
@@ -1354,7 +1389,18 @@ def _nested(key, vals: list, dim: int, layout) -> Tensor:
             dtype = torch.promote_types(dtype, v.dtype)
         vals = [v.to(dtype) for v in vals]
     try:
-        return torch.nested.nested_tensor(vals, layout=layout)
+        if layout is torch.strided and not _QUIET[0]:
+            # torch warns once per process that strided nested tensors are a
+            # prototype; densify asks for them on purpose
+            with warnings.catch_warnings():
+                warnings.filterwarnings(
+                    "ignore", message=".*nested tensors is in prototype"
+                )
+                out = torch.nested.as_nested_tensor(vals, layout=layout)
+            _QUIET[0] = True
+            return out
+        # as_nested_tensor keeps the autograd history, as torch.stack does
+        return torch.nested.as_nested_tensor(vals, layout=layout)
     except (RuntimeError, ValueError, TypeError) as err:
         shapes = [tuple(v.shape) for v in vals]
         raise RuntimeError(
@@ -1390,7 +1436,9 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
             storage[key] = _dense_stack(sub, mode, padding)
         elif is_tensor_collection(first) and not _is_non_tensor(first):
             inner = LazyStackedTensorDict._new_unsafe([v._tensordict for v in vals], sd)
-            storage[key] = type(first)._from_tensordict(_dense_stack(inner, mode, padding))
+            storage[key] = type(first)._from_tensordict(
+                _dense_stack(inner, mode, padding)
+            )
         elif mode != "mask":
             storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
     return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, None)
@@ -1404,7 +1452,9 @@ def _stacked_shape(vals: list, dim: int, ndim: int) -> torch.Size:
         batch = ndim - 1
         dims[:batch] = first[:batch]
     else:
-        dims = [d if all(s[i] == d for s in shapes) else -1 for i, d in enumerate(first)]
+        dims = [
+            d if all(s[i] == d for s in shapes) else -1 for i, d in enumerate(first)
+        ]
     dims.insert(dim, len(vals))
     return torch.Size(dims)
 

@@ -608,17 +608,27 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         leaves = self._leaves()
         count = len(leaves)
 
-        def rebuild(new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        def rebuild(
+            new_leaves,
+            *,
+            batch_size=None,
+            device=NO_DEFAULT,
+            names=NO_DEFAULT,
+            leaf_fn=None,
+        ):
             """A TensorDict shaped like this one holding ``new_leaves``. With
             ``batch_size``, every level's batch size becomes ``batch_size`` followed
-            by the dims that level has beyond this one's batch dims."""
+            by the dims that level has beyond this one's batch dims. ``leaf_fn`` (the
+            per-leaf op that made ``new_leaves``) lets containers without tensor
+            leaves, such as non-tensor stacks, move their elements the same way."""
             if len(new_leaves) != count:
                 raise ValueError(
                     f"rebuild expected {count} leaves, got {len(new_leaves)}"
                 )
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
+            extra = {} if leaf_fn is None else {"leaf_fn": leaf_fn}
             out = _rebuild(
-                self, iter(new_leaves), device, new_bs, len(self._batch_size)
+                self, iter(new_leaves), device, new_bs, len(self._batch_size), extra
             )
             if names is not NO_DEFAULT:
                 out._names = _parse_names(names, len(out._batch_size))
@@ -648,13 +658,13 @@ def _collect_leaves(td: TensorDict, out: list) -> None:
             out.extend(value._leaves())
 
 
-def _rebuild(td: TensorDict, it, device, batch_size, root_dims) -> TensorDict:
+def _rebuild(td: TensorDict, it, device, batch_size, root_dims, extra) -> TensorDict:
     storage = {}
     for key, value in td._tensordict.items():
         if isinstance(value, Tensor):
             storage[key] = next(it)
         elif isinstance(value, TensorDict):
-            storage[key] = _rebuild(value, it, device, batch_size, root_dims)
+            storage[key] = _rebuild(value, it, device, batch_size, root_dims, extra)
         elif isinstance(value, TensorDictBase):
             n = len(value._leaves())
             _, sub_rebuild = value._leaves_and_rebuild()
@@ -664,7 +674,7 @@ def _rebuild(td: TensorDict, it, device, batch_size, root_dims) -> TensorDict:
                 else batch_size + value.batch_size[root_dims:]
             )
             storage[key] = sub_rebuild(
-                [next(it) for _ in range(n)], batch_size=sub_bs, device=device
+                [next(it) for _ in range(n)], batch_size=sub_bs, device=device, **extra
             )
         else:
             storage[key] = value

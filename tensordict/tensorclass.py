@@ -1352,9 +1352,21 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         return []
 
     def _leaves_and_rebuild(self):
-        def rebuild(new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        def rebuild(
+            new_leaves,
+            *,
+            batch_size=None,
+            device=NO_DEFAULT,
+            names=NO_DEFAULT,
+            leaf_fn=None,
+        ):
             values = self._values.copy()
-            if batch_size is not None:
+            if leaf_fn is not None and values.ndim:
+                # the values move as the tensors did: run the same per-leaf op on
+                # the positions of the elements, then gather the values
+                positions = torch.arange(values.size).reshape(values.shape)
+                values = values.reshape(-1)[leaf_fn(positions).numpy()]
+            elif batch_size is not None:
                 values = _fit(values, tuple(_parse_batch_size(batch_size)))
                 if not isinstance(values, np.ndarray):
                     return values  # the values do not fit the new batch: kept as data

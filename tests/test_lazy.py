@@ -83,7 +83,13 @@ def streams():
 class TestConstruction:
     @pytest.mark.parametrize(
         "stack_dim, expected",
-        [(0, (3, 2, 4)), (1, (2, 3, 4)), (2, (2, 4, 3)), (-1, (2, 4, 3)), (-3, (3, 2, 4))],
+        [
+            (0, (3, 2, 4)),
+            (1, (2, 3, 4)),
+            (2, (2, 4, 3)),
+            (-1, (2, 4, 3)),
+            (-3, (3, 2, 4)),
+        ],
     )
     def test_batch_size_and_stack_dim(self, stack_dim, expected):
         tds = members()
@@ -138,7 +144,9 @@ class TestConstruction:
     def test_empty_then_append_insert_extend(self):
         stack = LazyStackedTensorDict(stack_dim=0)
         assert stack.batch_size == (0,)
-        a, b, c, d = (TensorDict(x=torch.full((3,), float(i)), batch_size=[3]) for i in range(4))
+        a, b, c, d = (
+            TensorDict(x=torch.full((3,), float(i)), batch_size=[3]) for i in range(4)
+        )
         stack.append(a)
         assert stack.batch_size == (1, 3)
         stack.insert(0, b)
@@ -342,13 +350,18 @@ class TestKeys:
         tds = members()
         stack = LazyStackedTensorDict(*tds, stack_dim=1)
         assert torch.equal(stack["a"], torch.stack([td["a"] for td in tds], 1))
-        assert torch.equal(stack["n", "b"], torch.stack([td["n", "b"] for td in tds], 1))
+        assert torch.equal(
+            stack["n", "b"], torch.stack([td["n", "b"] for td in tds], 1)
+        )
         assert torch.equal(stack.get(("n", "b")), stack["n"]["b"])
         assert isinstance(stack["n"], LazyStackedTensorDict)
         assert stack["n"][:, 0] is tds[0]["n"]
 
     def test_write_goes_through(self):
-        tds = [TensorDict({"a": torch.rand(10), "b": torch.rand(10, 5)}, [10]) for _ in range(3)]
+        tds = [
+            TensorDict({"a": torch.rand(10), "b": torch.rand(10, 5)}, [10])
+            for _ in range(3)
+        ]
         stacked = LazyStackedTensorDict(*tds)
         stacked["a"] = torch.zeros_like(stacked["a"])
         assert all((td["a"] == 0).all() for td in tds)
@@ -368,7 +381,9 @@ class TestKeys:
     def test_write_a_tensordict(self):
         tds = members()
         stack = LazyStackedTensorDict(*tds)
-        stack["sub"] = TensorDict(x=torch.arange(24.0).reshape(3, 2, 4), batch_size=[3, 2, 4])
+        stack["sub"] = TensorDict(
+            x=torch.arange(24.0).reshape(3, 2, 4), batch_size=[3, 2, 4]
+        )
         assert torch.equal(tds[1]["sub", "x"], torch.arange(8.0, 16.0).reshape(2, 4))
         stack["d"] = {"y": torch.zeros(3, 2, 4)}
         assert tds[0]["d", "y"].shape == (2, 4)
@@ -459,7 +474,12 @@ class TestHeterogeneousShapes:
     def test_alternative_reads(self):
         b0, b1 = streams()
         data = TensorDict.lazy_stack([b0, b1], dim=0)
-        assert [t is s for t, s in zip(data.get("stream0", as_list=True), (b0["stream0"], b1["stream0"]))] == [True, True]
+        assert [
+            t is s
+            for t, s in zip(
+                data.get("stream0", as_list=True), (b0["stream0"], b1["stream0"])
+            )
+        ] == [True, True]
         padded = data.get("stream0", as_padded_tensor=True, padding_value=-1.0)
         assert padded.shape == (2, 5) and padded[1, 4] == -1
         nested = data.get_nestedtensor("stream0")
@@ -476,8 +496,13 @@ class TestHeterogeneousShapes:
         applied = data.apply(lambda x: x * 2)
         assert torch.equal(applied[0]["stream0"], b0["stream0"] * 2)
         selected = data.select("stream0")
-        assert list(selected.keys()) == ["stream0"] and selected[0]["stream0"] is b0["stream0"]
-        assert torch.equal((data == data)[1]["stream0"], torch.ones(4, dtype=torch.bool))
+        assert (
+            list(selected.keys()) == ["stream0"]
+            and selected[0]["stream0"] is b0["stream0"]
+        )
+        assert torch.equal(
+            (data == data)[1]["stream0"], torch.ones(4, dtype=torch.bool)
+        )
         data.mul_(0)
         assert (b0["stream0"] == 0).all()
         assert data.clone()[0]["stream0"] is not b0["stream0"]
@@ -506,7 +531,12 @@ class TestRepr:  # DIVERGENCE (see module doc)
         assert repr(data) == SEED_REPR
 
     def test_exclusive_and_nested(self):
-        b0 = TensorDict(a=torch.zeros(3), n={"x": torch.zeros(3, 2)}, b=torch.ones(3), batch_size=[3])
+        b0 = TensorDict(
+            a=torch.zeros(3),
+            n={"x": torch.zeros(3, 2)},
+            b=torch.ones(3),
+            batch_size=[3],
+        )
         b1 = TensorDict(a=torch.zeros(3), n={"x": torch.zeros(3, 2)}, batch_size=[3])
         text = repr(LazyStackedTensorDict(b0, b1, stack_dim=1))
         assert text == """LazyStackedTensorDict(
@@ -531,8 +561,13 @@ class TestRepr:  # DIVERGENCE (see module doc)
 
     def test_densified_nested_tensor(self):
         dense = TensorDict.lazy_stack(list(streams()), dim=0).densify()
-        assert "stream0: Tensor(shape=torch.Size([2, -1]), device=cpu, dtype=torch.float32" in repr(dense)
-        jagged = TensorDict.lazy_stack(list(streams()), dim=0).densify(layout=torch.jagged)
+        assert (
+            "stream0: Tensor(shape=torch.Size([2, -1]), device=cpu, dtype=torch.float32"
+            in repr(dense)
+        )
+        jagged = TensorDict.lazy_stack(list(streams()), dim=0).densify(
+            layout=torch.jagged
+        )
         assert "shape=torch.Size([2, -1])" in repr(jagged)
 
 
@@ -549,7 +584,9 @@ class TestDensify:
         assert type(dense) is TensorDict and dense.batch_size == (2,)
         nested = dense["s"]
         assert nested.is_nested and nested.layout == torch.strided
-        assert torch.equal(nested.values(), torch.cat([torch.arange(3), torch.arange(5)]))
+        assert torch.equal(
+            nested.values(), torch.cat([torch.arange(3), torch.arange(5)])
+        )
         assert nested._nested_tensor_size().tolist() == [[3], [5]]
         assert not dense["same"].is_nested
         assert torch.equal(dense["same"], torch.tensor([[0.0, 0.0], [1.0, 1.0]]))
@@ -592,13 +629,17 @@ class TestDensify:
 
     def test_to_padded_tensor(self):
         b0, b1 = TensorDict(s=torch.ones(3)), TensorDict(s=torch.ones(5))
-        out = TensorDict.lazy_stack([b0, b1]).to_padded_tensor(padding=-1.0, mask_key="mask")
+        out = TensorDict.lazy_stack([b0, b1]).to_padded_tensor(
+            padding=-1.0, mask_key="mask"
+        )
         assert out["s"].tolist()[0] == [1.0, 1.0, 1.0, -1.0, -1.0]
         assert out["mask", "s"].sum().item() == 8
 
     def test_dense_densify_is_a_copy_of_the_structure(self):
         td = TensorDict(a=torch.zeros(2), batch_size=[2])
-        td["lazy"] = TensorDict.lazy_stack([TensorDict(s=torch.ones(3)), TensorDict(s=torch.ones(2))])
+        td["lazy"] = TensorDict.lazy_stack(
+            [TensorDict(s=torch.ones(3)), TensorDict(s=torch.ones(2))]
+        )
         dense = td.densify()
         assert type(dense["lazy"]) is TensorDict and dense["lazy", "s"].is_nested
 
@@ -620,8 +661,12 @@ class TestNesting:
         assert (tds[2]["n", "b"] == 0).all()
 
     def test_nested_heterogeneous_batch_dims(self):
-        b0 = TensorDict(n=TensorDict(x=torch.zeros(2, 3, 5), batch_size=[2, 3]), batch_size=[2])
-        b1 = TensorDict(n=TensorDict(x=torch.ones(2, 3, 5), batch_size=[2, 3]), batch_size=[2])
+        b0 = TensorDict(
+            n=TensorDict(x=torch.zeros(2, 3, 5), batch_size=[2, 3]), batch_size=[2]
+        )
+        b1 = TensorDict(
+            n=TensorDict(x=torch.ones(2, 3, 5), batch_size=[2, 3]), batch_size=[2]
+        )
         stack = LazyStackedTensorDict(b0, b1, stack_dim=1)
         assert stack["n"].batch_size == (2, 2, 3)
         assert stack["n", "x"].shape == (2, 2, 3, 5)
@@ -629,7 +674,10 @@ class TestNesting:
     @pytest.mark.parametrize("outer_dim", [0, 1, 2, -1])
     @pytest.mark.parametrize("inner_dim", [0, 1, -1])
     def test_stack_of_stacks(self, outer_dim, inner_dim):
-        inner = [LazyStackedTensorDict(*members(2, (4,)), stack_dim=inner_dim) for _ in range(3)]
+        inner = [
+            LazyStackedTensorDict(*members(2, (4,)), stack_dim=inner_dim)
+            for _ in range(3)
+        ]
         outer = LazyStackedTensorDict(*inner, stack_dim=outer_dim)
         expected = torch.stack([i.to_tensordict()["a"] for i in inner], outer_dim % 3)
         assert torch.equal(outer["a"], expected)
@@ -780,7 +828,8 @@ class TestLazyLegacy:
         if not _torch_stack_supported():
             pytest.skip("torch.stack of tensordicts is not implemented yet")
         tensordicts = [
-            TensorDict({"a": torch.rand(10), "b": torch.rand(10, 100)}, [10]) for _ in range(3)
+            TensorDict({"a": torch.rand(10), "b": torch.rand(10, 100)}, [10])
+            for _ in range(3)
         ]
         dense = torch.stack(tensordicts, 0)
         assert type(dense) is TensorDict
@@ -806,7 +855,9 @@ class TestFunctions:
         assert isinstance(lazy, LazyStackedTensorDict)
         assert type(TensorDict.maybe_dense_stack(tds)) is TensorDict
         other_keys = [TensorDict(a=torch.zeros(2)), TensorDict(b=torch.zeros(2))]
-        assert isinstance(LazyStackedTensorDict.maybe_dense_stack(other_keys), LazyStackedTensorDict)
+        assert isinstance(
+            LazyStackedTensorDict.maybe_dense_stack(other_keys), LazyStackedTensorDict
+        )
 
     def test_dense_stack_tds(self):
         tds = members()
@@ -818,7 +869,9 @@ class TestFunctions:
 
     def test_merge_tensordicts(self):
         a = TensorDict(a=torch.zeros(2), n={"x": torch.zeros(2)}, batch_size=[2])
-        b = TensorDict(b=torch.ones(2), n={"y": torch.ones(2)}, a=torch.ones(2), batch_size=[2])
+        b = TensorDict(
+            b=torch.ones(2), n={"y": torch.ones(2)}, a=torch.ones(2), batch_size=[2]
+        )
         merged = merge_tensordicts(a, b)
         assert set(merged.keys(True, True)) == {"a", "b", ("n", "x"), ("n", "y")}
         assert (merged["a"] == 0).all()
@@ -828,7 +881,9 @@ class TestFunctions:
         assert merge_tensordicts(wide, a).batch_size == (2,)
 
     def test_pad(self):
-        td = TensorDict(a=torch.arange(6.0).reshape(2, 3), b=torch.zeros(2, 3, 4), batch_size=[2, 3])
+        td = TensorDict(
+            a=torch.arange(6.0).reshape(2, 3), b=torch.zeros(2, 3, 4), batch_size=[2, 3]
+        )
         out = pad(td, [1, 0, 0, 2], value=-1)
         assert out.batch_size == (3, 5) and out["b"].shape == (3, 5, 4)
         assert out["a"].tolist() == [
@@ -851,10 +906,14 @@ class TestFunctions:
         assert out["b"].tolist() == [[1, 1, 0, 0], [1, 1, 1, 1]]
         masked = pad_sequence([x, y], return_mask=True)
         assert masked["masks", "a"].tolist() == [[True, True, False, False], [True] * 4]
-        left = pad_sequence([x, y], padding_value=2.0, padding_side="left", return_mask="m")
+        left = pad_sequence(
+            [x, y], padding_value=2.0, padding_side="left", return_mask="m"
+        )
         assert left["b"].tolist()[0] == [2, 2, 1, 1]
         assert left["m", "b"].tolist()[0] == [False, False, True, True]
-        unbatched = pad_sequence([TensorDict(a=torch.ones(3)), TensorDict(a=torch.ones(5))])
+        unbatched = pad_sequence(
+            [TensorDict(a=torch.ones(3)), TensorDict(a=torch.ones(5))]
+        )
         assert unbatched.batch_size == (2,) and unbatched["a"].shape == (2, 5)
         z = TensorDict(a=torch.ones(4, 2), b=torch.ones(4), batch_size=[4])
         with pytest.raises(RuntimeError, match="key 'a'"):
@@ -883,7 +942,9 @@ def test_public_names():
 @pytest.mark.parametrize("nested_stack", [False, True])
 def test_tensor_operands_broadcast_like_the_dense_stack(stack_dim, nested_stack):
     tds = [
-        TensorDict(a=torch.rand(2, 4, 5), n={"b": torch.rand(2, 4, 5)}, batch_size=[2, 4])
+        TensorDict(
+            a=torch.rand(2, 4, 5), n={"b": torch.rand(2, 4, 5)}, batch_size=[2, 4]
+        )
         for _ in range(3)
     ]
     if nested_stack:

@@ -243,7 +243,9 @@ def test_the_tutorials_objects(tutorial_run):
     assert isinstance(namespace["data_select"], LazyStackedTensorDict)
     assert list(namespace["data_select"].keys()) == ["stream0"]
     assert torch.equal(namespace["data_plus_1"][0]["stream1"], bucket0["stream1"] + 1)
-    assert torch.equal(namespace["data_apply"][1]["stream0"], namespace["bucket1"]["stream0"] + 1)
+    assert torch.equal(
+        namespace["data_apply"][1]["stream0"], namespace["bucket1"]["stream0"] + 1
+    )
     dense = namespace["data_cont"]
     assert dense["stream0"].is_nested
     assert torch.equal(dense["stream0"].unbind()[0], bucket0["stream0"])

@@ -149,7 +149,16 @@ CASES = {
     "cat": [A(0), A(1), A(2)],
 }
 REDUCTION_CASES = {
-    "many": [A(), A(0), A(1), A(2), A((0, 2)), A(1, True), A(0, keepdim=True), A("feature")],
+    "many": [
+        A(),
+        A(0),
+        A(1),
+        A(2),
+        A((0, 2)),
+        A(1, True),
+        A(0, keepdim=True),
+        A("feature"),
+    ],
     "one": [A(), A(0), A(1), A(2), A(-1, True)],
     "scan": [A(0), A(1), A(2)],
 }
@@ -214,8 +223,10 @@ def assert_same(got, expected, shapes_only=False, where=""):
         assert set(got.keys(True, True)) == keys, where
         for key in keys:
             assert_same(got.get(key), expected.get(key), shapes_only, f"{where} {key}")
-    elif isinstance(expected, (tuple, list)) and expected and all(
-        isinstance(e, TensorDictBase) for e in expected
+    elif (
+        isinstance(expected, (tuple, list))
+        and expected
+        and all(isinstance(e, TensorDictBase) for e in expected)
     ):
         assert type(got) is type(expected) and len(got) == len(expected), where
         for g, e in zip(got, expected):
@@ -234,8 +245,10 @@ def _equal_data(a, b) -> bool:
     import numpy as np
 
     if isinstance(b, dict):
-        return isinstance(a, dict) and a.keys() == b.keys() and all(
-            _equal_data(a[k], b[k]) for k in b
+        return (
+            isinstance(a, dict)
+            and a.keys() == b.keys()
+            and all(_equal_data(a[k], b[k]) for k in b)
         )
     if isinstance(b, torch.Tensor):
         return isinstance(a, torch.Tensor) and torch.equal(a, b)
@@ -255,7 +268,11 @@ def _resolve(case, bs, stack_like):
         case = case(bs)
     args, kwargs = case
     args = [
-        stack_like("dense") if a == "dense" else stack_like("lazy") if a == "lazy" else a
+        (
+            stack_like("dense")
+            if a == "dense"
+            else stack_like("lazy") if a == "lazy" else a
+        )
         for a in args
     ]
     return args, kwargs
@@ -317,7 +334,9 @@ def test_lazy_matches_dense(op: Op, structure: str):
 def ragged_stack(stack_dim=0):
     """Members whose leaf "a" differs in its feature dim."""
     members = [
-        TensorDict(a=torch.rand(2, 4, 3 + i), n={"b": torch.rand(2, 4)}, batch_size=[2, 4])
+        TensorDict(
+            a=torch.rand(2, 4, 3 + i), n={"b": torch.rand(2, 4)}, batch_size=[2, 4]
+        )
         for i in range(3)
     ]
     return LazyStackedTensorDict(*members, stack_dim=stack_dim)
@@ -350,7 +369,9 @@ PER_MEMBER = [
 ]
 
 
-@pytest.mark.parametrize("name, case", PER_MEMBER, ids=[f"{n}{c[0]}" for n, c in PER_MEMBER])
+@pytest.mark.parametrize(
+    "name, case", PER_MEMBER, ids=[f"{n}{c[0]}" for n, c in PER_MEMBER]
+)
 def test_per_member_ops_work_on_members_of_different_shapes(name, case):
     stack = ragged_stack()
     args, kwargs = case
@@ -364,7 +385,13 @@ def test_per_member_ops_work_on_members_of_different_shapes(name, case):
 
 @pytest.mark.parametrize(
     "name, case",
-    [("view", A(-1)), ("sum", A(0)), ("flatten", A()), ("expand", A(2, 3, 2, 4)), ("numpy", A())],
+    [
+        ("view", A(-1)),
+        ("sum", A(0)),
+        ("flatten", A()),
+        ("expand", A(2, 3, 2, 4)),
+        ("numpy", A()),
+    ],
 )
 def test_dense_ops_name_the_op_on_members_of_different_shapes(name, case):
     stack = ragged_stack()
@@ -398,7 +425,11 @@ def test_cat_along_the_stack_dim_joins_the_members():
     assert isinstance(joined, LazyStackedTensorDict) and joined.batch_size == (5, 2, 4)
     assert joined.tensordicts[2] is b[0]
     side = torch.cat(
-        [LazyStackedTensorDict(*a, stack_dim=1), LazyStackedTensorDict(*a, stack_dim=1)], 2
+        [
+            LazyStackedTensorDict(*a, stack_dim=1),
+            LazyStackedTensorDict(*a, stack_dim=1),
+        ],
+        2,
     )
     assert isinstance(side, LazyStackedTensorDict) and side.batch_size == (2, 2, 8)
 

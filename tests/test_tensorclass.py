@@ -799,3 +799,38 @@ def test_unbind_and_split_cut_non_tensor_stacks():
     assert td.unbind(1)[2]["s"].tolist() == ["c", "f"]
     assert td.split([1, 2], 1)[1]["s"].tolist() == [["b", "c"], ["e", "f"]]
     assert td.chunk(2, 0)[0]["s"].tolist() == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda td: td.permute(1, 0),
+        lambda td: td.transpose(0, 1),
+        lambda td: td.movedim(0, 1),
+        lambda td: td.flip(0),
+        lambda td: td.flip(1),
+        lambda td: td.roll(1, 1),
+        lambda td: td.reshape(-1),
+        lambda td: td.unsqueeze(1),
+    ],
+    ids=["permute", "transpose", "movedim", "flip0", "flip1", "roll", "reshape", "unsqueeze"],
+)
+def test_shape_ops_move_non_tensor_stack_values_with_the_tensors(op):
+    # each element's string names its position; after any shape op the string must
+    # still sit where the tensor element of the same position went
+    pos = torch.tensor([[10 * i + j for j in range(3)] for i in range(2)])
+    td = TensorDict({"pos": pos}, [2, 3])
+    td.set("s", NonTensorStack.from_list([[f"{i}{j}" for j in range(3)] for i in range(2)]))
+    out = op(td)
+    positions = out["pos"].reshape(-1).tolist()
+    values = out.get("s").tolist()
+    flat = list(_flatten(values))
+    assert flat == [f"{p // 10}{p % 10}" for p in positions]
+
+
+def _flatten(values):
+    for value in values:
+        if isinstance(value, list):
+            yield from _flatten(value)
+        else:
+            yield value

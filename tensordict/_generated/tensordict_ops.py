@@ -80,6 +80,11 @@ class TensorDictGeneratedOps:
                 for x in leaves
             ],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: (
+                x.view(dtype)
+                if dtype is not None
+                else x.view(new_batch_size + x.shape[batch_dims:])
+            ),
         )
 
     def reshape(self, *args, **kwargs) -> Self:
@@ -103,6 +108,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
     def permute(self, *args, **kwargs):
@@ -122,7 +128,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.movedim(dims, positions) for x in leaves], batch_size=new_batch_size
+            [x.movedim(dims, positions) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.movedim(dims, positions),
         )
 
     def transpose(self, dim0, dim1):
@@ -140,7 +148,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.transpose(dim0, dim1) for x in leaves], batch_size=new_batch_size
+            [x.transpose(dim0, dim1) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.transpose(dim0, dim1),
         )
 
     def swapdims(self, axis0: int, axis1: int):
@@ -158,7 +168,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.transpose(dim0, dim1) for x in leaves], batch_size=new_batch_size
+            [x.transpose(dim0, dim1) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.transpose(dim0, dim1),
         )
 
     def swapaxes(self, axis0: int, axis1: int):
@@ -176,7 +188,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.transpose(dim0, dim1) for x in leaves], batch_size=new_batch_size
+            [x.transpose(dim0, dim1) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.transpose(dim0, dim1),
         )
 
     def movedim(
@@ -197,7 +211,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.movedim(source, destination) for x in leaves], batch_size=new_batch_size
+            [x.movedim(source, destination) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.movedim(source, destination),
         )
 
     def moveaxis(
@@ -217,7 +233,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.movedim(source, destination) for x in leaves], batch_size=new_batch_size
+            [x.movedim(source, destination) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.movedim(source, destination),
         )
 
     def squeeze(self, *args, **kwargs):
@@ -238,7 +256,11 @@ class TensorDictGeneratedOps:
             self._batch_size, args, kwargs, "squeeze"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.squeeze(dims) for x in leaves], batch_size=new_batch_size)
+        return rebuild(
+            [x.squeeze(dims) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.squeeze(dims),
+        )
 
     def unsqueeze(self, *args, **kwargs):
         """A batch dim of size one inserted (a view).
@@ -257,7 +279,11 @@ class TensorDictGeneratedOps:
             self._batch_size, args, kwargs, "unsqueeze"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.unsqueeze(dim) for x in leaves], batch_size=new_batch_size)
+        return rebuild(
+            [x.unsqueeze(dim) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.unsqueeze(dim),
+        )
 
     def flatten(
         self,
@@ -283,7 +309,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         result = rebuild(
-            [x.flatten(start_dim, end_dim) for x in leaves], batch_size=new_batch_size
+            [x.flatten(start_dim, end_dim) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.flatten(start_dim, end_dim),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -305,7 +333,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         result = rebuild(
-            [x.unflatten(dim, sizes) for x in leaves], batch_size=new_batch_size
+            [x.unflatten(dim, sizes) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.unflatten(dim, sizes),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -331,6 +361,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
         )
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
@@ -351,6 +382,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
         )
 
     def broadcast_to(self, shape: tuple[int, ...]):
@@ -370,6 +402,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
         )
 
     def repeat(self, *repeats: int, inplace: bool = False) -> Self:
@@ -391,6 +424,7 @@ class TensorDictGeneratedOps:
         result = rebuild(
             [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.repeat(repeats + (1,) * (x.ndim - batch_dims)),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -427,6 +461,9 @@ class TensorDictGeneratedOps:
                 for x in leaves
             ],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: (
+                x.flatten(0, batch_dims - 1) if flat else x
+            ).repeat_interleave(repeats, dim, output_size=output_size),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -450,6 +487,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.repeat(repeats + (1,) * (x.ndim - batch_dims)),
         )
 
     def flip(self, dims: int | tuple[int, ...]):
@@ -464,7 +502,7 @@ class TensorDictGeneratedOps:
         """
         dims = _ops.flip_rule(self._batch_size, dims, "flip")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.flip(dims) for x in leaves])
+        return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
 
     def fliplr(self):
         """Batch dim 1 reversed (a copy).
@@ -480,7 +518,7 @@ class TensorDictGeneratedOps:
         """
         dims = _ops.flip_rule(self._batch_size, (1,), "fliplr")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.flip(dims) for x in leaves])
+        return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
 
     def flipud(self):
         """Batch dim 0 reversed (a copy).
@@ -495,7 +533,7 @@ class TensorDictGeneratedOps:
         """
         dims = _ops.flip_rule(self._batch_size, (0,), "flipud")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.flip(dims) for x in leaves])
+        return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
 
     def roll(
         self,
@@ -526,7 +564,12 @@ class TensorDictGeneratedOps:
                     else x.flatten(0, batch_dims - 1).roll(shifts, 0).view(x.shape)
                 )
                 for x in leaves
-            ]
+            ],
+            leaf_fn=lambda x: (
+                x.roll(shifts, dims)
+                if dims is not None
+                else x.flatten(0, batch_dims - 1).roll(shifts, 0).view(x.shape)
+            ),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -546,7 +589,11 @@ class TensorDictGeneratedOps:
         """
         k, dims, new_batch_size = _ops.rot90_rule(self._batch_size, k, dims, "rot90")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.rot90(k, dims) for x in leaves], batch_size=new_batch_size)
+        return rebuild(
+            [x.rot90(k, dims) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.rot90(k, dims),
+        )
 
     def atleast_1d(self):
         """At least one batch dim (a view).
@@ -566,6 +613,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
     def atleast_2d(self):
@@ -586,6 +634,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
     def atleast_3d(self):
@@ -606,6 +655,7 @@ class TensorDictGeneratedOps:
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
     def narrow(self, dim: int, start: int, length: int):
@@ -624,7 +674,9 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
-            [x.narrow(dim, start, length) for x in leaves], batch_size=new_batch_size
+            [x.narrow(dim, start, length) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.narrow(dim, start, length),
         )
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
@@ -640,7 +692,9 @@ class TensorDictGeneratedOps:
             (False, True)
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        result = rebuild([x.contiguous() for x in leaves])
+        result = rebuild(
+            [x.contiguous() for x in leaves], leaf_fn=lambda x: x.contiguous()
+        )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
         return result
