@@ -16,21 +16,16 @@ usual ``TypeError`` naming the function; so is a call where the tensordict is no
 the entry expects it (``torch.add(tensor, td)``).
 
 ``torch.testing.assert_close`` needs no entry: it compares mappings key by key, and a
-tensordict is registered here as a :class:`collections.abc.Mapping` (its keys, and
-``td[key]``), so that two tensordicts are compared leaf by leaf, nested ones
-recursively, and a missing key is reported by name.
+tensordict is a registered :class:`collections.abc.Mapping` (see ``base.py``), so two
+tensordicts are compared leaf by leaf, nested ones recursively, and a missing key is
+reported by name.
 """
 
 from __future__ import annotations
 
-import collections.abc
 from typing import Any, Callable
 
-from tensordict.base import TensorDictBase, is_tensor_collection
-
-# torch.testing.assert_close (and anything else that walks mappings) sees tensordicts as
-# the mappings of keys to entries they are.
-collections.abc.Mapping.register(TensorDictBase)
+from tensordict.base import is_tensor_collection
 
 _TABLE: dict[Callable, tuple] | None = None
 

@@ -13,6 +13,7 @@ is written once on top of them, so that every container behaves the same.
 
 from __future__ import annotations
 
+import collections.abc
 import enum
 from typing import Any, Callable, Iterator, Sequence
 
@@ -1024,5 +1025,9 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
                 td._del_str(key)
     return td
 
+
+# A tensordict is a mapping of keys to entries: torch.testing.assert_close, and anything
+# else that walks mappings, compares two tensordicts key by key.
+collections.abc.Mapping.register(TensorDictBase)
 
 from tensordict import _torch_function  # noqa: E402  (needs TensorDictBase defined)
