@@ -517,6 +517,219 @@ class TensorDictBase:
         self.del_(old)
         return self
 
+    # ------------------------------------------------------------------ more mapping
+    @property
+    def sorted_keys(self) -> list[str]:
+        """This level's keys, sorted."""
+        return sorted(self._own_keys())
+
+    @property
+    def depth(self) -> int:
+        """How deep the nesting goes: 0 for a tensordict without nested ones."""
+        deepest = 0
+        for value in self._own_values():
+            if _is_node(value):
+                deepest = max(deepest, 1 + value.depth)
+        return deepest
+
+    def entry_class(self, key: NestedKey) -> type:
+        """The class of the entry at ``key`` (``NonTensorData`` for non-tensor data)."""
+        value = self.get(key)
+        if _is_non_tensor_value(value) and not isinstance(value, TensorDictBase):
+            from tensordict.tensorclass import NonTensorData
+
+            return NonTensorData
+        return type(value)
+
+    def get_item_shape(self, key: NestedKey) -> torch.Size:
+        """The shape of the entry at ``key``: a tensor's shape, a nested tensordict's
+        batch size, the enclosing batch size for non-tensor data."""
+        path = unravel_key_to_tuple(key)
+        value = self._get_path(path)
+        if isinstance(value, Tensor):
+            return value.shape
+        if isinstance(value, TensorDictBase):
+            return value.batch_size
+        return (self if len(path) == 1 else self._get_path(path[:-1])).batch_size
+
+    def is_non_tensor(self, key: NestedKey) -> bool:
+        """True when the entry at ``key`` is non-tensor data."""
+        return _is_non_tensor_value(self.get(key))
+
+    def non_tensor_items(self, include_nested: bool = False) -> list[tuple]:
+        """``(key, value)`` for every non-tensor entry."""
+        return [
+            (key, value)
+            for key, value in self.items(include_nested)
+            if _is_non_tensor_value(value)
+        ]
+
+    def set_non_tensor(self, key: NestedKey, value: Any) -> "TensorDictBase":
+        """Store ``value`` as non-tensor data, as given (a number stays a number)."""
+        path = unravel_key_to_tuple(key)
+        parent = self
+        for part in path[:-1]:
+            sub = parent._get_str(part, None)
+            parent = sub if sub is not None else parent._create_nested_str(part)
+        parent._set_str(path[-1], value, inplace=False, validated=True)
+        return self
+
+    def get_non_tensor(self, key: NestedKey, default: Any = NO_DEFAULT) -> Any:
+        """The non-tensor value at ``key`` (``default`` if missing)."""
+        value = self._get_path(unravel_key_to_tuple(key), default)
+        return getattr(value, "data", value) if _is_tensorclass_data(value) else value
+
+    def filter_non_tensor_data(self) -> "TensorDictBase":
+        """A tensordict without the non-tensor entries, at any depth."""
+        out = self._new_empty()
+        for key, value in self._own_items():
+            if isinstance(value, Tensor):
+                out._set_str(key, value, inplace=False, validated=True)
+            elif _is_node(value):
+                sub = value.filter_non_tensor_data()
+                out._set_str(key, sub, inplace=False, validated=True)
+        return out
+
+    def filter_empty_(self) -> "TensorDictBase":
+        """Remove, in place, the nested tensordicts that hold no entry."""
+        return _drop_empty_nested(self, keep=False)
+
+    def clear(self) -> "TensorDictBase":
+        """Remove every entry."""
+        for key in list(self._own_keys()):
+            self._del_str(key)
+        return self
+
+    @classmethod
+    def fromkeys(cls, keys: Sequence[NestedKey], value: Any = 0) -> "TensorDictBase":
+        """A tensordict with ``value`` at every key of ``keys``."""
+        from tensordict.functional import fromkeys
+
+        return fromkeys(keys, value)
+
+    def separates(
+        self,
+        *keys: NestedKey,
+        default: Any = NO_DEFAULT,
+        strict: bool = True,
+        filter_empty: bool = True,
+    ) -> "TensorDictBase":
+        """Move ``keys`` out of this tensordict into a new one (the inverse of
+        :meth:`update`); a missing key takes ``default`` if given, is an error when
+        ``strict``, else is skipped. Nested tensordicts left empty are removed."""
+        out = self._new_empty()
+        for key in keys:
+            path = unravel_key_to_tuple(key)
+            value = self._get_path(path, _MISSING)
+            if value is _MISSING:
+                if default is not NO_DEFAULT:
+                    value = default
+                elif strict:
+                    raise _errors.key_missing(path, self.keys(True))
+                else:
+                    continue
+            else:
+                self.del_(path)
+            out._set_path(path, value, inplace=False)
+        if filter_empty:
+            _drop_empty_nested(self, keep=False)
+        return out
+
+    def rename_keys(
+        self, mapping: dict, *, strict: bool = True
+    ) -> "TensorDictBase":
+        """A copy with the keys renamed as ``mapping`` says (all at once, so keys can
+        swap); a missing key is an error when ``strict``."""
+        out = self.copy()
+        moved = []
+        for old, new in mapping.items():
+            old_path = unravel_key_to_tuple(old)
+            value = out._get_path(old_path, _MISSING)
+            if value is _MISSING:
+                if strict:
+                    raise _errors.key_missing(old_path, out.keys(True))
+                continue
+            out.del_(old_path)
+            moved.append((unravel_key_to_tuple(new), value))
+        for new_path, value in moved:
+            out._set_path(new_path, value, inplace=False, validated=True)
+        return out
+
+    def replace(self, *args, **kwargs) -> "TensorDictBase":
+        """A copy with some entries replaced: ``td.replace(a=x)`` or
+        ``td.replace({"a": x})``."""
+        out = self.copy()
+        for source in args:
+            for key, value in source.items():
+                out.set(key, value)
+        for key, value in kwargs.items():
+            out.set(key, value)
+        return out
+
+    def get_at(self, key: NestedKey, *args, **kwargs) -> Any:
+        """``td.get(key)[index]``: ``get_at(key, index)`` or
+        ``get_at(key, index, default)``."""
+        if not args and "index" not in kwargs and "idx" not in kwargs:
+            raise TypeError("get_at() needs an index: get_at(key, index[, default])")
+        index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
+        default = args[1] if len(args) > 1 else kwargs.get("default", NO_DEFAULT)
+        value = self._get_path(unravel_key_to_tuple(key), _MISSING)
+        if value is _MISSING:
+            if default is NO_DEFAULT:
+                raise _errors.key_missing(key, self.keys(True))
+            return default
+        return value[index]
+
+    def set_at_(
+        self, key: NestedKey, value: Any, index, *, non_blocking: bool = False
+    ) -> "TensorDictBase":
+        """Write ``value`` into the existing entry at ``key``, at ``index``."""
+        target = self._get_path(unravel_key_to_tuple(key))
+        if isinstance(target, TensorDictBase):
+            target._set_at_index(index, value)
+        elif isinstance(target, Tensor):
+            target[index] = value
+        else:
+            raise TypeError(
+                f"set_at_: the entry {key!r} is non-tensor data, it has no index"
+            )
+        return self
+
+    def update_at_(
+        self,
+        input_dict_or_td,
+        idx,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[NestedKey] | None = None,
+    ) -> "TensorDictBase":
+        """Write every entry of ``input_dict_or_td`` into the existing entries, at
+        ``idx``."""
+        items = (
+            input_dict_or_td.items(True, True)
+            if isinstance(input_dict_or_td, TensorDictBase)
+            else _flat_items(input_dict_or_td)
+        )
+        allowed = (
+            None
+            if keys_to_update is None
+            else {unravel_key_to_tuple(k) for k in keys_to_update}
+        )
+        for key, value in items:
+            path = unravel_key_to_tuple(key)
+            if allowed is not None and path not in allowed:
+                continue
+            if clone and isinstance(value, Tensor):
+                value = value.clone()
+            self.set_at_(path, value, idx)
+        return self
+
+    def __getitems__(self, index) -> "TensorDictBase":
+        """Batched indexing (what ``torch.utils.data.DataLoader`` calls with a list of
+        indices): the same as ``td[index]``."""
+        return self[index]
+
     # ------------------------------------------------------------------ locking
     def lock_(self) -> "TensorDictBase":
         """Refuse new keys and deletions (here and in nested tensordicts) until
@@ -1007,6 +1220,19 @@ def _flat_items(mapping, prefix=()):
             yield from _flat_items(value, path)
         else:
             yield path, value
+
+
+def _is_node(value) -> bool:
+    # a nested tensordict (non-tensor stacks are tensordict-like, but data)
+    return isinstance(value, TensorDictBase) and not value._is_non_tensor
+
+
+def _is_tensorclass_data(value) -> bool:
+    return getattr(type(value), "_is_non_tensor", False) and hasattr(value, "data")
+
+
+def _is_non_tensor_value(value) -> bool:
+    return not isinstance(value, Tensor) and not _is_node(value)
 
 
 def _has_no_entries(td: TensorDictBase) -> bool:

@@ -1409,3 +1409,101 @@ class TestRepr:
             ]
         )
         assert repr(td) == expected
+
+
+# ---------------------------------------------------------------------------------------
+# more of the mapping API: introspection, non-tensor helpers, moves, index-wise writes
+# ---------------------------------------------------------------------------------------
+
+
+def _mixed_td():
+    return TensorDict(
+        {
+            "b": torch.zeros(3, 2),
+            "a": {"c": torch.ones(3), "d": {"e": torch.zeros(3)}},
+            "s": "str",
+        },
+        [3],
+    )
+
+
+class TestMoreMapping:
+    def test_sorted_keys_and_depth(self):
+        td = _mixed_td()
+        assert td.sorted_keys == ["a", "b", "s"]
+        assert td.depth == 2
+        assert TensorDict({"x": torch.zeros(1)}, []).depth == 0
+
+    def test_entry_class_and_item_shape(self):
+        td = _mixed_td()
+        assert td.entry_class("b") is torch.Tensor
+        assert td.entry_class("a") is TensorDict
+        assert td.entry_class("s").__name__ == "NonTensorData"
+        assert td.get_item_shape(("a", "c")) == torch.Size([3])
+        assert td.get_item_shape("b") == torch.Size([3, 2])
+        assert td.get_item_shape("a") == torch.Size([3])
+
+    def test_non_tensor_helpers(self):
+        td = _mixed_td()
+        assert td.is_non_tensor("s") and not td.is_non_tensor("b")
+        assert td.non_tensor_items() == [("s", "str")]
+        td.set_non_tensor(("a", "n"), 3)
+        assert td["a", "n"] == 3 and not isinstance(td["a", "n"], torch.Tensor)
+        assert td.get_non_tensor(("a", "n")) == 3
+        filtered = td.filter_non_tensor_data()
+        assert "s" not in filtered and ("a", "n") not in filtered
+        assert ("a", "d", "e") in filtered.keys(True)
+
+    def test_separates_moves_keys_out(self):
+        td = _mixed_td()
+        out = td.separates("b", ("a", "c"))
+        assert set(out.keys(True, True)) == {"b", ("a", "c")}
+        assert "b" not in td and ("a", "c") not in td and ("a", "d", "e") in td
+        with pytest.raises(KeyError, match="zz"):
+            td.separates("zz")
+        assert td.separates("zz", default=None)["zz"] is None
+        assert list(td.separates("zz", strict=False).keys()) == []
+
+    def test_separates_drops_emptied_nested(self):
+        td = TensorDict({"a": {"c": torch.ones(3)}, "b": torch.zeros(3)}, [3])
+        td.separates(("a", "c"))
+        assert "a" not in td
+
+    def test_rename_keys_swaps_at_once(self):
+        td = TensorDict({"x": torch.zeros(2), "y": torch.ones(2)}, [2])
+        out = td.rename_keys({"x": "y", "y": "x"})
+        assert (out["x"] == 1).all() and (out["y"] == 0).all()
+        assert (td["x"] == 0).all()  # the original is untouched
+        with pytest.raises(KeyError, match="nope"):
+            td.rename_keys({"nope": "z"})
+
+    def test_replace_returns_a_copy(self):
+        td = _mixed_td()
+        out = td.replace(b=torch.ones(3, 2))
+        assert out["b"].sum() == 6 and td["b"].sum() == 0
+        assert td.replace({"b": torch.ones(3, 2)})["b"].sum() == 6
+
+    def test_get_at_set_at_update_at(self):
+        td = _mixed_td()
+        assert td.get_at(("a", "c"), slice(0, 2)).tolist() == [1.0, 1.0]
+        assert td.get_at("zz", 0, "dflt") == "dflt"
+        td.set_at_("b", torch.ones(2), 1)
+        td.update_at_({"b": torch.full((2,), 5.0)}, 2)
+        assert td["b"][:, 0].tolist() == [0.0, 1.0, 5.0]
+        td.set_at_("a", TensorDict({"c": torch.zeros(()), "d": {"e": torch.ones(())}}, []), 0)
+        assert td["a", "c"].tolist() == [0.0, 1.0, 1.0]
+        assert td["a", "d", "e"].tolist() == [1.0, 0.0, 0.0]
+
+    def test_clear_filter_empty_fromkeys_getitems(self):
+        td = _mixed_td()
+        assert list(td.clone().clear().keys()) == []
+        empty = TensorDict({"a": {}, "b": {"c": {}}, "x": torch.zeros(())}, [])
+        assert list(empty.filter_empty_().keys(True)) == ["x"]
+        made = TensorDict.fromkeys(["a", ("b", "c")], 0)
+        assert made["b", "c"].item() == 0
+        assert td.__getitems__([0, 2])["b"].shape == (2, 2)
+
+    def test_clear_refuses_when_locked(self):
+        td = _mixed_td().lock_()
+        with pytest.raises(RuntimeError, match="locked"):
+            td.clear()
