@@ -89,7 +89,7 @@ NOTES = {
 def lazy_strategy(op: Op) -> str:
     """How ``op`` runs on a lazy stack: ``inherit``, ``rule``, ``reduce``, ``each``,
     ``dense`` or ``stacking`` (see the module docstring)."""
-    if op.family in INHERITED_FAMILIES:
+    if op.family in INHERITED_FAMILIES or getattr(op, "is_property", False):
         return "inherit"
     if op.signature.receiver == "cls":
         return "stacking"
@@ -102,7 +102,8 @@ def lazy_strategy(op: Op) -> str:
     if op.result not in RESULTS:  # gathered into Python data
         return "dense"
     if op.batch_size == "keep":
-        return "inherit"
+        # a dim counts batch dims, which the stacked tensordicts' leaves lack
+        return "dense" if op.signature.has("dim") else "inherit"
     if op.batch_size in LAZY_RULES:
         return "rule"
     return "dense"

@@ -273,6 +273,19 @@ FAMILIES.update(
         ),
     }
 )
+# ---- attributes family (spec/attributes.yaml) -----------------------------------------
+# Read-only facts about the leaves and aggregates over them: ``leaf`` is computed for
+# every leaf (``new``), then ``combine`` (an expression over ``new``, ``leaves``,
+# ``rebuild``, ``self``, the parameters, ``torch`` and ``_ops``) is returned;
+# ``property: true`` renders a read-only ``@property``.
+FAMILIES["attributes"] = FamilyRule(
+    name="attributes",
+    keys=frozenset({"combine", "property"}),
+    required=frozenset({"combine"}),
+    dunder_signature="(self) -> Self",
+)
+ATTRIBUTE_NAMES = frozenset({"new", "leaves", "rebuild", "self", "torch", "_ops"})
+
 # Batch rules of these families (``_ops.<rule>_rule(self._batch_size, args..., op)``;
 # the stacking rules have no ``self`` and get the inputs instead). A rule defining
 # ``batch_sizes`` gives one batch size per result of a ``result: tensordicts`` op.
@@ -570,6 +583,9 @@ class Op:
     then: str | None = None  # a method of self called last; its result is returned
     method: bool = True  # False: no TensorDict method, only torch.X(td) dispatch
     lazy: bool = False  # stacking: a lazy stack under set_lazy_legacy(True)
+    # attributes family: what the per-leaf values become; a read-only property
+    combine: str | None = None
+    is_property: bool = False
 
     @property
     def is_dunder(self) -> bool:
@@ -996,7 +1012,54 @@ def _load_op(
         batch_args=batch_args,
         **_reduction_fields(rule, fields, signature, params, err),
         **leafwise,
+        **_attribute_fields(rule, fields, signature, err),
     )
+
+
+def _attribute_fields(family: FamilyRule, fields, signature, err) -> dict:
+    """``combine`` and ``property`` (attributes family), checked; ``{}`` otherwise."""
+    if family.name != "attributes":
+        return {}
+    out: dict[str, Any] = {}
+    if "property" in fields:
+        value = fields["property"].value
+        if not isinstance(value, bool):
+            err(fields["property"].line, "'property' must be true or false")
+        else:
+            out["is_property"] = value
+            if value and signature is not None and signature.params:
+                err(fields["property"].line, "a property's signature is '(self) -> ...'")
+    if "combine" in fields:
+        text, line = fields["combine"].value, fields["combine"].line
+        if not isinstance(text, str):
+            err(line, "'combine' must be a Python expression")
+            return out
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError as exc:
+            err(line, f"'combine' is not an expression: {exc.msg}")
+            return out
+        allowed = ATTRIBUTE_NAMES | set(signature.names if signature else ())
+        import builtins
+
+        bound = {
+            n.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.comprehension)
+            for n in ast.walk(node.target)
+            if isinstance(n, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Name)
+                and node.id not in allowed
+                and node.id not in bound
+                and not hasattr(builtins, node.id)
+            ):
+                err(line, f"'combine': unknown name {node.id!r}")
+        _check_ops_names(text, "combine", line, err)
+        out["combine"] = text.strip()
+    return out
 
 
 # ---- batch_shape and reduction families ----------------------------------------------
@@ -1048,6 +1111,8 @@ def _leaf_names(params, family: FamilyRule, batch_size: str):
     (and ``_ops`` for the runtime helpers) in the batch_shape and reduction families."""
     if family.name in LEAFWISE_FAMILIES:
         return None  # checked with their rules' names by _leafwise_fields
+    if params is not None and family.name == "attributes":
+        return tuple(params) + ("_ops",)
     if params is None or family.name not in ("batch_shape", "reduction"):
         return params
     rule = BATCH_RULES.get(batch_size)

@@ -262,9 +262,18 @@ def method_index(spec: Spec) -> list[dict[str, str]]:
     return sorted(items, key=lambda item: item["name"])
 
 
+def uses_name(text: str | None, name: str) -> bool:
+    """Whether the expression ``text`` reads the name ``name`` (attributes family)."""
+    if not text:
+        return False
+    tree = ast.parse(text.strip(), mode="eval")
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
+
+
 class Helpers:
     """What the templates may call, as ``h.<name>``."""
 
+    uses_name = staticmethod(uses_name)
     leaf_expr = staticmethod(leaf_expr)
     comprehension = staticmethod(comprehension)
     loop = staticmethod(loop)

@@ -75,6 +75,10 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
     ``insert`` and ``extend`` grow.
     """
 
+    # its leaves (for the walks of an enclosing dense tensordict) are the members'
+    # leaves, without the stack dim: ops across batch dims must not use them
+    _per_member_leaves = True
+
     __slots__ = (
         "tensordicts",
         "stack_dim",
@@ -777,23 +781,52 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         empty_bs = self._batch_size
 
         def rebuild(
-            new_leaves, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
+            new_leaves,
+            *,
+            batch_size=None,
+            device=NO_DEFAULT,
+            names=NO_DEFAULT,
+            leaf_fn=None,
         ):
             """A lazy stack of the members rebuilt from ``new_leaves`` (each member
-            takes its own leaves, in order). ``batch_size`` must keep the stack dim."""
+            takes its own leaves, in order). The leaves are the members' leaves, which
+            lack the stack dim: ``batch_size`` must keep the stack dim where it is,
+            and the new leaves must start with the members' new batch size (a batch
+            op on a tensordict holding a lazy stack runs on the members' leaves; where
+            that cannot be right, this says so rather than build a wrong stack)."""
             if len(new_leaves) != total:
                 raise ValueError(
                     f"rebuild expected {total} leaves, got {len(new_leaves)}"
                 )
+            if leaf_fn is not None:
+                # a batch-shape op of a TensorDict holding this stack: its per-leaf
+                # op expects leaves with every batch dim, which the stacked
+                # tensordicts' leaves lack; it runs on the dense stack's leaves
+                dense = self._dense_op("a batch-shape op on a TensorDict holding it")
+                dense_leaves, dense_rebuild = dense._leaves_and_rebuild()
+                return dense_rebuild(
+                    [leaf_fn(x) for x in dense_leaves],
+                    batch_size=batch_size,
+                    device=device,
+                    names=names,
+                    leaf_fn=leaf_fn,
+                )
             member_bs = None
             if batch_size is not None:
                 bs = _parse_batch_size(batch_size)
-                if len(bs) <= sd or bs[sd] != n:
-                    raise ValueError(
-                        f"cannot rebuild a lazy stack of {n} tensordicts (stack dim "
-                        f"{sd}) with batch_size {tuple(bs)}"
+                member_bs = bs[:sd] + bs[sd + 1 :] if len(bs) > sd else None
+                if bs != empty_bs or any(
+                    leaf.shape[: len(member_bs)] != member_bs for leaf in new_leaves
+                ):
+                    raise RuntimeError(
+                        f"cannot give a LazyStackedTensorDict of {n} tensordicts "
+                        f"(stack dim {sd}, batch_size {tuple(empty_bs)}) the batch "
+                        f"size {tuple(bs)} from its tensordicts' leaves: an op that "
+                        f"changes the batch dims cannot run leaf by leaf on a lazy "
+                        f"stack held in a TensorDict; call the op on the lazy stack "
+                        f"itself, or densify() it first"
                     )
-                member_bs = bs[:sd] + bs[sd + 1 :]
+            extra = {} if leaf_fn is None else {"leaf_fn": leaf_fn}
             member_names = NO_DEFAULT
             stack_name = name
             if names is not NO_DEFAULT and names is not None:
@@ -809,6 +842,7 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
                         batch_size=member_bs,
                         device=device,
                         names=member_names,
+                        **extra,
                     )
                 )
                 start += count

@@ -1392,3 +1392,104 @@ def stack_non_tensor(input: list, out: Any, dim: int, op: str) -> Any:
 
         _NON_TENSOR_ENTRIES = stack_non_tensor_entries
     return _NON_TENSOR_ENTRIES(input, out, dim, op)
+
+
+# ---- attributes family (spec/attributes.yaml) -----------------------------------------
+
+
+def common_dtype(new: list) -> torch.dtype | None:
+    """The dtype every leaf has; ``None`` when they differ or there is no leaf."""
+    dtypes = set(new)
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def present_result(td: TensorDictBase, new: list) -> TensorDictBase | None:
+    """The per-leaf values that are not ``None`` (``td.grad``), in a tensordict shaped
+    like ``td``; nested tensordicts left empty are dropped; ``None`` when none is."""
+    if all(v is None for v in new):
+        return None
+    values = iter(new)
+    return td.apply(lambda x: next(values))
+
+
+def scalar_result(td: TensorDictBase, new: list) -> TensorDictBase:
+    """One scalar int64 tensor per leaf (``data_ptr``), keyed like ``td``, batch size
+    ``[]`` at every level, on the cpu."""
+    from tensordict._td import TensorDict
+
+    out = TensorDict({}, batch_size=[], device="cpu")
+    for key, value in zip(leaf_keys(td), new):
+        out.set(key, torch.tensor(value, dtype=torch.int64))
+    return out
+
+
+def leaf_keys(td: TensorDictBase) -> list:
+    """The nested key of every tensor leaf, in the order of ``td._leaves()``."""
+    out: list = []
+
+    def walk(node, prefix):
+        for key, value in node.items():
+            if isinstance(value, torch.Tensor):
+                out.append(prefix + (key,) if prefix else key)
+            elif _base.is_tensor_collection(value):
+                walk(value, prefix + (key,))
+
+    walk(td, ())
+    return out
+
+
+def total(leaves: list, new: list, count_duplicates: bool) -> int:
+    """The sum of the per-leaf counts; a tensor stored under several keys counts once
+    unless ``count_duplicates``."""
+    if count_duplicates:
+        return sum(new)
+    seen: dict[int, int] = {}
+    for x, count in zip(leaves, new):
+        seen[id(x)] = count
+    return sum(seen.values())
+
+
+def join_leaves(
+    td: TensorDictBase, leaves: list, fn: Callable, dim: int, sorted: Any, out: Any, op: str
+) -> torch.Tensor:
+    """``fn(leaves, dim, out=out)`` (``torch.stack`` / ``torch.cat``) over the leaves,
+    in insertion order, sorted by key (``sorted=True``) or in the order of the keys
+    ``sorted`` lists."""
+    if sorted is True:
+        keys = builtins_sorted(
+            leaf_keys(td), key=lambda k: (k,) if isinstance(k, str) else tuple(k)
+        )
+        leaves = [td.get(k) for k in keys]
+    elif sorted:
+        leaves = [td.get(k) for k in sorted]
+    if not leaves:
+        raise RuntimeError(f"{op}(): the tensordict holds no tensor to join")
+    if out is not None:
+        return fn(leaves, dim, out=out)
+    return fn(leaves, dim)
+
+
+builtins_sorted = sorted
+
+
+def refuse_nested_lazy_stacks(td, op: str) -> None:
+    """Reductions and scans act across batch dims; a lazy stack nested in a dense
+    tensordict hands the walk its members' leaves, which lack the stack dim, so the
+    result would be computed per member. Refuse instead, naming the key. (A lazy stack
+    reduced on its own, or a dense copy of it, is fine.)"""
+    storage = getattr(td, "_tensordict", None)
+    if type(storage) is not dict:
+        if storage is not None and hasattr(storage, "_tensordict"):
+            refuse_nested_lazy_stacks(storage, op)  # a tensorclass: its tensordict
+        return
+    for key, value in storage.items():
+        if type(value) is torch.Tensor or not isinstance(value, _base.TensorDictBase):
+            continue
+        if getattr(value, "_per_member_leaves", False):
+            raise RuntimeError(
+                f"{op}(): the entry {key!r} is a LazyStackedTensorDict, whose stacked "
+                f"leaves {op} cannot see from the enclosing tensordict; densify it "
+                f"first (td[{key!r}] = td[{key!r}].densify()) or apply {op} to the "
+                f"lazy stack itself"
+            )
+        refuse_nested_lazy_stacks(value, op)

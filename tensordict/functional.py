@@ -153,7 +153,12 @@ def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: b
             torch_pad.extend(pairs[dim])
         return torch.nn.functional.pad(x, torch_pad, value=value)
 
-    leaves, rebuild = tensordict._leaves_and_rebuild()
+    source = tensordict
+    if hasattr(tensordict, "_dense_op"):  # a lazy stack: padded as its dense stack
+        if inplace:
+            raise RuntimeError("pad(inplace=True) is not supported on a lazy stack")
+        source = tensordict._dense_op("pad")
+    leaves, rebuild = source._leaves_and_rebuild()
     out = rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
     if inplace:
         tensordict.batch_size = torch.Size(())

@@ -897,6 +897,8 @@ class TestFunctions:
             pad(td, [1] * 6)
         same = pad(td, [0, 1], inplace=True)
         assert same is td and td.batch_size == (3, 3)
+        stack = LazyStackedTensorDict(*members(), stack_dim=1)
+        assert_same(pad(stack, [0, 1, 1, 0]), pad(stack.to_tensordict(), [0, 1, 1, 0]))
 
     def test_pad_sequence(self):
         x = TensorDict(a=torch.ones(2, 3), b=torch.ones(2), batch_size=[2])
@@ -961,3 +963,44 @@ def test_tensor_operands_broadcast_like_the_dense_stack(stack_dim, nested_stack)
     ):
         assert_same(stack * tensor, dense * tensor)
         assert_same(stack.add(tensor, alpha=2), dense.add(tensor, alpha=2))
+
+
+def test_lazy_stack_held_in_a_tensordict():
+    """A lazy stack stored in a TensorDict: leaf-wise ops keep it lazy; batch-shape ops
+    of the holder give what they give on the dense stack, or an error saying why."""
+    stack = LazyStackedTensorDict(*members(3, (4,)), stack_dim=0)
+    holder = TensorDict(x=torch.zeros(3, 4), batch_size=[3, 4])
+    holder["s"] = stack
+    dense = holder.clone()
+    dense["s"] = stack.to_tensordict()
+    assert isinstance((holder + 1)["s"], LazyStackedTensorDict)
+    assert_same((holder + 1)["s"], (dense + 1)["s"])
+    assert_same(holder[1]["s"], dense[1]["s"])
+    assert_same(holder.unsqueeze(0)["s"], dense.unsqueeze(0)["s"])
+    for op in (lambda t: t.transpose(0, 1), lambda t: t.flip((1,))):
+        # right, or an error: never a wrong lazy stack
+        try:
+            result = op(holder)
+        except (RuntimeError, IndexError):
+            continue
+        assert_same(result["s"], op(dense)["s"])
+    with pytest.raises((RuntimeError, IndexError)):
+        holder.sum(1)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [lambda t: t.softmax(1), lambda t: t.cummax(1), lambda t: t.mean(), lambda t: t.sum(1)],
+    ids=["softmax", "cummax", "mean", "sum"],
+)
+def test_reductions_refuse_a_lazy_stack_nested_in_a_dense_tensordict(op):
+    # the enclosing walk would see the members' leaves (no stack dim) and compute per
+    # member: a clear error naming the key instead of a wrong result
+    members = [TensorDict({"x": torch.randn(4, 2)}, [4]) for _ in range(3)]
+    holder = TensorDict(
+        {"n": LazyStackedTensorDict(*members, stack_dim=1), "y": torch.randn(4, 3)}, [4, 3]
+    )
+    with pytest.raises(RuntimeError, match="'n' is a LazyStackedTensorDict"):
+        op(holder)
+    dense = TensorDict({"n": holder["n"].to_tensordict(), "y": holder["y"]}, [4, 3])
+    op(dense)  # the documented way out works

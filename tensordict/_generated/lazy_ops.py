@@ -1,4 +1,4 @@
-# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.jinja; do not edit
 """The generated ops of :class:`tensordict.LazyStackedTensorDict`.
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -47,6 +47,44 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     :class:`TensorDictGeneratedOps`, unchanged)."""
 
     __slots__ = ()
+
+    # ---- Attributes and aggregates over the leaves (spec/attributes.yaml) ----
+
+    def stack_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The leaves stacked into one tensor.
+
+        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
+        tensordicts whose shapes differ raise an error naming the op.
+
+        See :meth:`TensorDict.stack_from_tensordict`.
+        """
+        return self._dense_op("stack_from_tensordict").stack_from_tensordict(
+            dim, sorted=sorted, out=out
+        )
+
+    def cat_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The leaves concatenated into one tensor.
+
+        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
+        tensordicts whose shapes differ raise an error naming the op.
+
+        See :meth:`TensorDict.cat_from_tensordict`.
+        """
+        return self._dense_op("cat_from_tensordict").cat_from_tensordict(
+            dim, sorted=sorted, out=out
+        )
 
     # ---- Batch-shape ops (spec/shape.yaml) ----
 

@@ -1,4 +1,4 @@
-# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.jinja; do not edit
 """The generated ops of tensorclasses (:class:`tensordict.TensorClass`).
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -54,6 +54,131 @@ class TensorClassGeneratedOps:
     """The generated ops, as a mixin that :class:`~tensordict.TensorClass` inherits."""
 
     __slots__ = ()
+
+    # ---- Attributes and aggregates over the leaves (spec/attributes.yaml) ----
+
+    @property
+    def dtype(self):
+        """The dtype every leaf has, or None when they differ.
+
+        Reads :attr:`TensorDict.dtype`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.dtype)
+
+    @property
+    def requires_grad(self):
+        """Whether any leaf requires gradients.
+
+        Reads :attr:`TensorDict.requires_grad`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.requires_grad)
+
+    @property
+    def grad(self):
+        """The gradients of the leaves, as a tensordict.
+
+        Reads :attr:`TensorDict.grad`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.grad)
+
+    @property
+    def data(self):
+        """The leaves' ``.data``, as a tensordict shaped like this one.
+
+        Reads :attr:`TensorDict.data`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.data)
+
+    @property
+    def is_cpu(self):
+        """Whether the tensordict's device is the CPU.
+
+        Reads :attr:`TensorDict.is_cpu`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.is_cpu)
+
+    @property
+    def is_cuda(self):
+        """Whether the tensordict's device is a CUDA device.
+
+        Reads :attr:`TensorDict.is_cuda`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.is_cuda)
+
+    @property
+    def is_meta(self):
+        """Whether the tensordict's device is the meta device.
+
+        Reads :attr:`TensorDict.is_meta`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.is_meta)
+
+    def is_contiguous(self) -> bool:
+        """Whether every leaf is contiguous.
+
+        Forwards to :meth:`TensorDict.is_contiguous`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.is_contiguous())
+
+    def is_floating_point(self) -> bool:
+        """Whether every leaf has a floating-point dtype.
+
+        Forwards to :meth:`TensorDict.is_floating_point`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.is_floating_point())
+
+    def data_ptr(self, *, storage: bool = False):
+        """The address of every leaf's first element, as a tensordict of integers.
+
+        Forwards to :meth:`TensorDict.data_ptr`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.data_ptr(storage=storage))
+
+    def bytes(self, *, count_duplicates: bool = True) -> int:
+        """The number of bytes the leaves' elements take.
+
+        Forwards to :meth:`TensorDict.bytes`; tensordict results are re-wrapped.
+        """
+        return self._wrap(self._tensordict.bytes(count_duplicates=count_duplicates))
+
+    def param_count(self, *, count_duplicates: bool = True) -> int:
+        """The number of elements of the leaves.
+
+        Forwards to :meth:`TensorDict.param_count`; tensordict results are re-wrapped.
+        """
+        return self._wrap(
+            self._tensordict.param_count(count_duplicates=count_duplicates)
+        )
+
+    def stack_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The leaves stacked into one tensor.
+
+        Forwards to :meth:`TensorDict.stack_from_tensordict`; tensordict results are re-wrapped.
+        """
+        return self._wrap(
+            self._tensordict.stack_from_tensordict(dim, sorted=sorted, out=out)
+        )
+
+    def cat_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The leaves concatenated into one tensor.
+
+        Forwards to :meth:`TensorDict.cat_from_tensordict`; tensordict results are re-wrapped.
+        """
+        return self._wrap(
+            self._tensordict.cat_from_tensordict(dim, sorted=sorted, out=out)
+        )
 
     # ---- Batch-shape ops (spec/shape.yaml) ----
 

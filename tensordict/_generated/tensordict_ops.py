@@ -1,4 +1,4 @@
-# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.jinja; do not edit
 """The generated ops of :class:`tensordict.TensorDict`.
 
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
@@ -40,6 +40,261 @@ class TensorDictGeneratedOps:
     """The generated ops, as a mixin that :class:`~tensordict.TensorDict` inherits."""
 
     __slots__ = ()
+
+    # ---- Attributes and aggregates over the leaves (spec/attributes.yaml) ----
+
+    @property
+    def dtype(self):
+        """The dtype every leaf has, or None when they differ.
+
+        ``None`` too when the tensordict holds no tensor.
+
+        Example:
+            >>> TensorDict(a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2]).dtype
+            torch.float32
+            >>> TensorDict(a=torch.zeros(2), b=torch.tensor([1, 2]), batch_size=[2]).dtype is None
+            True
+        """
+        leaves = self._leaves()
+        new = [x.dtype for x in leaves]
+        return _ops.common_dtype(new)
+
+    @property
+    def requires_grad(self):
+        """Whether any leaf requires gradients.
+
+        ``False`` for a tensordict without tensors.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2, requires_grad=True), batch_size=[2])
+            >>> td.requires_grad
+            True
+        """
+        leaves = self._leaves()
+        new = [x.requires_grad for x in leaves]
+        return any(new)
+
+    @property
+    def grad(self):
+        """The gradients of the leaves, as a tensordict.
+
+        Leaves without a gradient are left out, and nested tensordicts left empty with
+        them; ``None`` when no leaf has a gradient.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2, requires_grad=True), b=torch.ones(2), batch_size=[2])
+            >>> td.grad is None
+            True
+            >>> (td["a"] * 3).sum().backward()
+            >>> td.grad
+            TensorDict(
+                fields={
+                    a: Tensor(shape=torch.Size([2]), device=cpu, dtype=torch.float32, is_shared=False)},
+                batch_size=torch.Size([2]),
+                device=None,
+                is_shared=False)
+            >>> td.grad["a"]
+            tensor([3., 3.])
+        """
+        leaves = self._leaves()
+        new = [x.grad for x in leaves]
+        return _ops.present_result(self, new)
+
+    @property
+    def data(self):
+        """The leaves' ``.data``, as a tensordict shaped like this one.
+
+        The new leaves share storage with the old ones and do not require gradients.
+
+        Example:
+            >>> td = TensorDict(a=torch.ones(2, requires_grad=True), batch_size=[2])
+            >>> td.data["a"].requires_grad
+            False
+        """
+        leaves, rebuild = self._leaves_and_rebuild()
+        new = [x.data for x in leaves]
+        return rebuild(new)
+
+    @property
+    def is_cpu(self):
+        """Whether the tensordict's device is the CPU.
+
+        A property of the tensordict's ``device``, not of each leaf: ``False`` for a
+        tensordict without a device, whatever its leaves.
+
+        Example:
+            >>> TensorDict(a=torch.zeros(2), batch_size=[2], device="cpu").is_cpu
+            True
+            >>> TensorDict(a=torch.zeros(2), batch_size=[2]).is_cpu
+            False
+        """
+        return self._device is not None and self._device.type == "cpu"
+
+    @property
+    def is_cuda(self):
+        """Whether the tensordict's device is a CUDA device.
+
+        A property of the tensordict's ``device``: ``False`` for a tensordict without a
+        device.
+
+        Example:
+            >>> TensorDict(a=torch.zeros(2), batch_size=[2], device="cpu").is_cuda
+            False
+        """
+        return self._device is not None and self._device.type == "cuda"
+
+    @property
+    def is_meta(self):
+        """Whether the tensordict's device is the meta device.
+
+        A property of the tensordict's ``device``: ``False`` for a tensordict without a
+        device, even when its leaves are meta tensors.
+
+        Example:
+            >>> TensorDict(a=torch.zeros(2, device="meta"), batch_size=[2], device="meta").is_meta
+            True
+        """
+        return self._device is not None and self._device.type == "meta"
+
+    def is_contiguous(self) -> bool:
+        """Whether every leaf is contiguous.
+
+        ``True`` for a tensordict without tensors.
+
+        Example:
+            >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3])
+            >>> td.is_contiguous()
+            True
+            >>> TensorDict(a=torch.zeros(4, 3).t(), batch_size=[3]).is_contiguous()
+            False
+        """
+        leaves = self._leaves()
+        new = [x.is_contiguous() for x in leaves]
+        return all(new)
+
+    def is_floating_point(self) -> bool:
+        """Whether every leaf has a floating-point dtype.
+
+        ``True`` for a tensordict without tensors.
+
+        Example:
+            >>> TensorDict(a=torch.zeros(2), b=torch.ones(2), batch_size=[2]).is_floating_point()
+            True
+            >>> TensorDict(a=torch.zeros(2), b=torch.tensor([1, 2]), batch_size=[2]).is_floating_point()
+            False
+        """
+        leaves = self._leaves()
+        new = [x.is_floating_point() for x in leaves]
+        return all(new)
+
+    def data_ptr(self, *, storage: bool = False):
+        """The address of every leaf's first element, as a tensordict of integers.
+
+        With ``storage=True``, the address of the start of each leaf's storage instead
+        (the same for views of one tensor). The result has batch size ``[]`` at every
+        level and lives on the CPU.
+
+        Example:
+            >>> x = torch.arange(6.0)
+            >>> td = TensorDict(a=x, b=x[2:], batch_size=[])
+            >>> ptrs = td.data_ptr()
+            >>> int(ptrs["b"] - ptrs["a"])
+            8
+            >>> bool(td.data_ptr(storage=True)["b"] == ptrs["a"])
+            True
+        """
+        leaves = self._leaves()
+        new = [
+            x.untyped_storage().data_ptr() if storage else x.data_ptr() for x in leaves
+        ]
+        return _ops.scalar_result(self, new)
+
+    def bytes(self, *, count_duplicates: bool = True) -> int:
+        """The number of bytes the leaves' elements take.
+
+        With ``count_duplicates=False``, a tensor stored under several keys counts once
+        (views of one tensor are different tensors and each counts).
+
+        Example:
+            >>> x = torch.zeros(5)
+            >>> td = TensorDict(a=x, b=x, c=torch.zeros(2, dtype=torch.float64), batch_size=[])
+            >>> td.bytes(), td.bytes(count_duplicates=False)
+            (56, 36)
+        """
+        leaves = self._leaves()
+        new = [x.numel() * x.element_size() for x in leaves]
+        return _ops.total(leaves, new, count_duplicates)
+
+    def param_count(self, *, count_duplicates: bool = True) -> int:
+        """The number of elements of the leaves.
+
+        With ``count_duplicates=False``, a tensor stored under several keys counts once.
+
+        Example:
+            >>> x = torch.zeros(5)
+            >>> td = TensorDict(a=x, b=x, c=torch.zeros(2), batch_size=[])
+            >>> td.param_count(), td.param_count(count_duplicates=False)
+            (12, 7)
+        """
+        leaves = self._leaves()
+        new = [x.numel() for x in leaves]
+        return _ops.total(leaves, new, count_duplicates)
+
+    def stack_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The leaves stacked into one tensor.
+
+        ``torch.stack`` of the leaves in key insertion order (depth first), or sorted by
+        key with ``sorted=True``, or in the order of the keys ``sorted`` lists. ``dim``
+        is a dim of the result, as for ``torch.stack``; the leaves must have one shape.
+        With ``out``, the result is written there and ``out`` is returned.
+
+        Example:
+            >>> td = TensorDict(b=torch.zeros(3), a={"c": torch.ones(3)}, batch_size=[3])
+            >>> td.stack_from_tensordict()
+            tensor([[0., 0., 0.],
+                    [1., 1., 1.]])
+            >>> td.stack_from_tensordict(1, sorted=True)
+            tensor([[1., 0.],
+                    [1., 0.],
+                    [1., 0.]])
+        """
+        leaves = self._leaves()
+        new = [x for x in leaves]
+        return _ops.join_leaves(
+            self, new, torch.stack, dim, sorted, out, "stack_from_tensordict"
+        )
+
+    def cat_from_tensordict(
+        self,
+        dim: int = 0,
+        *,
+        sorted: bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The leaves concatenated into one tensor.
+
+        ``torch.cat`` of the leaves in key insertion order (depth first), or sorted by
+        key with ``sorted=True``, or in the order of the keys ``sorted`` lists. ``dim``
+        is a dim of the leaves, as for ``torch.cat``.
+
+        Example:
+            >>> td = TensorDict(b=torch.zeros(3, 1), a={"c": torch.ones(3, 1)}, batch_size=[3])
+            >>> td.cat_from_tensordict(1)
+            tensor([[0., 1.],
+                    [0., 1.],
+                    [0., 1.]])
+        """
+        leaves = self._leaves()
+        new = [x for x in leaves]
+        return _ops.join_leaves(
+            self, new, torch.cat, dim, sorted, out, "cat_from_tensordict"
+        )
 
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
@@ -3804,6 +4059,7 @@ class TensorDictGeneratedOps:
             >>> td.sum(reduce=True)
             tensor(90.)
         """
+        _ops.refuse_nested_lazy_stacks(self, "sum")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "sum"
         )
@@ -3844,6 +4100,7 @@ class TensorDictGeneratedOps:
             >>> td.nansum(1)["a"]
             tensor([1., 5.])
         """
+        _ops.refuse_nested_lazy_stacks(self, "nansum")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nansum"
         )
@@ -3886,6 +4143,7 @@ class TensorDictGeneratedOps:
             >>> td.mean("feature", reduce=True)
             tensor([4.3333, 9.0000])
         """
+        _ops.refuse_nested_lazy_stacks(self, "mean")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "mean"
         )
@@ -3926,6 +4184,7 @@ class TensorDictGeneratedOps:
             >>> td.nanmean(1)["a"]
             tensor([1.0000, 2.5000])
         """
+        _ops.refuse_nested_lazy_stacks(self, "nanmean")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nanmean"
         )
@@ -3965,6 +4224,7 @@ class TensorDictGeneratedOps:
             >>> td.prod()["a"]
             tensor(24.)
         """
+        _ops.refuse_nested_lazy_stacks(self, "prod")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "prod", one=True
         )
@@ -4005,6 +4265,7 @@ class TensorDictGeneratedOps:
             >>> td.std(0, correction=0)["a"]
             tensor([1., 2.])
         """
+        _ops.refuse_nested_lazy_stacks(self, "std")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "std"
         )
@@ -4048,6 +4309,7 @@ class TensorDictGeneratedOps:
             >>> td.var(0)["a"]
             tensor([2., 8.])
         """
+        _ops.refuse_nested_lazy_stacks(self, "var")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "var"
         )
@@ -4097,6 +4359,7 @@ class TensorDictGeneratedOps:
             >>> td.min()["a"]
             tensor(1.)
         """
+        _ops.refuse_nested_lazy_stacks(self, "min")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "min", one=True
         )
@@ -4144,6 +4407,7 @@ class TensorDictGeneratedOps:
             >>> td.max(reduce=True)
             tensor(5.)
         """
+        _ops.refuse_nested_lazy_stacks(self, "max")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "max", one=True
         )
@@ -4188,6 +4452,7 @@ class TensorDictGeneratedOps:
             >>> td.amin((0, 1))["a"]
             tensor(1.)
         """
+        _ops.refuse_nested_lazy_stacks(self, "amin")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amin"
         )
@@ -4225,6 +4490,7 @@ class TensorDictGeneratedOps:
             tensor([[3.],
                     [5.]])
         """
+        _ops.refuse_nested_lazy_stacks(self, "amax")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amax"
         )
@@ -4258,6 +4524,7 @@ class TensorDictGeneratedOps:
             >>> td.all(0)["a"]
             tensor([ True, False])
         """
+        _ops.refuse_nested_lazy_stacks(self, "all")
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "all")
         leaves, rebuild = self._leaves_and_rebuild()
         if dim is None:  # one bool for every value of every leaf
@@ -4282,6 +4549,7 @@ class TensorDictGeneratedOps:
             >>> td.any(0)["a"]
             tensor([ True, False])
         """
+        _ops.refuse_nested_lazy_stacks(self, "any")
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "any")
         leaves, rebuild = self._leaves_and_rebuild()
         if dim is None:  # one bool for every value of every leaf
@@ -4304,6 +4572,7 @@ class TensorDictGeneratedOps:
             >>> td.logsumexp()["a"]
             tensor([0.6931, 0.6931, 0.6931])
         """
+        _ops.refuse_nested_lazy_stacks(self, "logsumexp")
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "logsumexp", no_dim="batch"
         )
@@ -4335,6 +4604,7 @@ class TensorDictGeneratedOps:
             >>> td.norm()["a"]
             tensor(5.)
         """
+        _ops.refuse_nested_lazy_stacks(self, "norm")
         leaves = self._leaves()
         new = [torch.linalg.vector_norm(x, dtype=dtype) for x in leaves]
         if out is not None:
@@ -4366,6 +4636,7 @@ class TensorDictGeneratedOps:
             >>> td.quantile(torch.tensor([0.0, 1.0]), 0).batch_size
             torch.Size([2])
         """
+        _ops.refuse_nested_lazy_stacks(self, "quantile")
         prefix = _ops.quantile_shape(q)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "quantile", one=True, prefix=prefix
@@ -4408,6 +4679,7 @@ class TensorDictGeneratedOps:
             >>> td.cummin(0).values["a"]
             tensor([3., 1., 1.])
         """
+        _ops.refuse_nested_lazy_stacks(self, "cummin")
         dim = _ops.batch_dim(dim, self._batch_size, "cummin")
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
@@ -4436,6 +4708,7 @@ class TensorDictGeneratedOps:
             >>> td.cummax(0).indices["a"]
             tensor([0, 1, 1])
         """
+        _ops.refuse_nested_lazy_stacks(self, "cummax")
         dim = _ops.batch_dim(dim, self._batch_size, "cummax")
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
@@ -4461,6 +4734,7 @@ class TensorDictGeneratedOps:
             tensor([[0.5000, 0.5000, 0.5000],
                     [0.5000, 0.5000, 0.5000]])
         """
+        _ops.refuse_nested_lazy_stacks(self, "softmax")
         dim = _ops.batch_dim(dim, self._batch_size, "softmax")
         leaves, rebuild = self._leaves_and_rebuild()
         new = [torch.softmax(x, dim, dtype=dtype) for x in leaves]

@@ -1,4 +1,4 @@
-# generated from spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.pyi.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.pyi.jinja; do not edit
 import builtins
 from typing import Any, Callable, List, Literal, Sequence, Tuple, TypeVar
 
@@ -19,6 +19,42 @@ T = TypeVar("T")
 __all__ = ["TensorDictGeneratedOps"]
 
 class TensorDictGeneratedOps:
+    # Attributes and aggregates over the leaves (spec/attributes.yaml)
+    @property
+    def dtype(self): ...
+    @property
+    def requires_grad(self): ...
+    @property
+    def grad(self): ...
+    @property
+    def data(self): ...
+    @property
+    def is_cpu(self): ...
+    @property
+    def is_cuda(self): ...
+    @property
+    def is_meta(self): ...
+    def is_contiguous(self) -> builtins.bool: ...
+    def is_floating_point(self) -> builtins.bool: ...
+    def data_ptr(self, *, storage: builtins.bool = False): ...
+    def bytes(self, *, count_duplicates: builtins.bool = True) -> builtins.int: ...
+    def param_count(
+        self, *, count_duplicates: builtins.bool = True
+    ) -> builtins.int: ...
+    def stack_from_tensordict(
+        self,
+        dim: builtins.int = 0,
+        *,
+        sorted: builtins.bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor: ...
+    def cat_from_tensordict(
+        self,
+        dim: builtins.int = 0,
+        *,
+        sorted: builtins.bool | List[NestedKey] | None = None,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor: ...
     # Batch-shape ops (spec/shape.yaml)
     def view(
         self,
