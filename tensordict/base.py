@@ -96,7 +96,11 @@ class _KeysView:
         return True
 
     def __eq__(self, other) -> bool:
-        return list(self) == list(other) if not isinstance(other, set) else set(self) == other
+        return (
+            list(self) == list(other)
+            if not isinstance(other, set)
+            else set(self) == other
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self)})"
@@ -150,7 +154,9 @@ class TensorDictBase:
         """Every tensor leaf, depth first, in key order."""
         raise NotImplementedError
 
-    def _leaves_and_rebuild(self) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
+    def _leaves_and_rebuild(
+        self,
+    ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
         """The leaves, and a function building a same-structured container from new
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
@@ -430,7 +436,9 @@ class TensorDictBase:
 
     def _update(self, source, clone, inplace, allowed, prefix):
         items = (
-            source._own_items() if isinstance(source, TensorDictBase) else source.items()
+            source._own_items()
+            if isinstance(source, TensorDictBase)
+            else source.items()
         )
         for key, value in items:
             path = prefix + unravel_key_to_tuple(key)
@@ -455,7 +463,9 @@ class TensorDictBase:
 
     def _update_into(self, target, value, clone, inplace, allowed, path):
         # recurse at the nested level, filtering keys against the full path
-        items = value._own_items() if isinstance(value, TensorDictBase) else value.items()
+        items = (
+            value._own_items() if isinstance(value, TensorDictBase) else value.items()
+        )
         for key, sub in items:
             full = path + unravel_key_to_tuple(key)
             if allowed is not None and not any(
@@ -635,9 +645,7 @@ class TensorDictBase:
             _drop_empty_nested(self, keep=False)
         return out
 
-    def rename_keys(
-        self, mapping: dict, *, strict: bool = True
-    ) -> "TensorDictBase":
+    def rename_keys(self, mapping: dict, *, strict: bool = True) -> "TensorDictBase":
         """A copy with the keys renamed as ``mapping`` says (all at once, so keys can
         swap); a missing key is an error when ``strict``."""
         out = self.copy()
@@ -723,6 +731,131 @@ class TensorDictBase:
             if clone and isinstance(value, Tensor):
                 value = value.clone()
             self.set_at_(path, value, idx)
+        return self
+
+    def copy_(self, tensordict, non_blocking: bool = False) -> "TensorDictBase":
+        """Copy, in place, every tensor of ``tensordict`` (or a dict) into the tensor
+        at the same key here; keys only one side has are left alone."""
+        for path, value in _leaf_items(tensordict):
+            target = self._get_path(path, _MISSING)
+            if isinstance(target, Tensor):
+                target.copy_(value, non_blocking=non_blocking)
+        return self
+
+    def copy_at_(
+        self, tensordict, idx, non_blocking: bool = False, *, fast: bool = True
+    ) -> "TensorDictBase":
+        """:meth:`copy_` into the elements at ``idx``."""
+        for path, value in _leaf_items(tensordict):
+            target = self._get_path(path, _MISSING)
+            if isinstance(target, Tensor):
+                target[idx] = value
+        return self
+
+    def stack_tensors(
+        self,
+        *keys: NestedKey,
+        out_key: NestedKey,
+        dim: int = 0,
+        keep_entries: bool = False,
+    ) -> "TensorDictBase":
+        """Write ``torch.stack`` of the entries at ``keys`` (``dim`` is torch's dim)
+        at ``out_key``, in place, removing the entries unless ``keep_entries``."""
+        return self._join_tensors(torch.stack, keys, out_key, dim, keep_entries)
+
+    def cat_tensors(
+        self,
+        *keys: NestedKey,
+        out_key: NestedKey,
+        dim: int = 0,
+        keep_entries: bool = False,
+    ) -> "TensorDictBase":
+        """Write ``torch.cat`` of the entries at ``keys`` (``dim`` is torch's dim) at
+        ``out_key``, in place, removing the entries unless ``keep_entries``."""
+        return self._join_tensors(torch.cat, keys, out_key, dim, keep_entries)
+
+    def _join_tensors(self, join, keys, out_key, dim, keep_entries):
+        paths = [unravel_key_to_tuple(key) for key in keys]
+        self.set(out_key, join([self._get_path(path) for path in paths], dim))
+        if not keep_entries:
+            out_path = unravel_key_to_tuple(out_key)
+            for path in paths:
+                if path != out_path:
+                    self.del_(path)
+        return self
+
+    def backward(
+        self,
+        gradient=None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
+        """Backpropagate from every tensor (as ``torch.autograd.backward`` does for a
+        list of outputs): each must be a scalar unless ``gradient`` (a tensordict
+        with the same keys) gives its gradient."""
+        items = list(self.items(True, True))
+        tensors = [value for _, value in items]
+        if gradient is None:
+            for key, value in items:
+                if value.numel() != 1:
+                    raise RuntimeError(
+                        f"backward(): the entry {key!r} has shape {tuple(value.shape)}; "
+                        f"without `gradient` every entry must be a scalar"
+                    )
+            grads = None
+        else:
+            grads = self._operand_leaves(gradient, "backward")
+        if isinstance(inputs, TensorDictBase):
+            inputs = inputs._leaves()
+        torch.autograd.backward(
+            tensors,
+            grad_tensors=grads,
+            retain_graph=retain_graph,
+            create_graph=create_graph,
+            inputs=inputs,
+        )
+
+    def rename(self, *names, **rename_map) -> "TensorDictBase":
+        """A copy with renamed batch dims (see :meth:`rename_`)."""
+        out = self.copy()
+        out.rename_(*names, **rename_map)
+        return out
+
+    def rename_(self, *names, **rename_map) -> "TensorDictBase":
+        """Name the batch dims, like torch's named tensors: ``rename_("x", "y")``
+        sets every name, ``rename_(None)`` clears them, ``rename_(x="z")`` renames
+        one."""
+        if names and rename_map:
+            raise ValueError("rename_() takes names or a mapping, not both")
+        if rename_map:
+            current = self.names
+            for old in rename_map:
+                if old not in current:
+                    raise ValueError(
+                        f"rename_(): no batch dim is named {old!r} (names: {current})"
+                    )
+            self.names = [rename_map.get(name, name) for name in current]
+        elif len(names) == 1 and names[0] is None:
+            self.names = None
+        else:
+            self.names = _expand_names(names, self.batch_dims, "rename_")
+        return self
+
+    def refine_names(self, *names) -> "TensorDictBase":
+        """Name the unnamed batch dims (``...`` stands for the dims in between); a
+        name that contradicts an existing one is an error."""
+        wanted = _expand_names(names, self.batch_dims, "refine_names")
+        current = self.names
+        refined = []
+        for have, want in zip(current, wanted):
+            if have is not None and want is not None and have != want:
+                raise RuntimeError(
+                    f"refine_names(): cannot refine the names {current} to {wanted}: "
+                    f"{have!r} is not {want!r}"
+                )
+            refined.append(have if want is None else want)
+        self.names = refined
         return self
 
     def __getitems__(self, index) -> "TensorDictBase":
@@ -1016,7 +1149,9 @@ class TensorDictBase:
                 value = value.unflatten_keys(separator)
             path = tuple(key.split(separator)) if separator in key else (key,)
             existing = out._get_path(path, None) if len(path) > 0 else None
-            if isinstance(existing, TensorDictBase) and isinstance(value, TensorDictBase):
+            if isinstance(existing, TensorDictBase) and isinstance(
+                value, TensorDictBase
+            ):
                 existing.update(value)
                 continue
             out._set_path(path, value, inplace=False, validated=True)
@@ -1040,7 +1175,12 @@ class TensorDictBase:
         return self.clone()
 
     def empty(
-        self, recurse: bool = False, *, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT
+        self,
+        recurse: bool = False,
+        *,
+        batch_size=None,
+        device=NO_DEFAULT,
+        names=NO_DEFAULT,
     ) -> "TensorDictBase":
         """A tensordict with the same batch size and device and no entries; with
         ``recurse=True`` the nested tensordicts are kept, empty."""
@@ -1182,9 +1322,7 @@ def _walk_custom(td, include_nested, leaves_only, is_leaf, prefix, out, with_val
         name = full if prefix else key
         if isinstance(value, TensorDictBase) and not is_leaf(type(value)):
             if include_nested:
-                _walk_custom(
-                    value, True, leaves_only, is_leaf, full, out, with_values
-                )
+                _walk_custom(value, True, leaves_only, is_leaf, full, out, with_values)
             if leaves_only:
                 continue
         elif leaves_only and not is_leaf(type(value)):
@@ -1220,6 +1358,35 @@ def _flat_items(mapping, prefix=()):
             yield from _flat_items(value, path)
         else:
             yield path, value
+
+
+def _leaf_items(source):
+    """``(path, tensor)`` for every tensor of a tensordict or (nested) dict."""
+    if isinstance(source, TensorDictBase):
+        for key, value in source.items(True, True):
+            yield unravel_key_to_tuple(key), value
+    else:
+        for path, value in _flat_items(source):
+            if isinstance(value, Tensor):
+                yield path, value
+
+
+def _expand_names(names: tuple, ndim: int, op: str) -> list:
+    """``names`` with one ``...`` expanded to as many ``None`` as the dims need."""
+    names = (
+        list(names[0])
+        if len(names) == 1 and isinstance(names[0], (list, tuple))
+        else list(names)
+    )
+    if Ellipsis in names:
+        at = names.index(Ellipsis)
+        fill = ndim - (len(names) - 1)
+        if fill < 0:
+            raise ValueError(f"{op}(): {len(names) - 1} names for {ndim} batch dims")
+        names = names[:at] + [None] * fill + names[at + 1 :]
+    if len(names) != ndim:
+        raise ValueError(f"{op}(): {len(names)} names for {ndim} batch dims")
+    return names
 
 
 def _is_node(value) -> bool:

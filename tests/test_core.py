@@ -1507,3 +1507,48 @@ class TestMoreMapping:
         td = _mixed_td().lock_()
         with pytest.raises(RuntimeError, match="locked"):
             td.clear()
+
+
+class TestCopyJoinNamesBackward:
+    def test_copy_writes_into_the_stored_tensors_and_ignores_other_keys(self):
+        td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(3)}}, [3])
+        a = td["a"]
+        td.copy_(TensorDict({"a": torch.ones(3), "z": torch.ones(3)}, [3]))
+        assert td["a"] is a and a.tolist() == [1.0, 1.0, 1.0] and "z" not in td
+        td.copy_({"n": {"b": torch.full((3,), 2.0)}})
+        assert td["n", "b"].tolist() == [2.0, 2.0, 2.0]
+        td.copy_at_(TensorDict({"a": torch.tensor(5.0)}, []), 1)
+        assert td["a"].tolist() == [1.0, 5.0, 1.0]
+
+    def test_stack_and_cat_tensors(self):
+        td = TensorDict({"a": torch.zeros(3), "b": torch.ones(3)}, [3])
+        out = td.stack_tensors("a", "b", out_key="c", dim=-1)
+        assert out is td and list(td.keys()) == ["c"]
+        assert td["c"].tolist() == [[0.0, 1.0]] * 3
+        td = TensorDict({"a": torch.zeros(3, 2), "b": torch.ones(3, 1)}, [3])
+        td.cat_tensors("a", "b", out_key=("n", "c"), dim=-1, keep_entries=True)
+        assert td["n", "c"].shape == (3, 3) and "a" in td and "b" in td
+
+    def test_rename_and_refine_names(self):
+        td = TensorDict({"a": torch.zeros(3, 4, 2)}, [3, 4])
+        assert td.rename("x", "y").names == ["x", "y"] and td.names == [None, None]
+        td.rename_("x", "y")
+        assert td.rename(x="z").names == ["z", "y"]
+        assert td.rename(None).names == [None, None]
+        with pytest.raises(ValueError, match="'w'"):
+            td.rename(w="v")
+        other = TensorDict({"a": torch.zeros(3, 4)}, [3, 4])
+        assert other.refine_names("x", None).names == ["x", None]
+        assert other.refine_names(..., "q").names == ["x", "q"]
+        with pytest.raises(RuntimeError, match="'x' is not 'z'"):
+            other.refine_names("z", "q")
+
+    def test_backward_sums_scalar_entries_and_names_a_non_scalar(self):
+        x = torch.ones(2, requires_grad=True)
+        TensorDict({"l1": (x * 2).sum(), "l2": (x * 3).sum()}, []).backward()
+        assert x.grad.tolist() == [5.0, 5.0]
+        with pytest.raises(RuntimeError, match="'l1' has shape"):
+            TensorDict({"l1": x * 2}, [2]).backward()
+        x.grad = None
+        TensorDict({"l1": x * 2}, [2]).backward(TensorDict({"l1": torch.ones(2)}, [2]))
+        assert x.grad.tolist() == [2.0, 2.0]
