@@ -834,3 +834,19 @@ def _flatten(values):
             yield from _flatten(value)
         else:
             yield value
+
+
+def test_attribute_properties_forward_to_the_tensordict():
+    # the spec-driven walk calls methods; the attributes family's properties are
+    # checked here: same value as on the wrapped tensordict
+    class Pair(TensorClass):
+        x: torch.Tensor
+        y: torch.Tensor
+
+    pair = Pair(x=torch.zeros(3, requires_grad=True), y=torch.ones(3, 2), batch_size=[3])
+    td = pair.to_tensordict()
+    for name in ("dtype", "requires_grad", "is_cpu", "is_cuda", "is_meta"):
+        assert getattr(pair, name) == getattr(td, name), name
+    assert isinstance(pair.data, Pair) and not pair.data.requires_grad
+    pair.x.sum().backward()
+    assert isinstance(pair.grad, Pair) and pair.grad.x.tolist() == [1.0, 1.0, 1.0]
