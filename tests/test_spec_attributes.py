@@ -1,10 +1,9 @@
 """The attributes family (spec/attributes.yaml): every entry against its ``leaf`` and
-``combine`` applied by hand to the leaves, on dense and nested tensordicts, plus its
-example as a doctest."""
+``combine`` applied by hand to the leaves, on dense and nested tensordicts (the
+examples run in ``test_spec_examples.py``)."""
 
 from __future__ import annotations
 
-import doctest
 from pathlib import Path
 
 import pytest
@@ -134,13 +133,3 @@ def test_properties_are_read_only():
         td.dtype = torch.float64
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_example(name):
-    op = OPS[name]
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(
-        op.example, {"TensorDict": TensorDict, "torch": torch}, name, None, 0
-    )
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.failures == 0

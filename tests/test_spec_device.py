@@ -11,15 +11,14 @@ keys, the rule's batch size (every nested level keeping its extra dims) and devi
 those leaves. ``result: in_place`` entries run their statement on a clone; the
 collectors (``numpy``, ``tolist``) are checked against an independent walk.
 
-CUDA and pinned memory are checked where a GPU is present (skipped otherwise). Every
-``example`` runs as a doctest. An entry without cases fails
+CUDA and pinned memory are checked where a GPU is present (skipped otherwise). The
+examples run in ``test_spec_examples.py``. An entry without cases fails
 ``test_every_entry_has_cases``.
 """
 
 from __future__ import annotations
 
 import ast
-import doctest
 import sys
 from pathlib import Path
 
@@ -379,21 +378,6 @@ def check_case(op: Op, td, args, kwargs, values) -> None:
         assert result is target
     check_structure(result, td, defines)
     compare_leaves(result, expected, values_too="empty" not in op.leaf)
-
-
-@pytest.mark.parametrize("op", OPS, ids=IDS)
-def test_example(op: Op) -> None:
-    test = doctest.DocTestParser().get_doctest(
-        op.example,
-        globs={"torch": torch, "TensorDict": TensorDict},
-        name=op.name,
-        filename=op.location.path,
-        lineno=op.location.line,
-    )
-    report: list[str] = []
-    result = doctest.DocTestRunner(verbose=False).run(test, out=report.append)
-    assert result.failed == 0, "".join(report)
-    assert result.attempted > 0
 
 
 # --------------------------------------------------------------------------------------

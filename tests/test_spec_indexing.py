@@ -15,13 +15,13 @@ their parent) and a non-contiguous one (strided, transposed leaves). Two oracles
   runtime helpers it calls replaced by independent ones (``expand_right``).
 
 Also checked: in-place variants, ``torch.X(td)`` dispatch, the errors bad arguments
-raise (naming the argument and the batch size), and every ``example`` as a doctest.
+raise (naming the argument and the batch size); the examples run in
+``test_spec_examples.py``.
 An entry without cases fails ``test_every_entry_has_cases``.
 """
 
 from __future__ import annotations
 
-import doctest
 import sys
 import types
 from pathlib import Path
@@ -283,21 +283,6 @@ def check_dispatch(op: Op, item: str, td, values: dict, expected) -> None:
         assert g.batch_size == w.batch_size
         for key in tensor_keys(w):
             torch.testing.assert_close(g.get(key), w.get(key))
-
-
-@pytest.mark.parametrize("op", OPS, ids=IDS)
-def test_example(op: Op) -> None:
-    test = doctest.DocTestParser().get_doctest(
-        op.example,
-        globs={"torch": torch, "TensorDict": TensorDict},
-        name=op.name,
-        filename=op.location.path,
-        lineno=op.location.line,
-    )
-    report: list[str] = []
-    result = doctest.DocTestRunner(verbose=False).run(test, out=report.append)
-    assert result.failed == 0, "".join(report)
-    assert result.attempted > 0
 
 
 # --------------------------------------------------------------------------------------

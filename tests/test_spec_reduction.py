@@ -10,13 +10,12 @@ tuple of batch dims where torch takes one, no dim, ``"feature"``, ``keepdim`` an
 ``leaf_all``) expression evaluated by hand, leaf by leaf, on the matching input tensor,
 and the batch size of every level is compared with the one computed here from the
 batch dims. Bad dims must raise errors that name the op, the dim and the batch size.
-Every ``example`` runs as a doctest, and every ``torch_function`` dispatches.
+Every ``torch_function`` dispatches (the examples run in ``test_spec_examples.py``).
 """
 
 from __future__ import annotations
 
 import ast
-import doctest
 import sys
 from pathlib import Path
 
@@ -405,21 +404,6 @@ def test_torch_function_dispatches(op: Op) -> None:
                 continue
             for key in tensor_keys(td):
                 torch.testing.assert_close(g.get(key), w.get(key), equal_nan=True)
-
-
-@pytest.mark.parametrize("op", OPS, ids=IDS)
-def test_example(op: Op) -> None:
-    test = doctest.DocTestParser().get_doctest(
-        op.example,
-        globs={"torch": torch, "TensorDict": TensorDict},
-        name=op.name,
-        filename=op.location.path,
-        lineno=op.location.line,
-    )
-    report: list[str] = []
-    result = doctest.DocTestRunner(verbose=False).run(test, out=report.append)
-    assert result.failed == 0, "".join(report)
-    assert result.attempted > 0
 
 
 # --------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ Argument cases live in ``CASES`` below; an entry without cases fails
 
 from __future__ import annotations
 
-import doctest
 import sys
 from pathlib import Path
 
@@ -410,21 +409,6 @@ def test_torch_function_dispatches(op: Op) -> None:
             check_against_oracle(op, td, got, args, kwargs)
             matched += 1
         assert matched, f"{dotted}(td, ...) took none of the cases"
-
-
-@pytest.mark.parametrize("op", OPS, ids=IDS)
-def test_example(op: Op) -> None:
-    test = doctest.DocTestParser().get_doctest(
-        op.example,
-        globs={"torch": torch, "TensorDict": TensorDict},
-        name=op.name,
-        filename=op.location.path,
-        lineno=op.location.line,
-    )
-    report: list[str] = []
-    result = doctest.DocTestRunner(verbose=False).run(test, out=report.append)
-    assert result.failed == 0, "".join(report)
-    assert result.attempted > 0
 
 
 # --------------------------------------------------------------------------------------

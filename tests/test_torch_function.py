@@ -338,27 +338,3 @@ def test_assert_close_compares_leaf_by_leaf() -> None:
         torch.testing.assert_close(td, changed)
     with pytest.raises(AssertionError, match="keys"):
         torch.testing.assert_close(td, td.exclude("a"))
-
-
-# --------------------------------------------------------------------------------------
-# The stacking family's examples (the other families' run in their own suites)
-# --------------------------------------------------------------------------------------
-
-STACKING = [op for op in SPEC.ops() if op.family == "stacking"]
-
-
-@pytest.mark.parametrize("op", STACKING, ids=[op.name for op in STACKING])
-def test_stacking_example(op: Op) -> None:
-    import doctest
-
-    test = doctest.DocTestParser().get_doctest(
-        op.example,
-        globs={"torch": torch, "TensorDict": TensorDict},
-        name=op.name,
-        filename=op.location.path,
-        lineno=op.location.line,
-    )
-    report: list[str] = []
-    result = doctest.DocTestRunner(verbose=False).run(test, out=report.append)
-    assert result.failed == 0, "".join(report)
-    assert result.attempted > 0
