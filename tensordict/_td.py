@@ -18,6 +18,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict.base import (
     _MISSING,
+    _parse_names,
     NO_DEFAULT,
     TensorDictBase,
     _looks_like_key,
@@ -65,22 +66,6 @@ def _parse_device(device) -> torch.device | None:
     if device.type == "cuda" and device.index is None and torch.cuda.is_available():
         device = torch.device("cuda", torch.cuda.current_device())
     return device
-
-
-def _parse_names(names, ndim: int):
-    if names is None:
-        return None
-    names = list(names)
-    if len(names) != ndim:
-        raise ValueError(
-            f"names {names} must give one name per batch dim ({ndim} batch dims)"
-        )
-    if all(name is None for name in names):
-        return None
-    seen = [n for n in names if n is not None]
-    if len(set(seen)) != len(seen):
-        raise ValueError(f"names must be unique, got {names}")
-    return names
 
 
 def _normalize_index(index, batch_size: torch.Size):
@@ -317,17 +302,6 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             self._names = None
         self._batch_size = new
 
-    @property
-    def names(self) -> list:
-        """One name (or None) per batch dim."""
-        if self._names is None:
-            return [None] * len(self._batch_size)
-        return list(self._names)
-
-    @names.setter
-    def names(self, value) -> None:
-        self._names = _parse_names(value, len(self._batch_size))
-
     # ------------------------------------------------------------------ storage
     def _own_items(self):
         return self._tensordict.items()
@@ -399,7 +373,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             return None
         return td
 
-    def set(self, key, item, inplace: bool = False, *, non_blocking: bool = False, **kwargs):
+    def set(
+        self, key, item, inplace: bool = False, *, non_blocking: bool = False, **kwargs
+    ):
         if type(key) is str:
             self._set_str(key, item, inplace=inplace, validated=False)
             return self
@@ -432,7 +408,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 value = value.to(dev)
             return value
         if isinstance(value, TensorDictBase):
-            if value._is_non_tensor:  # NonTensorData: its value; NonTensorStack: checked
+            if (
+                value._is_non_tensor
+            ):  # NonTensorData: its value; NonTensorStack: checked
                 return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, value.batch_size, bs)
@@ -466,7 +444,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 try:
                     existing.copy_(value)
                 except RuntimeError as err:
-                    raise _errors.inplace_mismatch(key, value.shape, existing.shape) from err
+                    raise _errors.inplace_mismatch(
+                        key, value.shape, existing.shape
+                    ) from err
                 return
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, (TensorDictBase, dict)
@@ -527,7 +507,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 value = value._tensordict
             value_dims = value.batch_dims if isinstance(value, TensorDictBase) else None
             items = (
-                value._own_items() if isinstance(value, TensorDictBase) else value.items()
+                value._own_items()
+                if isinstance(value, TensorDictBase)
+                else value.items()
             )
             for key, sub in items:
                 if type(key) is not str:
@@ -735,7 +717,9 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
         len(other_storage) if other_storage is not None else len(other._own_keys())
     )
     if matched != other_len:  # keys only the other operand has, or non-tensor ones
-        items = other_storage.items() if other_storage is not None else other._own_items()
+        items = (
+            other_storage.items() if other_storage is not None else other._own_items()
+        )
         for k, v in items:
             if (
                 isinstance(v, Tensor)

@@ -33,6 +33,22 @@ NO_DEFAULT = _NoDefault.ZERO
 _MISSING = object()
 
 
+def _parse_names(names, ndim: int):
+    if names is None:
+        return None
+    names = list(names)
+    if len(names) != ndim:
+        raise ValueError(
+            f"names {names} must give one name per batch dim ({ndim} batch dims)"
+        )
+    if all(name is None for name in names):
+        return None
+    seen = [n for n in names if n is not None]
+    if len(set(seen)) != len(seen):
+        raise ValueError(f"names must be unique, got {names}")
+    return names
+
+
 def is_tensor_collection(obj: Any) -> bool:
     """True when ``obj`` (an instance or a class) is a tensordict-like container."""
     cls = obj if isinstance(obj, type) else type(obj)
@@ -174,6 +190,17 @@ class TensorDictBase:
     @property
     def batch_size(self) -> torch.Size:
         return self._batch_size
+
+    @property
+    def names(self) -> list:
+        """One name (or None) per batch dim."""
+        if self._names is None:
+            return [None] * len(self._batch_size)
+        return list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        self._names = _parse_names(value, len(self._batch_size))
 
     @property
     def shape(self) -> torch.Size:
@@ -493,22 +520,7 @@ class TensorDictBase:
         **kwargs,
     ) -> "TensorDictBase":
         """Update existing entries in place; every key must already exist."""
-        items = (
-            input_dict_or_td.items(True, True)
-            if isinstance(input_dict_or_td, TensorDictBase)
-            else _flat_items(input_dict_or_td)
-        )
-        allowed = (
-            None
-            if keys_to_update is None
-            else {unravel_key_to_tuple(k) for k in keys_to_update}
-        )
-        for key, value in items:
-            path = unravel_key_to_tuple(key)
-            if allowed is not None and path not in allowed:
-                continue
-            if clone and isinstance(value, Tensor):
-                value = value.clone()
+        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
             self.set_(path, value)
         return self
 
@@ -714,22 +726,7 @@ class TensorDictBase:
     ) -> "TensorDictBase":
         """Write every entry of ``input_dict_or_td`` into the existing entries, at
         ``idx``."""
-        items = (
-            input_dict_or_td.items(True, True)
-            if isinstance(input_dict_or_td, TensorDictBase)
-            else _flat_items(input_dict_or_td)
-        )
-        allowed = (
-            None
-            if keys_to_update is None
-            else {unravel_key_to_tuple(k) for k in keys_to_update}
-        )
-        for key, value in items:
-            path = unravel_key_to_tuple(key)
-            if allowed is not None and path not in allowed:
-                continue
-            if clone and isinstance(value, Tensor):
-                value = value.clone()
+        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
             self.set_at_(path, value, idx)
         return self
 
@@ -1358,6 +1355,28 @@ def _flat_items(mapping, prefix=()):
             yield from _flat_items(value, path)
         else:
             yield path, value
+
+
+def _selected_items(source, keys_to_update, clone: bool):
+    """``(path, value)`` for the leaves of a tensordict or (nested) dict, restricted
+    to ``keys_to_update`` when given, tensors cloned when ``clone``."""
+    items = (
+        source.items(True, True)
+        if isinstance(source, TensorDictBase)
+        else _flat_items(source)
+    )
+    allowed = (
+        None
+        if keys_to_update is None
+        else {unravel_key_to_tuple(k) for k in keys_to_update}
+    )
+    for key, value in items:
+        path = unravel_key_to_tuple(key)
+        if allowed is not None and path not in allowed:
+            continue
+        if clone and isinstance(value, Tensor):
+            value = value.clone()
+        yield path, value
 
 
 def _leaf_items(source):

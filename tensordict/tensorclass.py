@@ -95,7 +95,9 @@ class _FieldSpec:
 
     name: str
     tensor: bool  # annotated as a tensor: numbers, lists and arrays become tensors
-    tc_cls: type | None  # annotated as a tensorclass: a plain tensordict is wrapped in it
+    tc_cls: (
+        type | None
+    )  # annotated as a tensorclass: a plain tensordict is wrapped in it
     tensordict: bool = False  # annotated as a tensordict: a dict becomes a TensorDict
 
 
@@ -131,7 +133,9 @@ def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
     """(is a tensor type, the tensorclass type or None, is a tensordict type) for a
     field annotation."""
     if isinstance(annotation, str):
-        parts = annotation.replace(" ", "").replace("Optional[", "").rstrip("]").split("|")
+        parts = (
+            annotation.replace(" ", "").replace("Optional[", "").rstrip("]").split("|")
+        )
         tensor = any(part in ("torch.Tensor", "Tensor") for part in parts)
         tensordict = any(part in ("TensorDict", "TensorDictBase") for part in parts)
         return tensor, None, tensordict
@@ -206,7 +210,8 @@ def _process_class(cls: type, *, shadow: bool, nocast: bool) -> None:
 
 def _make_init(cls: type, fields: list) -> Callable:
     """A real ``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``
-    (so that ``inspect.signature`` and editors show the fields), built once per class."""
+    (so that ``inspect.signature`` and editors show the fields), built once per class.
+    """
     namespace: dict[str, Any] = {"_init_instance": _init_instance, "_FACTORY": _FACTORY}
     positional, keyword, factories = [], [], []
     seen_default = None
@@ -230,7 +235,15 @@ def _make_init(cls: type, fields: list) -> Callable:
         if param != f.name and not f.kw_only:
             seen_default = f.name
         (keyword if f.kw_only else positional).append(param)
-    params = ["self", *positional, "*", *keyword, "batch_size=None", "device=None", "names=None"]
+    params = [
+        "self",
+        *positional,
+        "*",
+        *keyword,
+        "batch_size=None",
+        "device=None",
+        "names=None",
+    ]
     values = [f.name for f in fields if f.init]
     body = [f"    if {n} is _FACTORY:\n        {n} = _f_{n}()" for n in factories]
     body.append(
@@ -288,7 +301,9 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
         return td._validate(name, value)
     if isinstance(value, dict) and spec is not None:
         if spec.tc_cls is not None:
-            return td._validate(name, spec.tc_cls.from_dict(value, batch_size=td.batch_size))
+            return td._validate(
+                name, spec.tc_cls.from_dict(value, batch_size=td.batch_size)
+            )
         if spec.tensordict:
             return td._validate(name, value)
     if spec is not None and spec.tensor and isinstance(value, _CONVERTIBLE):
@@ -344,7 +359,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             if spec.name in fields:
                 values[i] = fields.pop(spec.name)
         if fields or len(args) > len(self._tc_field_list):
-            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(fields)}")
+            raise TypeError(
+                f"{type(self).__name__}: unexpected arguments {sorted(fields)}"
+            )
         _init_instance(self, values, batch_size, device, names)
 
     # ------------------------------------------------------------------ wrapping
@@ -366,7 +383,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             return obj
         if kind is tuple or kind is list:
             return kind([self._wrap(r) for r in result])
-        if isinstance(result, tuple):  # torch.return_types (values, indices), namedtuples
+        if isinstance(
+            result, tuple
+        ):  # torch.return_types (values, indices), namedtuples
             items = [self._wrap(r) for r in result]
             return kind(*items) if hasattr(kind, "_fields") else kind(items)
         if (
@@ -417,7 +436,8 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             spec
             for spec in cls._tc_field_list
             if spec.tc_cls is not None
-            and type(tensordict._get_str(spec.name, None, missing_ok=True)) is TensorDict
+            and type(tensordict._get_str(spec.name, None, missing_ok=True))
+            is TensorDict
         ]
         if wrap:
             tensordict = tensordict.copy()
@@ -455,7 +475,8 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A :class:`TensorDict` holding copies of the entries; nested tensorclasses
-        become tensordicts too (``retain_none=True`` keeps ``None`` fields as entries)."""
+        become tensordicts too (``retain_none=True`` keeps ``None`` fields as entries).
+        """
         out = _plain(self._tensordict.clone())
         if retain_none:
             for name in self._tc_fields:
@@ -545,13 +566,17 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             return
         self._tensordict[index] = _unwrap(value)
 
-    def set(self, key, item, inplace: bool = False, *, non_blocking: bool = False, **kwargs):
+    def set(
+        self, key, item, inplace: bool = False, *, non_blocking: bool = False, **kwargs
+    ):
         """Write ``item`` at ``key``; a field name goes through the field's conversion
         (non-tensor values of non-tensor fields are kept as they are)."""
         if type(key) is str and key in self._tc_fields and not inplace:
             self._set_field(key, item)
             return self
-        self._tensordict.set(key, _unwrap(item), inplace, non_blocking=non_blocking, **kwargs)
+        self._tensordict.set(
+            key, _unwrap(item), inplace, non_blocking=non_blocking, **kwargs
+        )
         return self
 
     # ------------------------------------------------------------------ primitives
@@ -666,7 +691,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             f"device={td.device}",
             f"is_shared={td.is_shared()}",
         ]
-        return f"{type(self).__name__}(\n" + ",\n".join(_indent(l, 1) for l in lines) + ")"
+        return (
+            f"{type(self).__name__}(\n" + ",\n".join(_indent(l, 1) for l in lines) + ")"
+        )
 
 
 _SET_TD = TensorClass.__dict__["_tensordict"].__set__
@@ -784,7 +811,9 @@ def _fix_class_cells(namespace: dict, old: type, new: type) -> None:
                     cell.cell_contents = new
 
 
-def tensorclass(cls: type | None = None, /, *, shadow: bool = False, nocast: bool = False):
+def tensorclass(
+    cls: type | None = None, /, *, shadow: bool = False, nocast: bool = False
+):
     """Make an annotated class a tensorclass (``@tensorclass`` or
     ``@tensorclass(shadow=True)``): the same as deriving it from :class:`TensorClass`.
 
@@ -946,7 +975,11 @@ def stack_non_tensor(values: Sequence[Any], dim: int = 0, batch_size=None) -> An
             return first
     bs = tuple(_parse_batch_size(batch_size)) if batch_size is not None else None
     if bs is None:
-        shapes = {tuple(v.batch_size) for v in values if isinstance(v, (NonTensorStack, NonTensorData))}
+        shapes = {
+            tuple(v.batch_size)
+            for v in values
+            if isinstance(v, (NonTensorStack, NonTensorData))
+        }
         bs = shapes.pop() if len(shapes) == 1 else ()
     ndim = len(bs) + 1
     if not -ndim <= dim < ndim:
@@ -969,7 +1002,9 @@ def cat_non_tensor(values: Sequence[Any], dim: int, batch_sizes: Sequence) -> An
     return NonTensorStack._from_array(np.concatenate(arrays, axis=dim % max(ndim, 1)))
 
 
-def stack_non_tensor_entries(tds: Sequence, out: Any, dim: int, op: str = "stack") -> Any:
+def stack_non_tensor_entries(
+    tds: Sequence, out: Any, dim: int, op: str = "stack"
+) -> Any:
     """Finish a stack (``op="stack"``) or concatenation (``op="cat"``) of the
     tensordicts ``tds`` along batch dim ``dim`` whose result ``out`` was rebuilt from
     ``tds[0]``: every non-tensor entry of ``out`` (at any depth) becomes the stack of
@@ -1105,7 +1140,9 @@ class NonTensorData(TensorClass, shadow=True):
 
     def __eq__(self, other):
         other_data = other.data if isinstance(other, NonTensorData) else other
-        return torch.full(self.batch_size, _same(self.data, other_data), dtype=torch.bool)
+        return torch.full(
+            self.batch_size, _same(self.data, other_data), dtype=torch.bool
+        )
 
     def __ne__(self, other):
         return ~self.__eq__(other)
@@ -1137,7 +1174,9 @@ def _stack_or_cat(func, items, dim):
     sizes = [tuple(item.batch_size) for item in items]
     if func is torch.stack:
         if len(set(sizes)) != 1:
-            raise RuntimeError(f"stack expects each item to have the same batch size, got {sizes}")
+            raise RuntimeError(
+                f"stack expects each item to have the same batch size, got {sizes}"
+            )
         bs = sizes[0]
         result = stack_non_tensor(items, dim, bs)
         new_bs = list(bs)
@@ -1227,7 +1266,9 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         self._lock_stack = None
 
     @classmethod
-    def _from_array(cls, values: np.ndarray, device=None, names=None) -> "NonTensorStack":
+    def _from_array(
+        cls, values: np.ndarray, device=None, names=None
+    ) -> "NonTensorStack":
         self = object.__new__(cls)
         self._init(values, device, names)
         return self
@@ -1279,16 +1320,6 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         self._batch_size = torch.Size(self._values.shape)
         self._names = None
 
-    @property
-    def names(self) -> list:
-        if self._names is None:
-            return [None] * len(self._batch_size)
-        return list(self._names)
-
-    @names.setter
-    def names(self, value) -> None:
-        self._names = _parse_names(value, len(self._batch_size))
-
     # ------------------------------------------------------------------ primitives
     def _own_items(self):
         return ()
@@ -1301,14 +1332,18 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
 
     def _get_str(self, key, default, *, missing_ok=False):
         if default is NO_DEFAULT and not missing_ok:
-            raise KeyError(f"key {key!r} not found: a NonTensorStack holds values, not keys")
+            raise KeyError(
+                f"key {key!r} not found: a NonTensorStack holds values, not keys"
+            )
         return default
 
     def _set_str(self, key, value, *, inplace, validated):
         raise TypeError(f"cannot set the key {key!r}: a NonTensorStack holds no keys")
 
     def _del_str(self, key):
-        raise KeyError(f"key {key!r} not found: a NonTensorStack holds values, not keys")
+        raise KeyError(
+            f"key {key!r} not found: a NonTensorStack holds values, not keys"
+        )
 
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         # A stack has no entries to leave out: "empty" keeps its values, fitted to
@@ -1318,8 +1353,12 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         return rebuild([], batch_size=batch_size, device=device, names=names)
 
     def __getitem__(self, index):
-        if type(index) is str or (type(index) is tuple and index and _looks_like_key(index)):
-            raise KeyError(f"key {index!r} not found: a NonTensorStack holds values, not keys")
+        if type(index) is str or (
+            type(index) is tuple and index and _looks_like_key(index)
+        ):
+            raise KeyError(
+                f"key {index!r} not found: a NonTensorStack holds values, not keys"
+            )
         return self._index(index)
 
     def _index(self, index):
@@ -1328,7 +1367,11 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         shape = _indexed_batch_shape(bs, idx)
         result = self._values[_numpy_index(idx)]
         if not shape:
-            if isinstance(result, np.ndarray) and result.dtype == object and result.shape == ():
+            if (
+                isinstance(result, np.ndarray)
+                and result.dtype == object
+                and result.shape == ()
+            ):
                 result = result[()]
             return result
         values = np.asarray(result).reshape(tuple(shape))
@@ -1385,7 +1428,9 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         return []
 
     def _moved_to(self, device):
-        return NonTensorStack._from_array(self._values, _parse_device(device), self._names)
+        return NonTensorStack._from_array(
+            self._values, _parse_device(device), self._names
+        )
 
     def _set_lock(self, locked: bool) -> None:
         self._is_locked = locked
