@@ -449,6 +449,150 @@ def seed000_keyword_construction():
 
 
 # ---------------------------------------------------------------------------------------
+# The op catalogue, tensorclasses and lazy stacks (seeds 000, 001, 004)
+# ---------------------------------------------------------------------------------------
+
+
+def _two_tensordicts():
+    return [TensorDict({
+        "key 1": torch.ones(3, 4, 5),
+        "key 2": torch.zeros(3, 4, 5, dtype=torch.bool),
+    }, batch_size=[3, 4]) for _ in range(2)]
+
+
+@example("001", "Tensor-like features: stack and cat", setup=_two_tensordicts)
+def seed001_stack_cat(tensordicts):
+    stack_tensordict = torch.stack(tensordicts, 1)
+    assert stack_tensordict.shape == torch.Size([3, 2, 4])
+    assert stack_tensordict["key 1"].shape == torch.Size([3, 2, 4, 5])
+    cat_tensordict = torch.cat(tensordicts, 0)
+    assert cat_tensordict.shape == torch.Size([6, 4])
+    assert cat_tensordict["key 1"].shape == torch.Size([6, 4, 5])
+    # -- what it gives --
+    print("stack:", stack_tensordict.shape, "| cat:", cat_tensordict.shape)
+
+
+@example("001", "Tensor-like features: view, reshape, unsqueeze")
+def seed001_view_reshape():
+    data = TensorDict({
+        "key 1": torch.ones(3, 4, 5),
+        "key 2": torch.zeros(3, 4, 5, dtype=torch.bool),
+    }, batch_size=[3, 4])
+    print(data.view(-1))
+    print(data.reshape(-1))
+    print(data.unsqueeze(-1))
+    # -- what the seed's output lines say (it shows only the batch sizes) --
+    assert data.view(-1).batch_size == torch.Size([12])
+    assert data.reshape(-1).batch_size == torch.Size([12])
+    assert data.unsqueeze(-1).batch_size == torch.Size([3, 4, 1])
+
+
+@example("001", "Lazy preallocation: stacking the calls")
+def seed001_stack_calls():
+    N = 10
+    data = torch.stack([foo() for _ in range(N)])
+    # -- what it gives: the same layout as the pre-allocated one --
+    assert data.batch_size == torch.Size([10]) and data["b", "c"].shape == (10, 2)
+    print("batch_size:", data.batch_size, "| ('b', 'c'):", data["b", "c"].shape)
+
+
+@example("001", "TensorClass")
+def seed001_tensorclass():
+    from tensordict.prototype import tensorclass
+    import torch
+
+    @tensorclass
+    class MyData:
+       image: torch.Tensor
+       mask: torch.Tensor
+       label: torch.Tensor
+
+       def mask_image(self):
+           return self.image[self.mask.expand_as(self.image)].view(*self.batch_size, -1)
+
+       def select_label(self, label):
+           return self[self.label == label]
+
+    images = torch.randn(100, 3, 64, 64)
+    label = torch.randint(10, (100,))
+    mask = torch.zeros(1, 64, 64, dtype=torch.bool).bernoulli_().expand(100, 1, 64, 64)
+
+    data = MyData(images, mask, label=label, batch_size=[100])
+
+    print(data.select_label(1))
+    print(data.mask_image().shape)
+    print(data.reshape(10, 10))
+    # -- what it gives (sizes depend on the random labels and mask, as in the seed) --
+    assert data.reshape(10, 10).batch_size == torch.Size([10, 10])
+
+
+@example("004", "Motivation: unbind", setup=lambda: TensorDict(
+    {"a": {"c": torch.randn(3, 11)}, "b": torch.randn(3, 3)}, batch_size=3))
+def seed004_unbind(td):
+    td0, td1, td2 = td.unbind(0)
+    # -- what it gives --
+    assert td1["a", "c"].shape == (11,) and td2.batch_size == torch.Size([])
+    print("td0 keys:", sorted(map(str, td0.keys(include_nested=True))))
+
+
+@example("004", "Features: reshape", setup=lambda: TensorDict(
+    {"zeros": torch.zeros(2, 3, 4), "ones": torch.ones(2, 3, 4, 5)}, batch_size=[2, 3]))
+def seed004_reshape(tensordict):
+    tensordict = tensordict.reshape(6)
+    # -- what it gives --
+    assert tensordict["ones"].shape == (6, 4, 5)
+    print("batch_size:", tensordict.batch_size)
+
+
+@example("004", "Lazy evaluation (under set_lazy_legacy(True), as DESIGN.md decides)")
+def seed004_lazy_evaluation():
+    from tensordict import set_lazy_legacy
+
+    with set_lazy_legacy(True):
+        tensordicts = [TensorDict({
+            "a": torch.rand(10),
+            "b": torch.rand(10, 1000, 1000)}, [10])
+            for _ in range(3)]
+        stacked = torch.stack(tensordicts, 0)  # no stacking happens here
+        stacked_a = stacked["a"]  # we stack the a values, b values are not stacked
+        stacked["a"] = torch.zeros_like(stacked["a"])
+        assert (tensordicts[0]["a"] == 0).all()
+    # -- what it gives --
+    print("stacked is a", type(stacked).__name__, "| stacked_a.shape:", stacked_a.shape)
+
+
+SEED000_LAZY = _expected(
+    """
+    LazyStackedTensorDict(
+        fields={
+            stream0: Tensor(shape=torch.Size([2, -1]), device=cpu, dtype=torch.float32, is_shared=False),
+            stream1: Tensor(shape=torch.Size([2, -1]), device=cpu, dtype=torch.float32, is_shared=False)},
+        exclusive_fields={
+        },
+        batch_size=torch.Size([2]),
+        device=None,
+        is_shared=False,
+        stack_dim=0)
+    """
+)
+
+
+@example("000", "Stacking heterogeneous tensordicts", expected_output=SEED000_LAZY)
+def seed000_lazy_stack():
+    bucket0 = TensorDict(stream0=torch.randn(5), stream1=torch.randn(4))
+    bucket1 = TensorDict(stream0=torch.randn(4), stream1=torch.randn(5))
+    data = TensorDict.lazy_stack([bucket0, bucket1], dim=0)
+    print(data)
+    data_select = data.select("stream0")
+    data_plus_1 = data + 1
+    data_apply = data.apply(lambda x: x + 1)
+    assert data[0] is bucket0
+    data_cont = data.densify()
+    # -- (silent: the seed prints only the lazy stack) --
+    assert data_cont["stream0"].is_nested and data_plus_1[1] is not bucket1
+
+
+# ---------------------------------------------------------------------------------------
 # The script
 # ---------------------------------------------------------------------------------------
 

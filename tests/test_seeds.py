@@ -1,4 +1,4 @@
-"""The seed documents' code samples of the core, run unchanged.
+"""The seed documents' code samples, run unchanged.
 
 The samples live in ``demo/quickstart.py`` (one function per sample, registered in
 ``EXAMPLES``); this module runs each one twice over: once for its code and its own
@@ -7,26 +7,21 @@ samples whose output the seed shows). The printed reprs are the verbose form DES
 settles on, so the ``test_seed_output`` cases are expected to fail on the reference
 implementation 0.15.3, which prints a compact repr: an intended divergence.
 
-Covered by later issues (seed samples that need more than the core, not run here):
+Seed samples not run here (what they need is not built yet, or they cannot run as
+printed):
 
-- 001 "Tensor-like features": ``torch.stack(tensordicts, 1)``, ``torch.cat(tensordicts, 0)``;
-  ``data.view(-1)``, ``data.reshape(-1)``, ``data.unsqueeze(-1)``.
 - 001 "Distributed capabilities": ``isend``/``irecv``.
-- 001 "Functional programming": ``TensorDict.from_module``, ``to_module``,
-  ``torch.stack`` of params, ``vmap`` (its ``unflatten_keys`` lines do run here).
-- 001 "Parameter serialization and datasets": ``memmap``, ``load_memmap``, ``expand``,
+- 001 "Functional programming": ``TensorDict.from_module``, ``to_module``, ``vmap`` (its
+  ``unflatten_keys`` lines do run here).
+- 001 "Parameter serialization and datasets": ``memmap``, ``load_memmap``,
   ``memmap_like``, ``MemoryMappedTensor``; "Preprocessing": ``TensorDict.map``.
-- 001 "Lazy preallocation": ``torch.stack([foo() for _ in range(N)])`` (the
-  pre-allocating loop runs here).
-- 001 "TensorClass": ``@tensorclass`` (``tensordict.prototype``).
-- 004 "Motivation": ``td.unbind(0)`` and the ``tree_map`` lines (the latter are not valid
-  Python as printed); the dispatch loop over ``pipe[worker]``.
-- 004 "Features": ``tensordict.to("cuda:0")``, ``tensordict.reshape(6)``.
-- 004 "Lazy evaluation": ``torch.stack`` of tensordicts (lazy stacks).
+- 004 "Motivation": the ``tree_map`` lines (not valid Python as printed) and the
+  dispatch loop over ``pipe[worker]``.
+- 004 "Features": ``tensordict.to("cuda:0")`` (needs a GPU).
 - 004 "TensorDictModule", "TensorDictSequential", "Functional Programming":
-  ``tensordict.nn``, ``make_functional``, ``vmap``.
-- 000: ``TensorDict.lazy_stack``, ``LazyStackedTensorDict``, ``densify``, the asyncio
-  ``StreamedTensorDict`` (its first block, keyword construction, runs here).
+  ``tensordict.nn``, ``make_functional``.
+- 000: the asyncio ``StreamedTensorDict`` part runs in ``tests/test_seed_streams.py``
+  (with its sleeps shortened).
 - 002: ``lock_``/``unlock_`` as context managers is tested in ``tests/test_core.py``; the
   snippet itself is not runnable as printed (undefined ``data``/``value``) and calls
   ``data.is_locked()`` although ``is_locked`` is a property in the API users call.
