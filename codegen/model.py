@@ -221,7 +221,7 @@ FAMILIES.update(
         ),
         "batch_shape": FamilyRule(
             name="batch_shape",
-            keys=frozenset({"storage"}),
+            keys=frozenset({"storage", "lazy"}),
             required=frozenset({"storage"}),
             dunder_signature="(self) -> Self",
             file="shape",
@@ -582,7 +582,9 @@ class Op:
     target: str | None = None  # parameter naming the nested key whose leaves it uses
     then: str | None = None  # a method of self called last; its result is returned
     method: bool = True  # False: no TensorDict method, only torch.X(td) dispatch
-    lazy: bool = False  # stacking: a lazy stack under set_lazy_legacy(True)
+    # under set_lazy_legacy(True): stacking builds a lazy stack, a batch_shape op a
+    # lazy view writing through to its source
+    lazy: bool = False
     # attributes family: what the per-leaf values become; a read-only property
     combine: str | None = None
     is_property: bool = False
@@ -989,6 +991,11 @@ def _load_op(
     if "inplace" in entry:  # defaults.inplace is a template that entries opt into
         inplace = _inplace(fields["inplace"], name, operands, rule, defaults, path, err)
     leafwise = _leafwise_fields(rule, fields, signature, batch_size, inplace, err)
+    if rule.name == "batch_shape" and "lazy" in fields:  # a lazy view under legacy
+        if not isinstance(fields["lazy"].value, bool):
+            err(fields["lazy"].line, "'lazy' must be true or false")
+        else:
+            leafwise["lazy"] = fields["lazy"].value
 
     if len(problems.items) > before:
         return None

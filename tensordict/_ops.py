@@ -1363,6 +1363,14 @@ def lazy_legacy() -> bool:
     return bool(flag()) if flag is not None else False
 
 
+def lazy_view(td: Any, op: Callable) -> Any:
+    """Under set_lazy_legacy(True): ``op`` (a batch-shape op) as a lazy view of ``td``
+    whose writes go through to it."""
+    from tensordict._lazy_view import LazyViewTensorDict
+
+    return LazyViewTensorDict(td, op)
+
+
 def lazy_stack(input: Any, dim: int, *, out: Any = None) -> Any:
     try:
         from tensordict._lazy import lazy_stack as _lazy_stack

@@ -335,6 +335,15 @@ class TensorDictBase:
             td = sub
         return td._get_str(path[-1], default)
 
+    def __getitem__(self, index) -> Any:
+        """``td[key]`` (a string or a tuple of strings) reads an entry; any other
+        index indexes the batch dims, as it would a tensor."""
+        if type(index) is str:
+            return self._get_str(index, NO_DEFAULT)
+        if isinstance(index, tuple) and index and _looks_like_key(index):
+            return self._get_path(unravel_key_to_tuple(index))
+        return self._index(index)
+
     def get(self, key: NestedKey, *args, **kwargs) -> Any:
         """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
         if args:

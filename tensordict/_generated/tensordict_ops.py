@@ -321,6 +321,11 @@ class TensorDictGeneratedOps:
             >>> td.view(torch.int32)["a"].dtype
             torch.int32
         """
+        # set_lazy_legacy(True): a lazy view, whose writes go through to self
+        if _ops.lazy_legacy():
+            return _ops.lazy_view(
+                self, lambda td: td.view(*shape, size=size, batch_size=batch_size)
+            )
         new_batch_size, dtype, batch_dims = _ops.view_rule(
             self._batch_size, shape, size, batch_size, self, "view"
         )
@@ -378,6 +383,9 @@ class TensorDictGeneratedOps:
             >>> td.permute(1, 0).batch_size, td.permute([1, 0])["a"].shape
             (torch.Size([4, 3]), torch.Size([4, 3, 2]))
         """
+        # set_lazy_legacy(True): a lazy view, whose writes go through to self
+        if _ops.lazy_legacy():
+            return _ops.lazy_view(self, lambda td: td.permute(*args, **kwargs))
         dims, positions, new_batch_size = _ops.permute_rule(
             self._batch_size, args, kwargs, "permute"
         )
@@ -507,6 +515,9 @@ class TensorDictGeneratedOps:
             >>> td.squeeze(0).batch_size
             torch.Size([3, 1])
         """
+        # set_lazy_legacy(True): a lazy view, whose writes go through to self
+        if _ops.lazy_legacy():
+            return _ops.lazy_view(self, lambda td: td.squeeze(*args, **kwargs))
         dims, new_batch_size = _ops.squeeze_rule(
             self._batch_size, args, kwargs, "squeeze"
         )
@@ -530,6 +541,9 @@ class TensorDictGeneratedOps:
             >>> td.unsqueeze(0).batch_size
             torch.Size([1, 3, 4])
         """
+        # set_lazy_legacy(True): a lazy view, whose writes go through to self
+        if _ops.lazy_legacy():
+            return _ops.lazy_view(self, lambda td: td.unsqueeze(*args, **kwargs))
         dim, new_batch_size = _ops.unsqueeze_rule(
             self._batch_size, args, kwargs, "unsqueeze"
         )
