@@ -21,6 +21,7 @@ from tensordict.base import (
     _parse_names,
     NO_DEFAULT,
     TensorDictBase,
+    _is_node,
     _looks_like_key,
     is_tensor_collection,
 )
@@ -363,14 +364,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
     def _dense_parent(self, key: tuple):
         """For a flat tuple key whose parents all exist as dense TensorDicts, the
         TensorDict holding the last part (else None: the general path handles it)."""
-        td = self
-        try:
-            for part in key[:-1]:
-                td = td._tensordict[part]
-        except (KeyError, AttributeError, TypeError):
-            return None
+        td = self if len(key) == 1 else self._dense_get(key[:-1])
         if type(td) is not TensorDict or type(key[-1]) is not str:
-            return None
+            return None  # _MISSING, a nested tuple key or a non-dense level
         return td
 
     def set(
@@ -408,9 +404,8 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 value = value.to(dev)
             return value
         if isinstance(value, TensorDictBase):
-            if (
-                value._is_non_tensor
-            ):  # NonTensorData: its value; NonTensorStack: checked
+            # non-tensor data: NonTensorData gives its value, a NonTensorStack is checked
+            if value._is_non_tensor:
                 return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, value.batch_size, bs)
@@ -648,8 +643,8 @@ def _rebuild(td: TensorDict, it, device, batch_size, root_dims, extra) -> Tensor
         elif isinstance(value, TensorDict):
             storage[key] = _rebuild(value, it, device, batch_size, root_dims, extra)
         elif isinstance(value, TensorDictBase):
-            n = len(value._leaves())
-            _, sub_rebuild = value._leaves_and_rebuild()
+            sub_leaves, sub_rebuild = value._leaves_and_rebuild()
+            n = len(sub_leaves)
             sub_bs = (
                 None
                 if batch_size is None
@@ -676,9 +671,7 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
     matched = 0
     for key, value in td._tensordict.items():
         is_tensor = isinstance(value, Tensor)
-        if not is_tensor and (
-            not isinstance(value, TensorDictBase) or value._is_non_tensor
-        ):
+        if not is_tensor and not _is_node(value):
             continue
         if other_storage is not None:
             other_value = other_storage.get(key, NO_DEFAULT)
@@ -721,10 +714,7 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
             other_storage.items() if other_storage is not None else other._own_items()
         )
         for k, v in items:
-            if (
-                isinstance(v, Tensor)
-                or (isinstance(v, TensorDictBase) and not v._is_non_tensor)
-            ) and k not in td._tensordict:
+            if (isinstance(v, Tensor) or _is_node(v)) and k not in td._tensordict:
                 raise KeyError(
                     f"{op}: key {prefix + (k,)!r} is in the other operand but not in "
                     f"this tensordict"

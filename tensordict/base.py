@@ -471,10 +471,10 @@ class TensorDictBase:
         return self
 
     def _update(self, source, clone, inplace, allowed, prefix):
+        # one walk over full paths: a mapping meeting a nested tensordict (or only
+        # partly selected by keys_to_update) is merged key by key, anything else is set
         items = (
-            source._own_items()
-            if isinstance(source, TensorDictBase)
-            else source.items()
+            source._own_items() if isinstance(source, TensorDictBase) else source.items()
         )
         for key, value in items:
             path = prefix + unravel_key_to_tuple(key)
@@ -482,42 +482,16 @@ class TensorDictBase:
                 a[: len(path)] == path or path[: len(a)] == a for a in allowed
             ):
                 continue
-            if isinstance(value, dict) or (
-                isinstance(value, TensorDictBase) and not value._is_non_tensor
-            ):
+            if isinstance(value, dict) or _is_node(value):
                 target = self._get_path(path, None)
-                if isinstance(target, TensorDictBase):
-                    self._update_into(target, value, clone, inplace, allowed, path)
-                    continue
-                if allowed is not None and path not in allowed:
-                    # only part of this nested entry is selected
+                if isinstance(target, TensorDictBase) or (
+                    allowed is not None and path not in allowed
+                ):
                     self._update(value, clone, inplace, allowed, path)
                     continue
             if clone and isinstance(value, (Tensor, TensorDictBase)):
                 value = value.clone()
             self._set_path(path, value, inplace=inplace)
-
-    def _update_into(self, target, value, clone, inplace, allowed, path):
-        # recurse at the nested level, filtering keys against the full path
-        items = (
-            value._own_items() if isinstance(value, TensorDictBase) else value.items()
-        )
-        for key, sub in items:
-            full = path + unravel_key_to_tuple(key)
-            if allowed is not None and not any(
-                a[: len(full)] == full or full[: len(a)] == a for a in allowed
-            ):
-                continue
-            sub_target = target._get_path(unravel_key_to_tuple(key), None)
-            if (
-                isinstance(sub, dict)
-                or (isinstance(sub, TensorDictBase) and not sub._is_non_tensor)
-            ) and isinstance(sub_target, TensorDictBase):
-                self._update_into(sub_target, sub, clone, inplace, allowed, full)
-                continue
-            if clone and isinstance(sub, (Tensor, TensorDictBase)):
-                sub = sub.clone()
-            target._set_path(unravel_key_to_tuple(key), sub, inplace=inplace)
 
     def update_(
         self,
@@ -991,13 +965,7 @@ class TensorDictBase:
     ):
         out = None
         if not inplace:
-            out = self._new_empty(
-                batch_size=batch_size,
-                device=device,
-                names=names if batch_size is None else NO_DEFAULT,
-            )
-            if batch_size is not None and names is not NO_DEFAULT:
-                out.names = names
+            out = self._new_empty(batch_size=batch_size, device=device, names=names)
         for key, value in list(self._own_items()):
             other_values = []
             for other in others:
@@ -1007,7 +975,7 @@ class TensorDictBase:
                         raise _errors.key_missing(prefix + (key,), other._own_keys())
                     other_value = default
                 other_values.append(other_value)
-            is_nested = isinstance(value, TensorDictBase) and not value._is_non_tensor
+            is_nested = _is_node(value)
             if is_nested and not call_on_nested:
                 result = value._apply(
                     fn,
@@ -1132,11 +1100,7 @@ class TensorDictBase:
         """One level: nested entries become ``"outer<sep>inner"`` keys."""
         out = self._new_empty()
         for key, value in self.items(True, False, is_leaf=is_leaf):
-            if (
-                isinstance(value, TensorDictBase)
-                and not value._is_non_tensor
-                and (is_leaf is None or not is_leaf(type(value)))
-            ):
+            if _is_node(value) and (is_leaf is None or not is_leaf(type(value))):
                 continue
             name = key if isinstance(key, str) else separator.join(key)
             out._set_str(name, value, inplace=False, validated=True)
@@ -1440,7 +1404,7 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
     if keep:
         return td
     for key, value in list(td._own_items()):
-        if isinstance(value, TensorDictBase) and not value._is_non_tensor:
+        if _is_node(value):
             _drop_empty_nested(value, keep)
             if _has_no_entries(value):
                 td._del_str(key)
