@@ -922,9 +922,9 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
     def _restack(self, members: list, stack_dim: int) -> "LazyStackedTensorDict":
         """A lazy stack of ``members`` (results of an op on each stacked tensordict)
         along ``stack_dim``."""
-        if not members:
-            return LazyStackedTensorDict._new_unsafe([], stack_dim)
-        return LazyStackedTensorDict._new_unsafe(members, stack_dim)
+        return LazyStackedTensorDict._new_unsafe(
+            members, stack_dim, stack_dim_name=self._stack_dim_name
+        )
 
     def _dense_op(self, op: str) -> TensorDict:
         """The dense stack, for an op that needs it (it crosses the stack dim, or
@@ -1084,8 +1084,14 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         stacked: see :meth:`densify`."""
         return _dense_stack(self, None)
 
-    def contiguous(self, *args, **kwargs) -> TensorDict:
-        """Same as :meth:`to_tensordict`."""
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False):
+        """A dense :class:`~tensordict.TensorDict` (as :meth:`to_tensordict`); with
+        ``inplace=True`` every stacked tensordict is made contiguous instead and the
+        stack itself is returned."""
+        if inplace:
+            for td in self.tensordicts:
+                td.contiguous(inplace=True)
+            return self
         return _dense_stack(self, None)
 
     def is_contiguous(self) -> bool:

@@ -21,7 +21,7 @@ from torch import Tensor
 
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._td import TensorDict
-from tensordict.base import _MISSING, NO_DEFAULT, TensorDictBase, _parse_names
+from tensordict.base import _MISSING, NO_DEFAULT, TensorDictBase
 
 
 def _dense(td: TensorDictBase) -> TensorDictBase:
@@ -78,10 +78,6 @@ class LazyViewTensorDict(TensorDictGeneratedOps, TensorDictBase):
         return value
 
     @property
-    def device(self):
-        return self._source.device
-
-    @property
     def _device(self):
         return self._source.device
 
@@ -128,16 +124,9 @@ class LazyViewTensorDict(TensorDictGeneratedOps, TensorDictBase):
     def _own_items(self):
         return [(key, self._get_str(key, NO_DEFAULT)) for key in self._own_keys()]
 
-    def _own_values(self):
-        return [value for _, value in self._own_items()]
-
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
-        bs = self._batch_size if batch_size is None else torch.Size(batch_size)
-        device = self.device if device is NO_DEFAULT else device
-        out = TensorDict._new_unsafe({}, bs, device)
-        if names is not NO_DEFAULT and names is not None:
-            out._names = _parse_names(names, len(bs))
-        return out
+        template = TensorDict._new_unsafe({}, self._batch_size, self.device)
+        return template._new_empty(batch_size, device, names)
 
     def _index(self, index):
         return self._dense()._index(index)
@@ -161,5 +150,11 @@ class LazyViewTensorDict(TensorDictGeneratedOps, TensorDictBase):
         """A dense copy."""
         return self._dense().clone()
 
-    def contiguous(self, *args, **kwargs) -> TensorDict:
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False):
+        """A dense copy; in place, the source is what to make contiguous."""
+        if inplace:
+            raise RuntimeError(
+                "contiguous(inplace=True) on a lazy view: call it on the tensordict "
+                "the view was made from"
+            )
         return self._dense().clone()

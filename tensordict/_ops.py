@@ -15,6 +15,10 @@ import torch
 
 import tensordict.base as _base
 
+# set_lazy_legacy(True): a stacking or batch-shape op whose spec entry says
+# ``lazy: true`` returns a lazy stack / lazy view when ``lazy_legacy()`` is true.
+from tensordict.utils import lazy_legacy  # noqa: F401  (the generated code calls it)
+
 if TYPE_CHECKING:
     from typing_extensions import TypeAlias
 
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 # Fast isinstance check for the common Python numbers; numbers.Number catches the rest
 # (numpy scalars, fractions, ...).
 _NUMBER_TYPES = (int, float, bool, complex)
+_SCALAR_OPERANDS = (torch.Tensor,) + _NUMBER_TYPES
 
 # What torch raises when a foreach function does not take the leaves (a dtype or device
 # mix its kernels do not handle, an overload that does not exist for the operand, an
@@ -59,7 +64,7 @@ def is_operand(value: Any) -> bool:
     """Whether ``value`` can be combined with a tensordict leaf by leaf: a tensor
     collection, a tensor or a number. Operators return NotImplemented otherwise."""
     return (
-        isinstance(value, (torch.Tensor,) + _NUMBER_TYPES)
+        isinstance(value, _SCALAR_OPERANDS)
         or _base.is_tensor_collection(value)
         or isinstance(value, numbers.Number)
     )
@@ -76,8 +81,8 @@ def operand_leaves(
     torch broadcasts a tensor against each leaf as ``leaf OP tensor`` does. (A lazy
     stack's leaves lack the stack dim: it slices the tensor for each of them.)
     """
-    if isinstance(other, (torch.Tensor,) + _NUMBER_TYPES) or other is None:
-        if type(other) is torch.Tensor and other.ndim and hasattr(
+    if isinstance(other, _SCALAR_OPERANDS) or other is None:
+        if isinstance(other, torch.Tensor) and other.ndim and hasattr(
             td, "_tensor_operand_leaves"
         ):
             return td._tensor_operand_leaves(other)
@@ -1352,17 +1357,6 @@ def _has_non_tensor(td, dense) -> bool:
     return False
 
 
-# set_lazy_legacy(True) (DESIGN.md): a stacking op whose spec entry says ``lazy: true``
-# returns ``lazy_stack(input, dim, out=out)`` when ``lazy_legacy()`` is true. Both ask
-# the lazy-stack implementation (tensordict.utils.lazy_legacy, tensordict._lazy) and
-# read as "dense" where it is absent.
-def lazy_legacy() -> bool:
-    import tensordict.utils as utils
-
-    flag = getattr(utils, "lazy_legacy", None)
-    return bool(flag()) if flag is not None else False
-
-
 def lazy_view(td: Any, op: Callable) -> Any:
     """Under set_lazy_legacy(True): ``op`` (a batch-shape op) as a lazy view of ``td``
     whose writes go through to it."""
@@ -1372,13 +1366,8 @@ def lazy_view(td: Any, op: Callable) -> Any:
 
 
 def lazy_stack(input: Any, dim: int, *, out: Any = None) -> Any:
-    try:
-        from tensordict._lazy import lazy_stack as _lazy_stack
-    except ImportError:  # pragma: no cover - no lazy stacks in this build
-        raise NotImplementedError(
-            "set_lazy_legacy(True): lazy stacking needs LazyStackedTensorDict "
-            "(tensordict/_lazy.py), which this build does not have"
-        ) from None
+    from tensordict._lazy import lazy_stack as _lazy_stack  # _lazy imports this module
+
     return _lazy_stack(input, dim, out=out)
 
 

@@ -51,6 +51,7 @@ from tensordict._td import (
     _parse_device,
     _parse_names,
 )
+from tensordict import _ops
 from tensordict.base import NO_DEFAULT, TensorDictBase, _looks_like_key
 
 __all__ = [
@@ -549,14 +550,6 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         return self._tensordict.is_locked
 
     # ------------------------------------------------------------------ indexing
-    def __getitem__(self, index: Any) -> Any:
-        td = self._tensordict
-        if type(index) is str or (
-            type(index) is tuple and index and _looks_like_key(index)
-        ):
-            return td[index]
-        return self._wrap(td[index])
-
     def __setitem__(self, index: Any, value: Any) -> None:
         if type(index) is str:
             if index in self._tc_fields:
@@ -585,10 +578,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         return self._tensordict._get_str(key, default, missing_ok=missing_ok)
 
     def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
-        spec = self._tc_fields.get(key)
-        if spec is not None and not validated and not inplace and value is not None:
-            value = _convert(self._tensordict, spec, value)
-            validated = True
+        if key in self._tc_fields and not validated and not inplace:
+            self._set_field(key, value)  # the field's conversion; None removes it
+            return
         self._tensordict._set_str(key, value, inplace=inplace, validated=validated)
 
     def _del_str(self, key: str) -> None:
@@ -1180,10 +1172,10 @@ def _stack_or_cat(func, items, dim):
         bs = sizes[0]
         result = stack_non_tensor(items, dim, bs)
         new_bs = list(bs)
-        new_bs.insert(dim % (len(bs) + 1), len(items))
+        new_bs.insert(_ops.batch_dim(dim, torch.Size(bs), "stack", extra=1), len(items))
     else:
+        d = _ops.batch_dim(dim, torch.Size(sizes[0]), "cat")
         result = cat_non_tensor(items, dim, sizes)
-        d = dim % len(sizes[0])
         new_bs = list(sizes[0])
         new_bs[d] = sum(s[d] for s in sizes)
     if isinstance(result, NonTensorStack):

@@ -1004,3 +1004,26 @@ def test_reductions_refuse_a_lazy_stack_nested_in_a_dense_tensordict(op):
         op(holder)
     dense = TensorDict({"n": holder["n"].to_tensordict(), "y": holder["y"]}, [4, 3])
     op(dense)  # the documented way out works
+
+
+def test_contiguous_in_place_makes_the_members_contiguous():
+    members = [TensorDict({"x": torch.zeros(4, 3).t()}, [3]) for _ in range(2)]
+    stack = LazyStackedTensorDict(*members, stack_dim=0)
+    assert stack.contiguous(inplace=True) is stack
+    assert all(td["x"].is_contiguous() for td in stack.tensordicts)
+    assert type(stack.contiguous()) is TensorDict
+
+
+def test_per_member_ops_keep_the_stack_dim_name():
+    members = [TensorDict({"x": torch.zeros(3)}, [3]) for _ in range(2)]
+    stack = LazyStackedTensorDict.lazy_stack(members, 0, stack_dim_name="t")
+    assert stack.transpose(0, 1).names == [None, "t"]
+    assert stack.flip(0).names == ["t", None]
+
+
+def test_tensor_subclass_operands_are_sliced_like_tensors():
+    members = [TensorDict({"x": torch.zeros(3)}, [3]) for _ in range(2)]
+    stack = LazyStackedTensorDict(*members, stack_dim=0)
+    operand = torch.arange(6.0).reshape(2, 3)
+    as_param = torch.nn.Parameter(operand.clone())
+    assert torch.equal(stack.add(as_param)["x"], stack.add(operand)["x"])

@@ -95,3 +95,11 @@ def test_locking_and_batch_checks_hold_on_the_view():
     td.lock_()
     with pytest.raises(RuntimeError, match="locked"):
         view["c"] = torch.zeros(4, 3)
+
+
+def test_empty_takes_an_int_batch_size_and_contiguous_in_place_is_refused():
+    with set_lazy_legacy(True):
+        view = make().permute(1, 0)
+    assert view.empty(batch_size=5).batch_size == torch.Size([5])
+    with pytest.raises(RuntimeError, match="inplace"):
+        view.contiguous(inplace=True)

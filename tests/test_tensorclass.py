@@ -841,3 +841,27 @@ def test_attribute_properties_forward_to_the_tensordict():
     assert isinstance(pair.data, Pair) and not pair.data.requires_grad
     pair.x.sum().backward()
     assert isinstance(pair.grad, Pair) and pair.grad.x.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_cat_of_non_tensor_data_checks_the_dim():
+    assert torch.cat([NonTensorData("a", batch_size=[2]), NonTensorData("a", batch_size=[3])], 0).batch_size == (5,)
+    with pytest.raises(IndexError, match="dim=0"):
+        torch.cat([NonTensorData("a"), NonTensorData("a")], 0)
+
+
+def test_none_removes_a_field_whichever_way_it_is_written():
+    class Leaf(TensorClass):
+        s: str
+        x: torch.Tensor
+
+    class Outer(TensorClass):
+        a: Leaf
+
+    for write in (
+        lambda o: o.set(("a", "s"), None),
+        lambda o: o.a.set("s", None),
+        lambda o: setattr(o.a, "s", None),
+    ):
+        outer = Outer(a=Leaf(s="q", x=torch.zeros(2), batch_size=[2]), batch_size=[2])
+        write(outer)
+        assert "s" not in outer.a.to_tensordict().keys() and outer.a.s is None
