@@ -42,6 +42,8 @@ from tensordict.base import (
     NO_DEFAULT,
     TensorDictBase,
     _Filled,
+    _is_leaf_default,
+    _is_node,
     _KeysView,
     _looks_like_key,
     is_tensor_collection,
@@ -416,7 +418,7 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         sd = self.stack_dim
         if isinstance(first, Tensor):
             return _stack_leaves(key, vals, sd)
-        if _is_nested(first):
+        if _is_node(first):
             _check_nested_batch(key, vals)
             return LazyStackedTensorDict._new_unsafe(vals, sd)
         if is_tensor_collection(first) and not _is_non_tensor(first):
@@ -1198,13 +1200,9 @@ class _LazyKeysView(_KeysView):
                 return False
             kind = type(value)
         if self._leaves_only:
-            is_leaf = self._is_leaf or _default_is_leaf
+            is_leaf = self._is_leaf or _is_leaf_default
             return is_leaf(kind)
         return True
-
-
-def _default_is_leaf(cls: type) -> bool:
-    return issubclass(cls, Tensor)
 
 
 def _kind(vals: list) -> type:
@@ -1212,7 +1210,7 @@ def _kind(vals: list) -> type:
     first = vals[0]
     if isinstance(first, Tensor):
         return Tensor
-    if _is_nested(first):
+    if _is_node(first):
         return LazyStackedTensorDict
     return type(first)
 
@@ -1234,7 +1232,7 @@ def _walk_keys(td, include_nested, leaves_only, is_leaf, prefix, out) -> None:
                 _walk_keys(sub, True, leaves_only, is_leaf, full, out)
             if leaves_only:
                 continue
-        elif leaves_only and not (is_leaf or _default_is_leaf)(kind):
+        elif leaves_only and not (is_leaf or _is_leaf_default)(kind):
             continue
         out.append(name)
 
@@ -1303,11 +1301,6 @@ def _stack_leaves(key, vals: list, dim: int) -> Tensor:
                 f"get_nestedtensor(key), or densify() the stack"
             ) from None
         raise
-
-
-def _is_nested(value) -> bool:
-    """A nested tensordict (not non-tensor data held as a tensordict)."""
-    return isinstance(value, TensorDictBase) and not value._is_non_tensor
 
 
 def _is_non_tensor(value) -> bool:
@@ -1470,7 +1463,7 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
                 storage[key] = torch.stack(vals, sd)
             else:
                 storage[key] = _nested(key, vals, sd, mode)
-        elif _is_nested(first):
+        elif _is_node(first):
             _check_nested_batch(key, vals)
             sub = LazyStackedTensorDict._new_unsafe(vals, sd)
             storage[key] = _dense_stack(sub, mode, padding)
@@ -1524,7 +1517,7 @@ def _lazy_repr(td: LazyStackedTensorDict) -> str:
                 f"Tensor(shape={shape!r}, device={first.device}, dtype={first.dtype}, "
                 f"is_shared={shared})"
             )
-        elif _is_nested(first):
+        elif _is_node(first):
             text = repr(LazyStackedTensorDict._new_unsafe(vals, sd))
         else:
             value = _stack_non_tensor(vals, sd, td.tensordicts[0].batch_size)

@@ -66,7 +66,9 @@ class LazyViewTensorDict(TensorDictGeneratedOps, TensorDictBase):
         if isinstance(value, Tensor):
             source_bs = self._source.batch_size
             extra = value.shape[len(self._batch_size) :]
-            buffer = torch.empty(source_bs + extra, dtype=value.dtype, device=value.device)
+            buffer = torch.empty(
+                source_bs + extra, dtype=value.dtype, device=value.device
+            )
             self._forward(key, buffer).copy_(value)  # a view of buffer
             return buffer
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:

@@ -53,9 +53,11 @@ class Repeated(list):
 
 def _foreach_args(args: tuple) -> tuple:
     return tuple(
-        arg.value
-        if type(arg) is Repeated and isinstance(arg.value, _NUMBER_TYPES)
-        else arg
+        (
+            arg.value
+            if type(arg) is Repeated and isinstance(arg.value, _NUMBER_TYPES)
+            else arg
+        )
         for arg in args
     )
 
@@ -82,8 +84,10 @@ def operand_leaves(
     stack's leaves lack the stack dim: it slices the tensor for each of them.)
     """
     if isinstance(other, _SCALAR_OPERANDS) or other is None:
-        if isinstance(other, torch.Tensor) and other.ndim and hasattr(
-            td, "_tensor_operand_leaves"
+        if (
+            isinstance(other, torch.Tensor)
+            and other.ndim
+            and hasattr(td, "_tensor_operand_leaves")
         ):
             return td._tensor_operand_leaves(other)
         return Repeated(other, len(leaves))
@@ -395,8 +399,8 @@ def expand_rule(batch_size, shape: Any, kwargs: dict | None, op: str):
     """expand/broadcast_to/expand_as: ``(new_batch_size, batch_dims)``;
     ``expand(2, 3, 4)``, ``expand((2, 3, 4))`` or ``expand(size=...)``. New leading
     dims may be added; -1 keeps a size; a size can only grow from one."""
-    if not isinstance(shape, tuple) or kwargs:
-        shape = (shape,) if not isinstance(shape, tuple) else shape
+    if not isinstance(shape, tuple):
+        shape = (shape,)
     shape = shape_arg(_positional(shape, kwargs or {}, ("size", "shape"), op), op)
     n, lead = len(batch_size), len(shape) - len(batch_size)
     if lead < 0:
@@ -713,10 +717,6 @@ def _stand_in(batch_size: torch.Size) -> torch.Tensor:
     return torch.empty((), dtype=torch.uint8).expand(batch_size)
 
 
-def _list(shape) -> list:
-    return list(shape)
-
-
 # ---- indexing -------------------------------------------------------------------------
 
 
@@ -996,7 +996,9 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
             device, dtype = first.device, first.dtype
         elif _base.is_tensor_collection(first):
             device = first.device
-        elif isinstance(first, (str, int, torch.device)) and not isinstance(first, bool):
+        elif isinstance(first, (str, int, torch.device)) and not isinstance(
+            first, bool
+        ):
             device = first
             if rest and isinstance(rest[0], torch.dtype):
                 dtype = rest.pop(0)
@@ -1275,7 +1277,11 @@ def cat_rule(input: Any, dim: Any, op: str):
     total = 0
     for i, td in enumerate(tds):
         other = td.batch_size
-        if len(other) != len(bs) or other[:d] != bs[:d] or other[d + 1 :] != bs[d + 1 :]:
+        if (
+            len(other) != len(bs)
+            or other[:d] != bs[:d]
+            or other[d + 1 :] != bs[d + 1 :]
+        ):
             raise RuntimeError(
                 f"{op}(): the batch sizes must agree but at dim {d}; tensordict {i} "
                 f"has {list(other)} but tensordict 0 has {list(bs)}"
@@ -1447,7 +1453,13 @@ def total(leaves: list, new: list, count_duplicates: bool) -> int:
 
 
 def join_leaves(
-    td: TensorDictBase, leaves: list, fn: Callable, dim: int, sorted: Any, out: Any, op: str
+    td: TensorDictBase,
+    leaves: list,
+    fn: Callable,
+    dim: int,
+    sorted: Any,
+    out: Any,
+    op: str,
 ) -> torch.Tensor:
     """``fn(leaves, dim, out=out)`` (``torch.stack`` / ``torch.cat``) over the leaves,
     in insertion order, sorted by key (``sorted=True``) or in the order of the keys
