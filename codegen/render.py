@@ -480,14 +480,14 @@ def render_spec(spec: Spec) -> dict[str, str]:
         render("tensordict_ops.py.jinja")
     )
     out["tensordict/_generated/tensordict_ops.pyi"] = format_python(
-        render("tensordict_ops.pyi.jinja"), stub=True
+        render("ops.pyi.jinja", class_name="TensorDictGeneratedOps"), stub=True
     )
     # tensorclasses: every op of every family, forwarded to the wrapped tensordict
     out["tensordict/_generated/tensorclass_ops.py"] = format_python(
         render("tensorclass_ops.py.jinja")
     )
     out["tensordict/_generated/tensorclass_ops.pyi"] = format_python(
-        render("tensorclass_ops.pyi.jinja"), stub=True
+        render("ops.pyi.jinja", class_name="TensorClassGeneratedOps"), stub=True
     )
     # torch.X(td) dispatch (spec entries' torch_function) and the package's functions
     out["tensordict/_generated/torch_functions.py"] = format_python(

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.pyi.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/ops.pyi.jinja; do not edit
 import builtins
 from typing import Any, Callable, List, Literal, Sequence, Tuple, TypeVar
 
@@ -14,7 +14,7 @@ from tensordict.base import NO_DEFAULT, TensorDictBase
 TensorCollection: TypeAlias = TensorDictBase
 CompatibleType: TypeAlias = Any
 DeviceType: TypeAlias = torch.device | str | int | None
-T = TypeVar("T")
+T = TypeVar("T", bound=TensorDictBase)
 
 __all__ = ["TensorDictGeneratedOps"]
 
