@@ -7,6 +7,7 @@ to a per-leaf loop where foreach rejects the leaves.
 
 from __future__ import annotations
 
+import builtins
 import numbers
 import operator
 from typing import TYPE_CHECKING, Any, Callable
@@ -1428,17 +1429,7 @@ def scalar_result(td: TensorDictBase, new: list) -> TensorDictBase:
 
 def leaf_keys(td: TensorDictBase) -> list:
     """The nested key of every tensor leaf, in the order of ``td._leaves()``."""
-    out: list = []
-
-    def walk(node, prefix):
-        for key, value in node.items():
-            if isinstance(value, torch.Tensor):
-                out.append(prefix + (key,) if prefix else key)
-            elif _base.is_tensor_collection(value):
-                walk(value, prefix + (key,))
-
-    walk(td, ())
-    return out
+    return list(td.keys(True, True))
 
 
 def total(leaves: list, new: list, count_duplicates: bool) -> int:
@@ -1465,7 +1456,7 @@ def join_leaves(
     in insertion order, sorted by key (``sorted=True``) or in the order of the keys
     ``sorted`` lists."""
     if sorted is True:
-        keys = builtins_sorted(
+        keys = builtins.sorted(
             leaf_keys(td), key=lambda k: (k,) if isinstance(k, str) else tuple(k)
         )
         leaves = [td.get(k) for k in keys]
@@ -1476,9 +1467,6 @@ def join_leaves(
     if out is not None:
         return fn(leaves, dim, out=out)
     return fn(leaves, dim)
-
-
-builtins_sorted = sorted
 
 
 def refuse_nested_lazy_stacks(td, op: str) -> None:

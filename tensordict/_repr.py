@@ -40,7 +40,11 @@ def tensor_shape(tensor: Tensor) -> torch.Size:
 
 
 def tensor_repr(tensor: Tensor) -> str:
-    name = "Tensor" if type(tensor) is Tensor or tensor.is_nested else type(tensor).__name__
+    name = (
+        "Tensor"
+        if type(tensor) is Tensor or tensor.is_nested
+        else type(tensor).__name__
+    )
     return (
         f"{name}(shape={tensor_shape(tensor)!r}, device={tensor.device}, "
         f"dtype={tensor.dtype}, is_shared={tensor.is_shared()})"
@@ -59,7 +63,7 @@ def entry_repr(value, container) -> str:
 
     if isinstance(value, Tensor):
         return tensor_repr(value)
-    if isinstance(value, TensorDictBase) or hasattr(value, "_tensordict"):
+    if isinstance(value, TensorDictBase):
         return repr(value)
     return non_tensor_repr(value, container)
 

@@ -23,7 +23,6 @@ from tensordict.base import (
     TensorDictBase,
     _is_node,
     _looks_like_key,
-    is_tensor_collection,
 )
 
 _CONVERTIBLE = (bool, int, float, complex, list, tuple, np.ndarray, np.generic)
@@ -413,8 +412,6 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             if dev is not None and value.device != dev:
                 value = value._moved_to(dev)
             return value
-        if is_tensor_collection(value):
-            return self._validate(key, value._tensordict) and value
         if isinstance(value, dict):
             return TensorDict(value, batch_size=bs, device=self._device)
         if isinstance(value, _CONVERTIBLE):
@@ -497,9 +494,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
 
     def _set_at_index(self, index, value) -> None:
         idx = _normalize_index(index, self._batch_size)
-        if isinstance(value, (TensorDictBase, dict)) or is_tensor_collection(value):
-            if is_tensor_collection(value) and not isinstance(value, TensorDictBase):
-                value = value._tensordict
+        if isinstance(value, (TensorDictBase, dict)):
             value_dims = value.batch_dims if isinstance(value, TensorDictBase) else None
             items = (
                 value._own_items()
@@ -614,8 +609,6 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         return leaves, rebuild
 
     def _operand_leaves(self, other, op: str, default=None) -> list:
-        if is_tensor_collection(other) and not isinstance(other, TensorDictBase):
-            other = other._tensordict
         out: list = []
         _collect_operand(self, other, out, op, default, ())
         return out

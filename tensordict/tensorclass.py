@@ -12,7 +12,9 @@ it with the tensordict's batch-size and device checks.
 ``TensorClass`` derives from :class:`~tensordict.base.TensorDictBase` and implements its
 primitives by forwarding to the wrapped tensordict, so that a tensorclass stored inside a
 tensordict (a nested field) is walked, indexed, rebuilt and compared like any nested
-tensordict: nothing in the core special-cases tensorclasses. The ops generated from
+tensordict. The core touches tensorclasses in two places only: preallocation keeps a
+written tensorclass's class, and writing non-tensor data at an index goes through
+:func:`write_non_tensor_at`. The ops generated from
 ``spec/`` come from ``tensordict/_generated/tensorclass_ops.py`` (rendered by
 ``codegen/templates/tensorclass_ops.py.jinja``): each forwards to the wrapped tensordict
 and re-wraps a tensordict result in the user's class (``TensorClass._wrap``). Every other

@@ -5,8 +5,9 @@ Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the re
 pages under ``docs/reference/`` come from the same entries. Every method does its Python
 work once per call: collect the leaves, make one ``torch._foreach_*`` call where torch
 has one (one list comprehension otherwise), rebuild the tree without re-validating it.
-The methods use only the primitives that ``docs/architecture.md`` lists:
-``_leaves_and_rebuild``, ``_leaves`` and ``_operand_leaves``.
+The methods use the primitives that ``docs/architecture.md`` lists (the leaf
+primitives ``_leaves_and_rebuild``, ``_leaves`` and ``_operand_leaves``, and the runtime
+helpers in ``tensordict/_ops.py``).
 """
 
 from __future__ import annotations
