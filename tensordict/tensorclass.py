@@ -1146,11 +1146,9 @@ class NonTensorData(TensorClass, shadow=True):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in (torch.stack, torch.cat):
-            items = list(args[0] if args else kwargs["tensors"])
-            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-            if all(isinstance(i, (NonTensorData, NonTensorStack)) for i in items):
-                return _stack_or_cat(func, items, dim)
+        joined = _join_non_tensor(func, args, kwargs)
+        if joined is not NotImplemented:
+            return joined
         return super().__torch_function__(func, types, args, kwargs)
 
     def __repr__(self) -> str:
@@ -1162,6 +1160,18 @@ class NonTensorData(TensorClass, shadow=True):
 
 class MetaData(NonTensorData, shadow=True):
     """A :class:`NonTensorData` used for metadata: the same behaviour, another name."""
+
+
+def _join_non_tensor(func, args, kwargs):
+    """``torch.stack`` / ``torch.cat`` of non-tensor data only (NonTensorData and
+    NonTensorStack): one value or a NonTensorStack; ``NotImplemented`` otherwise."""
+    if func not in (torch.stack, torch.cat):
+        return NotImplemented
+    items = list(args[0] if args else kwargs["tensors"])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    if not all(isinstance(i, (NonTensorData, NonTensorStack)) for i in items):
+        return NotImplemented
+    return _stack_or_cat(func, items, dim)
 
 
 def _stack_or_cat(func, items, dim):
@@ -1467,11 +1477,9 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in (torch.stack, torch.cat):
-            items = list(args[0] if args else kwargs["tensors"])
-            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-            if all(isinstance(i, (NonTensorData, NonTensorStack)) for i in items):
-                return _stack_or_cat(func, items, dim)
+        joined = _join_non_tensor(func, args, kwargs)
+        if joined is not NotImplemented:
+            return joined
         return _torch_function.dispatch(func, types, args, kwargs)
 
     def __repr__(self) -> str:
