@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 # (numpy scalars, fractions, ...).
 _NUMBER_TYPES = (int, float, bool, complex)
 _SCALAR_OPERANDS = (torch.Tensor,) + _NUMBER_TYPES
+_PLAIN_NUMBERS = frozenset((int, float))
 
 # What torch raises when a foreach function does not take the leaves (a dtype or device
 # mix its kernels do not handle, an overload that does not exist for the operand, an
@@ -41,26 +42,19 @@ _FOREACH_REJECTS = (RuntimeError, TypeError, ValueError)
 
 
 class Repeated(list):
-    """One operand repeated for every leaf. A foreach call is given the value itself
-    when it is a number, which takes torch's scalar overload: faster than a list of
-    the same number, and the same result."""
+    """One operand repeated for every leaf (made by :func:`repeated`). A foreach call
+    is given ``foreach_arg``: the value itself when it is a number, which takes torch's
+    scalar overload (faster than a list of the same number, and the same result), else
+    the list."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any, count: int) -> None:
-        super().__init__([value] * count)
-        self.value = value
+    __slots__ = ("foreach_arg",)
 
 
-def _foreach_args(args: tuple) -> tuple:
-    return tuple(
-        (
-            arg.value
-            if type(arg) is Repeated and isinstance(arg.value, _NUMBER_TYPES)
-            else arg
-        )
-        for arg in args
-    )
+def repeated(value: Any, count: int) -> Repeated:
+    """``value`` once per leaf, as a :class:`Repeated` list."""
+    out = Repeated([value] * count)
+    out.foreach_arg = value if isinstance(value, _NUMBER_TYPES) else out
+    return out
 
 
 def is_operand(value: Any) -> bool:
@@ -84,6 +78,8 @@ def operand_leaves(
     torch broadcasts a tensor against each leaf as ``leaf OP tensor`` does. (A lazy
     stack's leaves lack the stack dim: it slices the tensor for each of them.)
     """
+    if type(other) in _PLAIN_NUMBERS:  # the common case, checked first
+        return repeated(other, len(leaves))
     if isinstance(other, _SCALAR_OPERANDS) or other is None:
         if (
             isinstance(other, torch.Tensor)
@@ -91,11 +87,11 @@ def operand_leaves(
             and hasattr(td, "_tensor_operand_leaves")
         ):
             return td._tensor_operand_leaves(other)
-        return Repeated(other, len(leaves))
+        return repeated(other, len(leaves))
     if _base.is_tensor_collection(other):
         return td._operand_leaves(other, op, default)
     if isinstance(other, numbers.Number):
-        return Repeated(other, len(leaves))
+        return repeated(other, len(leaves))
     raise TypeError(
         f"{op}(): unsupported operand of type {type(other).__name__}; expected a "
         f"tensor collection, a torch.Tensor or a number"
@@ -113,8 +109,13 @@ def try_foreach(
     """
     if not leaves:
         return []
+    if len(args) == 1:  # the common case, one operand
+        arg = args[0]
+        args = (arg.foreach_arg,) if type(arg) is Repeated else args
+    else:
+        args = [arg.foreach_arg if type(arg) is Repeated else arg for arg in args]
     try:
-        return fn(leaves, *_foreach_args(args), **kwargs)
+        return fn(leaves, *args, **kwargs)
     except _FOREACH_REJECTS:
         return None
 
@@ -130,8 +131,9 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
     """
     if not leaves:
         return True
+    args = [arg.foreach_arg if type(arg) is Repeated else arg for arg in args]
     try:
-        fn(leaves, *_foreach_args(args), **kwargs)
+        fn(leaves, *args, **kwargs)
     except TypeError:
         return False
     return True

@@ -121,6 +121,21 @@ def _indexed_batch_shape(batch_size: torch.Size, index) -> torch.Size:
     return stand_in[index].shape
 
 
+def _new_tensordict(
+    storage: dict, batch_size: torch.Size, device=None, names=None
+) -> TensorDict:
+    """A TensorDict over ``storage`` without validation (``TensorDict._new_unsafe``)."""
+    self = object.__new__(TensorDict)
+    self._tensordict = storage
+    self._batch_size = batch_size
+    self._device = device
+    self._names = names
+    self._is_locked = False
+    self._last_lock_op = None
+    self._lock_stack = None
+    return self
+
+
 class TensorDict(TensorDictGeneratedOps, TensorDictBase):
     """A dictionary of tensors that share leading batch dimensions.
 
@@ -201,21 +216,10 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         if lock:
             self.lock_()
 
-    @classmethod
-    def _new_unsafe(
-        cls, storage: dict, batch_size: torch.Size, device=None, names=None
-    ) -> "TensorDict":
-        """Build without validation: for results whose shapes are already known
-        to be right (indexing, generated ops, clones)."""
-        self = object.__new__(TensorDict)
-        self._tensordict = storage
-        self._batch_size = batch_size
-        self._device = device
-        self._names = names
-        self._is_locked = False
-        self._last_lock_op = None
-        self._lock_stack = None
-        return self
+    # Build without validation: for results whose shapes are already known to be
+    # right (indexing, generated ops, clones). A module function, so that hot walks
+    # call it without the attribute lookup.
+    _new_unsafe = staticmethod(_new_tensordict)
 
     @classmethod
     def from_dict(
@@ -269,7 +273,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         else:
             names = _parse_names(names, len(bs))
         device = self._device if device is NO_DEFAULT else _parse_device(device)
-        return TensorDict._new_unsafe({}, bs, device, names)
+        return _new_tensordict({}, bs, device, names)
 
     # ------------------------------------------------------------------ attributes
     @property
@@ -490,7 +494,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         names = None
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
-        return TensorDict._new_unsafe(storage, new_bs, self._device, names)
+        return _new_tensordict(storage, new_bs, self._device, names)
 
     def _set_at_index(self, index, value) -> None:
         idx = _normalize_index(index, self._batch_size)
@@ -559,11 +563,11 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             if value_dims is None:
                 value_dims = len(_indexed_batch_shape(bs, idx))
             extra = value.batch_size[value_dims:]
-            entry = TensorDict._new_unsafe({}, bs + extra, self._device)
+            entry = _new_tensordict({}, bs + extra, self._device)
             if getattr(value, "_is_tensorclass", False):  # keeps its class
                 entry = type(value)._from_td(entry)
         elif isinstance(value, dict):
-            entry = TensorDict._new_unsafe({}, bs, self._device)
+            entry = _new_tensordict({}, bs, self._device)
         else:
             self._tensordict[key] = value  # non-tensor data
             return None
@@ -577,36 +581,41 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         return out
 
     def _leaves_and_rebuild(self):
-        leaves = self._leaves()
-        count = len(leaves)
+        leaves: list[Tensor] = []
+        _collect_leaves(self, leaves)
+        return leaves, self._rebuild_from
 
-        def rebuild(
-            new_leaves,
-            *,
-            batch_size=None,
-            device=NO_DEFAULT,
-            names=NO_DEFAULT,
-            leaf_fn=None,
-        ):
-            """A TensorDict shaped like this one holding ``new_leaves``. With
-            ``batch_size``, every level's batch size becomes ``batch_size`` followed
-            by the dims that level has beyond this one's batch dims. ``leaf_fn`` (the
-            per-leaf op that made ``new_leaves``) lets containers without tensor
-            leaves, such as non-tensor stacks, move their elements the same way."""
-            if len(new_leaves) != count:
-                raise ValueError(
-                    f"rebuild expected {count} leaves, got {len(new_leaves)}"
-                )
+    def _rebuild_from(
+        self,
+        new_leaves: list,
+        *,
+        batch_size=None,
+        device=NO_DEFAULT,
+        names=NO_DEFAULT,
+        leaf_fn=None,
+    ) -> "TensorDict":
+        """A TensorDict shaped like this one holding ``new_leaves``: the ``rebuild``
+        of ``_leaves_and_rebuild`` (a bound method, so nothing is allocated per call).
+        With ``batch_size``, every level's batch size becomes ``batch_size`` followed
+        by the dims that level has beyond this one's batch dims. ``leaf_fn`` (the
+        per-leaf op that made ``new_leaves``) lets containers without tensor leaves,
+        such as non-tensor stacks, move their elements the same way."""
+        changes = None
+        if batch_size is not None or device is not NO_DEFAULT or leaf_fn is not None:
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
-            extra = {} if leaf_fn is None else {"leaf_fn": leaf_fn}
-            out = _rebuild(
-                self, iter(new_leaves), device, new_bs, len(self._batch_size), extra
+            changes = _Changes(device, new_bs, len(self._batch_size), leaf_fn)
+        it = iter(new_leaves)
+        try:
+            out = _rebuild(self, it, changes)
+        except StopIteration:  # fewer new leaves than leaves
+            out = None
+        if out is None or next(it, NO_DEFAULT) is not NO_DEFAULT:
+            raise ValueError(
+                f"rebuild expected {len(self._leaves())} leaves, got {len(new_leaves)}"
             )
-            if names is not NO_DEFAULT:
-                out._names = _parse_names(names, len(out._batch_size))
-            return out
-
-        return leaves, rebuild
+        if names is not NO_DEFAULT:
+            out._names = _parse_names(names, len(out._batch_size))
+        return out
 
     def _operand_leaves(self, other, op: str, default=None) -> list:
         out: list = []
@@ -628,33 +637,56 @@ def _collect_leaves(td: TensorDict, out: list) -> None:
             out.extend(value._leaves())
 
 
-def _rebuild(td: TensorDict, it, device, batch_size, root_dims, extra) -> TensorDict:
+class _Changes:
+    """What a rebuild changes at every level: the device, and the batch size (the new
+    leading dims replace the root's ``root_dims`` batch dims; names are dropped).
+    ``leaf_fn`` goes to nested containers that are not TensorDicts."""
+
+    __slots__ = ("device", "batch_size", "root_dims", "extra")
+
+    def __init__(self, device, batch_size, root_dims: int, leaf_fn) -> None:
+        self.device = device
+        self.batch_size = batch_size
+        self.root_dims = root_dims
+        self.extra = {} if leaf_fn is None else {"leaf_fn": leaf_fn}
+
+    def level(self, td: TensorDict, storage: dict) -> TensorDict:
+        if self.batch_size is None:
+            new_bs, names = td._batch_size, td._names
+        else:
+            new_bs, names = self.batch_size + td._batch_size[self.root_dims :], None
+        device = td._device if self.device is NO_DEFAULT else self.device
+        return _new_tensordict(storage, new_bs, device, names)
+
+    def node(self, node: TensorDictBase, rebuild, new_leaves: list) -> TensorDictBase:
+        sub_bs = None
+        if self.batch_size is not None:
+            sub_bs = self.batch_size + node.batch_size[self.root_dims :]
+        return rebuild(new_leaves, batch_size=sub_bs, device=self.device, **self.extra)
+
+
+def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
+    """A TensorDict shaped like ``td`` whose tensor leaves are taken from ``it`` in
+    ``_collect_leaves`` order. Without ``changes`` (elementwise ops, the hot path)
+    every level keeps its batch size, device and names."""
     storage = {}
     for key, value in td._tensordict.items():
         if isinstance(value, Tensor):
             storage[key] = next(it)
         elif isinstance(value, TensorDict):
-            storage[key] = _rebuild(value, it, device, batch_size, root_dims, extra)
+            storage[key] = _rebuild(value, it, changes)
         elif isinstance(value, TensorDictBase):
             sub_leaves, sub_rebuild = value._leaves_and_rebuild()
-            n = len(sub_leaves)
-            sub_bs = (
-                None
-                if batch_size is None
-                else batch_size + value.batch_size[root_dims:]
-            )
-            storage[key] = sub_rebuild(
-                [next(it) for _ in range(n)], batch_size=sub_bs, device=device, **extra
-            )
+            new = [next(it) for _ in sub_leaves]
+            if changes is None:
+                storage[key] = sub_rebuild(new)
+            else:
+                storage[key] = changes.node(value, sub_rebuild, new)
         else:
             storage[key] = value
-    if batch_size is None:
-        new_bs, names = td._batch_size, td._names
-    else:
-        new_bs, names = batch_size + td._batch_size[root_dims:], None
-    return TensorDict._new_unsafe(
-        storage, new_bs, td._device if device is NO_DEFAULT else device, names
-    )
+    if changes is None:
+        return _new_tensordict(storage, td._batch_size, td._device, td._names)
+    return changes.level(td, storage)
 
 
 def _collect_operand(td, other, out, op, default, prefix) -> None:
