@@ -593,6 +593,13 @@ class Op:
     def is_dunder(self) -> bool:
         return bool(DUNDER_RE.match(self.name))
 
+    @property
+    def reads_batch_dims(self) -> bool:
+        """Whether the per-leaf expression addresses batch dims (a batch-size rule, or
+        a reduction or scan over batch dims): every leaf must then carry all of them,
+        so the generated method makes lazy stacks inside the tensordict dense first."""
+        return self.batch_size != "keep" or self.family == "reduction"
+
     def method_names(self) -> tuple[str, ...]:
         if not self.method:  # a torch function only (``method: false``)
             return ()

@@ -793,25 +793,13 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             """A lazy stack of the members rebuilt from ``new_leaves`` (each member
             takes its own leaves, in order). The leaves are the members' leaves, which
             lack the stack dim: ``batch_size`` must keep the stack dim where it is,
-            and the new leaves must start with the members' new batch size (a batch
-            op on a tensordict holding a lazy stack runs on the members' leaves; where
-            that cannot be right, this says so rather than build a wrong stack)."""
+            and the new leaves must start with the members' new batch size. (Ops that
+            read batch dims make a held lazy stack dense first, ``_with_dense_stacks``;
+            should a batch change reach it anyway, this says so rather than build a
+            wrong stack.)"""
             if len(new_leaves) != total:
                 raise ValueError(
                     f"rebuild expected {total} leaves, got {len(new_leaves)}"
-                )
-            if leaf_fn is not None:
-                # a batch-shape op of a TensorDict holding this stack: its per-leaf
-                # op expects leaves with every batch dim, which the stacked
-                # tensordicts' leaves lack; it runs on the dense stack's leaves
-                dense = self._dense_op("a batch-shape op on a TensorDict holding it")
-                dense_leaves, dense_rebuild = dense._leaves_and_rebuild()
-                return dense_rebuild(
-                    [leaf_fn(x) for x in dense_leaves],
-                    batch_size=batch_size,
-                    device=device,
-                    names=names,
-                    leaf_fn=leaf_fn,
                 )
             member_bs = None
             if batch_size is not None:
@@ -927,6 +915,21 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         return LazyStackedTensorDict._new_unsafe(
             members, stack_dim, stack_dim_name=self._stack_dim_name
         )
+
+    def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDict:
+        try:
+            return _dense_stack(self, None)
+        except RuntimeError as err:
+            where = "this LazyStackedTensorDict"
+            if key:
+                where = f"the entry {key[0] if len(key) == 1 else key!r}, a lazy stack,"
+            raise RuntimeError(
+                f"{op}(): {where} must be stacked densely for this op, which reads "
+                f"every batch dim of the leaves (the stacked tensordicts' leaves lack "
+                f"the stack dim {self.stack_dim}), but its tensordicts cannot be "
+                f"stacked densely: {err}. Run {op} on the lazy stack itself, or make "
+                f"its tensordicts' shapes match"
+            ) from None
 
     def _dense_op(self, op: str) -> TensorDict:
         """The dense stack, for an op that needs it (it crosses the stack dim, or

@@ -1469,26 +1469,3 @@ def join_leaves(
     if out is not None:
         return fn(leaves, dim, out=out)
     return fn(leaves, dim)
-
-
-def refuse_nested_lazy_stacks(td, op: str) -> None:
-    """Reductions and scans act across batch dims; a lazy stack nested in a dense
-    tensordict hands the walk its members' leaves, which lack the stack dim, so the
-    result would be computed per member. Refuse instead, naming the key. (A lazy stack
-    reduced on its own, or a dense copy of it, is fine.)"""
-    storage = getattr(td, "_tensordict", None)
-    if type(storage) is not dict:
-        if storage is not None and hasattr(storage, "_tensordict"):
-            refuse_nested_lazy_stacks(storage, op)  # a tensorclass: its tensordict
-        return
-    for key, value in storage.items():
-        if type(value) is torch.Tensor or not isinstance(value, _base.TensorDictBase):
-            continue
-        if getattr(value, "_per_member_leaves", False):
-            raise RuntimeError(
-                f"{op}(): the entry {key!r} is a LazyStackedTensorDict, whose stacked "
-                f"leaves {op} cannot see from the enclosing tensordict; densify it "
-                f"first (td[{key!r}] = td[{key!r}].densify()) or apply {op} to the "
-                f"lazy stack itself"
-            )
-        refuse_nested_lazy_stacks(value, op)

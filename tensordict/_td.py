@@ -617,6 +617,20 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             out._names = _parse_names(names, len(out._batch_size))
         return out
 
+    def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDict":
+        storage = None  # a copy of the storage, made at the first replaced entry
+        for name, value in self._tensordict.items():
+            if isinstance(value, Tensor) or not isinstance(value, TensorDictBase):
+                continue
+            dense = value._with_dense_stacks(op, key + (name,))
+            if dense is not value:
+                if storage is None:
+                    storage = dict(self._tensordict)
+                storage[name] = dense
+        if storage is None:
+            return self
+        return _new_tensordict(storage, self._batch_size, self._device, self._names)
+
     def _operand_leaves(self, other, op: str, default=None) -> list:
         out: list = []
         _collect_operand(self, other, out, op, default, ())

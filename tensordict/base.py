@@ -177,6 +177,14 @@ class TensorDictBase:
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
 
+    def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDictBase":
+        """This container as an op that reads batch dims must see it: every leaf with
+        all of its container's batch dims. A lazy stack's leaves lack the stack dim, so
+        lazy stacks inside are replaced by their dense stacks (an error naming ``op``
+        and the entry's ``key`` where they cannot be stacked); ``self`` when there is
+        nothing to replace, as for every container whose leaves are whole."""
+        return self
+
     def _operand_leaves(self, other, op: str, default=None) -> list[Tensor]:
         """The leaves of ``other`` aligned with :meth:`_leaves` (KeyError on a key
         one side lacks, unless ``default`` fills it)."""

@@ -618,6 +618,10 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
 
         return leaves, rebuild_tc
 
+    def _with_dense_stacks(self, op: str, key: tuple = ()):
+        dense = self._tensordict._with_dense_stacks(op, key)
+        return self if dense is self._tensordict else self._wrap(dense)
+
     def _operand_leaves(self, other, op: str, default=None) -> list:
         return self._tensordict._operand_leaves(_unwrap(other), op, default)
 

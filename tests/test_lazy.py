@@ -967,44 +967,95 @@ def test_tensor_operands_broadcast_like_the_dense_stack(stack_dim, nested_stack)
         assert_same(stack.add(tensor, alpha=2), dense.add(tensor, alpha=2))
 
 
-def test_lazy_stack_held_in_a_tensordict():
-    """A lazy stack stored in a TensorDict: leaf-wise ops keep it lazy; batch-shape ops
-    of the holder give what they give on the dense stack, or an error saying why."""
-    stack = LazyStackedTensorDict(*members(3, (4,)), stack_dim=0)
-    holder = TensorDict(x=torch.zeros(3, 4), batch_size=[3, 4])
+def _holder():
+    """A dense TensorDict [3, 4] holding a lazy stack (stack dim 1) next to a tensor,
+    and the same data with the stack dense."""
+    stack = LazyStackedTensorDict(*members(4, (3,)), stack_dim=1)
+    holder = TensorDict(x=torch.randn(3, 4, 2), batch_size=[3, 4])
     holder["s"] = stack
     dense = holder.clone()
     dense["s"] = stack.to_tensordict()
+    return holder, dense
+
+
+def test_leafwise_ops_keep_a_held_lazy_stack_lazy():
+    holder, dense = _holder()
     assert isinstance((holder + 1)["s"], LazyStackedTensorDict)
     assert_same((holder + 1)["s"], (dense + 1)["s"])
+    assert isinstance(holder.abs()["s"], LazyStackedTensorDict)
     assert_same(holder[1]["s"], dense[1]["s"])
-    assert_same(holder.unsqueeze(0)["s"], dense.unsqueeze(0)["s"])
-    for op in (lambda t: t.transpose(0, 1), lambda t: t.flip((1,))):
-        # batch-shape ops across the holder's dims reach the members' leaves, which
-        # lack the stack dim: they raise (never a wrong lazy stack)
-        with pytest.raises(IndexError):
-            op(holder)
-        op(dense)  # the dense copy is the way out
-    with pytest.raises((RuntimeError, IndexError)):
-        holder.sum(1)
 
 
-@pytest.mark.parametrize(
-    "op",
-    [lambda t: t.softmax(1), lambda t: t.cummax(1), lambda t: t.mean(), lambda t: t.sum(1)],
-    ids=["softmax", "cummax", "mean", "sum"],
-)
-def test_reductions_refuse_a_lazy_stack_nested_in_a_dense_tensordict(op):
-    # the enclosing walk would see the members' leaves (no stack dim) and compute per
-    # member: a clear error naming the key instead of a wrong result
-    members = [TensorDict({"x": torch.randn(4, 2)}, [4]) for _ in range(3)]
-    holder = TensorDict(
-        {"n": LazyStackedTensorDict(*members, stack_dim=1), "y": torch.randn(4, 3)}, [4, 3]
+MASK = torch.tensor([[True, False, True, False]] * 3)
+
+# Ops that read the batch dims of every leaf: on a TensorDict holding a lazy stack they
+# give what they give on the dense copy (the stack's leaves lack its stack dim, so it
+# is made dense for them).
+BATCH_DIM_OPS = {
+    "transpose": lambda t: t.transpose(0, 1),
+    "permute": lambda t: t.permute(1, 0),
+    "flip": lambda t: t.flip((1,)),
+    "roll": lambda t: t.roll(1, 1),
+    "reshape": lambda t: t.reshape(-1),
+    "view": lambda t: t.view(12),
+    "flatten": lambda t: t.flatten(),
+    "unflatten": lambda t: t.unflatten(1, (2, 2)),
+    "unsqueeze": lambda t: t.unsqueeze(-1),
+    "squeeze": lambda t: t.unsqueeze(0).squeeze(0),
+    "expand": lambda t: t.expand(2, 3, 4),
+    "repeat": lambda t: t.repeat(1, 2),
+    "narrow": lambda t: t.narrow(1, 1, 2),
+    "split": lambda t: t.split(2, 1)[1],
+    "unbind": lambda t: t.unbind(1)[2],
+    "gather": lambda t: t.gather(1, torch.tensor([[3, 0]] * 3)),
+    "masked_fill": lambda t: t.masked_fill(MASK, 0.5),
+    "masked_select": lambda t: t.masked_select(MASK),
+    "where": lambda t: t.where(MASK, 0.0),
+    "sum": lambda t: t.sum(1),
+    "mean": lambda t: t.mean(),
+    "max": lambda t: t.max(dim=1),
+    "std": lambda t: t.std(dim=0),
+    "softmax": lambda t: t.softmax(1),
+    "cummax": lambda t: t.cummax(1),
+    "new_zeros": lambda t: t.new_zeros(5),
+}
+
+
+@pytest.mark.parametrize("op", list(BATCH_DIM_OPS.values()), ids=list(BATCH_DIM_OPS))
+def test_batch_dim_ops_on_a_held_lazy_stack_match_the_dense_copy(op):
+    holder, dense = _holder()
+    got, want = op(holder), op(dense)
+    if isinstance(want, tuple):  # (values, indices)
+        got, want = got[0], want[0]
+    assert_same(got, want)
+    assert_same(holder["s"], dense["s"])  # the source is untouched
+
+
+def test_in_place_forms_write_into_the_held_lazy_stack():
+    holder, dense = _holder()
+    stack = holder["s"]
+    assert holder.masked_fill_(MASK, 0.5) is holder
+    assert holder["s"] is stack  # still the same lazy stack, its members written
+    assert_same(holder, dense.masked_fill(MASK, 0.5))
+    assert torch.equal(stack.tensordicts[0]["a"], torch.full_like(stack.tensordicts[0]["a"], 0.5))
+    # inplace=True gives the holder the result (the stack comes back dense)
+    holder, dense = _holder()
+    assert holder.flatten(inplace=True) is holder
+    assert_same(holder, dense.flatten())
+
+
+def test_a_ragged_held_lazy_stack_names_the_entry():
+    ragged = LazyStackedTensorDict(
+        TensorDict(a=torch.zeros(3, 2), batch_size=[3]),
+        TensorDict(a=torch.zeros(3, 5), batch_size=[3]),
+        stack_dim=1,
     )
-    with pytest.raises(RuntimeError, match="'n' is a LazyStackedTensorDict"):
-        op(holder)
-    dense = TensorDict({"n": holder["n"].to_tensordict(), "y": holder["y"]}, [4, 3])
-    op(dense)  # the documented way out works
+    holder = TensorDict(s=ragged, batch_size=[3, 2])
+    with pytest.raises(RuntimeError, match=r"sum\(\): the entry 's', a lazy stack"):
+        holder.sum(1)
+    with pytest.raises(RuntimeError, match=r"transpose\(\): the entry 's'"):
+        holder.transpose(0, 1)
+    assert isinstance((holder * 2)["s"], LazyStackedTensorDict)  # leaf-wise ops work
 
 
 def test_contiguous_in_place_makes_the_members_contiguous():

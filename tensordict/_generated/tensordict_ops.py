@@ -327,6 +327,9 @@ class TensorDictGeneratedOps:
             return _ops.lazy_view(
                 self, lambda td: td.view(*shape, size=size, batch_size=batch_size)
             )
+        dense = self._with_dense_stacks("view")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.view(*shape, size=size, batch_size=batch_size)
         new_batch_size, dtype, batch_dims = _ops.view_rule(
             self._batch_size, shape, size, batch_size, self, "view"
         )
@@ -362,6 +365,9 @@ class TensorDictGeneratedOps:
             >>> td.permute(1, 0).reshape(2, 6)["a"].shape
             torch.Size([2, 6, 2])
         """
+        dense = self._with_dense_stacks("reshape")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.reshape(*args, **kwargs)
         new_batch_size, batch_dims = _ops.reshape_rule(
             self._batch_size, args, kwargs, "reshape"
         )
@@ -387,6 +393,9 @@ class TensorDictGeneratedOps:
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.permute(*args, **kwargs))
+        dense = self._with_dense_stacks("permute")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.permute(*args, **kwargs)
         dims, positions, new_batch_size = _ops.permute_rule(
             self._batch_size, args, kwargs, "permute"
         )
@@ -407,6 +416,9 @@ class TensorDictGeneratedOps:
             >>> td.transpose(0, -1)["a"].shape
             torch.Size([4, 3, 2])
         """
+        dense = self._with_dense_stacks("transpose")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.transpose(dim0, dim1)
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, dim0, dim1, "transpose"
         )
@@ -427,6 +439,9 @@ class TensorDictGeneratedOps:
             >>> td.swapdims(0, 1).batch_size
             torch.Size([4, 3])
         """
+        dense = self._with_dense_stacks("swapdims")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.swapdims(axis0, axis1)
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, axis0, axis1, "swapdims"
         )
@@ -447,6 +462,9 @@ class TensorDictGeneratedOps:
             >>> td.swapaxes(1, 0).batch_size
             torch.Size([4, 3])
         """
+        dense = self._with_dense_stacks("swapaxes")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.swapaxes(axis0, axis1)
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, axis0, axis1, "swapaxes"
         )
@@ -470,6 +488,9 @@ class TensorDictGeneratedOps:
             >>> td.movedim(0, -1).batch_size, td.movedim(0, -1)["a"].shape
             (torch.Size([3, 4, 2]), torch.Size([3, 4, 2, 5]))
         """
+        dense = self._with_dense_stacks("movedim")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.movedim(source, destination)
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "movedim"
         )
@@ -492,6 +513,9 @@ class TensorDictGeneratedOps:
             >>> td.moveaxis((0, 1), (1, 0)).batch_size
             torch.Size([3, 2, 4])
         """
+        dense = self._with_dense_stacks("moveaxis")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.moveaxis(source, destination)
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "moveaxis"
         )
@@ -519,6 +543,9 @@ class TensorDictGeneratedOps:
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.squeeze(*args, **kwargs))
+        dense = self._with_dense_stacks("squeeze")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.squeeze(*args, **kwargs)
         dims, new_batch_size = _ops.squeeze_rule(
             self._batch_size, args, kwargs, "squeeze"
         )
@@ -545,6 +572,9 @@ class TensorDictGeneratedOps:
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.unsqueeze(*args, **kwargs))
+        dense = self._with_dense_stacks("unsqueeze")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.unsqueeze(*args, **kwargs)
         dim, new_batch_size = _ops.unsqueeze_rule(
             self._batch_size, args, kwargs, "unsqueeze"
         )
@@ -574,6 +604,10 @@ class TensorDictGeneratedOps:
             >>> td.flatten(1, 2).batch_size
             torch.Size([2, 12])
         """
+        dense = self._with_dense_stacks("flatten")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.flatten(start_dim, end_dim, inplace=False)
+            return _ops.assign_inplace(self, result) if inplace else result
         start_dim, end_dim, new_batch_size = _ops.flatten_rule(
             self._batch_size, start_dim, end_dim, "flatten"
         )
@@ -598,6 +632,10 @@ class TensorDictGeneratedOps:
             >>> td.unflatten(0, (3, -1)).batch_size, td.unflatten(0, (3, 4))["a"].shape
             (torch.Size([3, 4]), torch.Size([3, 4, 2]))
         """
+        dense = self._with_dense_stacks("unflatten")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.unflatten(dim, unflattened_size, inplace=False)
+            return _ops.assign_inplace(self, result) if inplace else result
         dim, sizes, new_batch_size = _ops.unflatten_rule(
             self._batch_size, dim, unflattened_size, "unflatten"
         )
@@ -624,6 +662,9 @@ class TensorDictGeneratedOps:
             >>> td.expand(5, 3, 4).batch_size, td.expand(5, -1, 4)["a"].shape
             (torch.Size([5, 3, 4]), torch.Size([5, 3, 4, 2]))
         """
+        dense = self._with_dense_stacks("expand")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.expand(*args, **kwargs)
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, args, kwargs, "expand"
         )
@@ -645,6 +686,9 @@ class TensorDictGeneratedOps:
             >>> td.expand_as(torch.zeros(4, 3)).batch_size
             torch.Size([4, 3])
         """
+        dense = self._with_dense_stacks("expand_as")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.expand_as(other)
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, other.shape, None, "expand_as"
         )
@@ -665,6 +709,9 @@ class TensorDictGeneratedOps:
             >>> td.broadcast_to((2, 3)).batch_size
             torch.Size([2, 3])
         """
+        dense = self._with_dense_stacks("broadcast_to")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.broadcast_to(shape)
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, shape, None, "broadcast_to"
         )
@@ -687,6 +734,10 @@ class TensorDictGeneratedOps:
             >>> td.repeat(2)["a"].squeeze(-1)
             tensor([1., 2., 1., 2.])
         """
+        dense = self._with_dense_stacks("repeat")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.repeat(*repeats, inplace=False)
+            return _ops.assign_inplace(self, result) if inplace else result
         repeats, new_batch_size, batch_dims = _ops.repeat_rule(
             self._batch_size, repeats, "repeat"
         )
@@ -719,6 +770,12 @@ class TensorDictGeneratedOps:
             >>> td.repeat_interleave(2, dim=0)["a"]
             tensor([1., 1., 2., 2.])
         """
+        dense = self._with_dense_stacks("repeat_interleave")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.repeat_interleave(
+                repeats, dim, output_size=output_size, inplace=False
+            )
+            return _ops.assign_inplace(self, result) if inplace else result
         dim, flat, new_batch_size, batch_dims = _ops.repeat_interleave_rule(
             self._batch_size, repeats, dim, output_size, "repeat_interleave"
         )
@@ -750,6 +807,9 @@ class TensorDictGeneratedOps:
             >>> td.tile((2,)).batch_size, td.tile((2, 1)).batch_size
             (torch.Size([3, 8]), torch.Size([6, 4]))
         """
+        dense = self._with_dense_stacks("tile")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.tile(dims)
         repeats, new_batch_size, batch_dims = _ops.tile_rule(
             self._batch_size, dims, "tile"
         )
@@ -770,6 +830,9 @@ class TensorDictGeneratedOps:
             >>> td.flip(0)["a"]
             tensor([3, 2, 1])
         """
+        dense = self._with_dense_stacks("flip")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.flip(dims)
         dims = _ops.flip_rule(self._batch_size, dims, "flip")
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
@@ -786,6 +849,9 @@ class TensorDictGeneratedOps:
             tensor([[2, 1],
                     [4, 3]])
         """
+        dense = self._with_dense_stacks("fliplr")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.fliplr()
         dims = _ops.flip_rule(self._batch_size, (1,), "fliplr")
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
@@ -801,6 +867,9 @@ class TensorDictGeneratedOps:
             tensor([[3, 4],
                     [1, 2]])
         """
+        dense = self._with_dense_stacks("flipud")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.flipud()
         dims = _ops.flip_rule(self._batch_size, (0,), "flipud")
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
@@ -822,6 +891,10 @@ class TensorDictGeneratedOps:
             >>> td.roll(1, 0)["a"]
             tensor([3, 1, 2])
         """
+        dense = self._with_dense_stacks("roll")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.roll(shifts, dims, inplace=False)
+            return _ops.assign_inplace(self, result) if inplace else result
         shifts, dims, batch_dims = _ops.roll_rule(
             self._batch_size, shifts, dims, "roll"
         )
@@ -857,6 +930,9 @@ class TensorDictGeneratedOps:
             tensor([[2, 4],
                     [1, 3]])
         """
+        dense = self._with_dense_stacks("rot90")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.rot90(k, dims)
         k, dims, new_batch_size = _ops.rot90_rule(self._batch_size, k, dims, "rot90")
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
@@ -876,6 +952,9 @@ class TensorDictGeneratedOps:
             >>> td.atleast_1d().batch_size, td.atleast_1d()["a"].shape
             (torch.Size([1]), torch.Size([1, 2]))
         """
+        dense = self._with_dense_stacks("atleast_1d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.atleast_1d()
         new_batch_size, batch_dims = _ops.atleast_rule(
             self._batch_size, 1, "atleast_1d"
         )
@@ -897,6 +976,9 @@ class TensorDictGeneratedOps:
             >>> td.atleast_2d().batch_size
             torch.Size([1, 3])
         """
+        dense = self._with_dense_stacks("atleast_2d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.atleast_2d()
         new_batch_size, batch_dims = _ops.atleast_rule(
             self._batch_size, 2, "atleast_2d"
         )
@@ -918,6 +1000,9 @@ class TensorDictGeneratedOps:
             >>> td.atleast_3d().batch_size
             torch.Size([1, 3, 4])
         """
+        dense = self._with_dense_stacks("atleast_3d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.atleast_3d()
         new_batch_size, batch_dims = _ops.atleast_rule(
             self._batch_size, 3, "atleast_3d"
         )
@@ -939,6 +1024,9 @@ class TensorDictGeneratedOps:
             >>> td.narrow(0, 1, 3)["a"]
             tensor([1, 2, 3])
         """
+        dense = self._with_dense_stacks("narrow")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.narrow(dim, start, length)
         dim, start, new_batch_size = _ops.narrow_rule(
             self._batch_size, dim, start, length, "narrow"
         )
@@ -2707,6 +2795,17 @@ class TensorDictGeneratedOps:
             >>> zeros.batch_size, zeros["a"].shape, zeros["b"].dtype
             (torch.Size([2, 5]), torch.Size([2, 5, 4]), torch.int64)
         """
+        dense = self._with_dense_stacks("new_zeros")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.new_zeros(
+                *size,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+                empty_lazy=empty_lazy,
+            )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_zeros")
         device, new_device = _ops.new_device_rule(self._device, device, "new_zeros")
         leaves, rebuild = self._leaves_and_rebuild()
@@ -2743,6 +2842,17 @@ class TensorDictGeneratedOps:
             tensor([[1., 1., 1., 1.],
                     [1., 1., 1., 1.]], dtype=torch.float64)
         """
+        dense = self._with_dense_stacks("new_ones")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.new_ones(
+                *size,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+                empty_lazy=empty_lazy,
+            )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_ones")
         device, new_device = _ops.new_device_rule(self._device, device, "new_ones")
         leaves, rebuild = self._leaves_and_rebuild()
@@ -2778,6 +2888,17 @@ class TensorDictGeneratedOps:
             >>> td.new_empty(torch.Size([6]))["a"].shape
             torch.Size([6, 4])
         """
+        dense = self._with_dense_stacks("new_empty")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.new_empty(
+                *size,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+                empty_lazy=empty_lazy,
+            )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_empty")
         device, new_device = _ops.new_device_rule(self._device, device, "new_empty")
         leaves, rebuild = self._leaves_and_rebuild()
@@ -2816,6 +2937,18 @@ class TensorDictGeneratedOps:
             >>> full["a"], full["b"]
             (tensor([7.5000, 7.5000]), tensor([7, 7]))
         """
+        dense = self._with_dense_stacks("new_full")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.new_full(
+                size,
+                fill_value,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                layout=layout,
+                pin_memory=pin_memory,
+                empty_lazy=empty_lazy,
+            )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_full")
         device, new_device = _ops.new_device_rule(self._device, device, "new_full")
         leaves, rebuild = self._leaves_and_rebuild()
@@ -2854,6 +2987,15 @@ class TensorDictGeneratedOps:
             >>> td.new_tensor(data)["a"]
             tensor([1., 2.], dtype=torch.float64)
         """
+        dense = self._with_dense_stacks("new_tensor")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.new_tensor(
+                data,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+                pin_memory=pin_memory,
+            )
         new_batch_size = _ops.new_tensor_rule(self._batch_size, data, "new_tensor")
         device, new_device = _ops.new_device_rule(self._device, device, "new_tensor")
         leaves, rebuild = self._leaves_and_rebuild()
@@ -2886,6 +3028,9 @@ class TensorDictGeneratedOps:
             ...
             ValueError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
         """
+        dense = self._with_dense_stacks("split")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.split(split_size, dim)
         split_size, dim, batch_sizes = _ops.split_rule(
             self._batch_size, split_size, dim, "split"
         )
@@ -2904,6 +3049,9 @@ class TensorDictGeneratedOps:
             >>> [part.batch_size for part in td.chunk(2, dim=-1)]
             [torch.Size([4, 2]), torch.Size([4, 1])]
         """
+        dense = self._with_dense_stacks("chunk")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.chunk(chunks, dim)
         chunks, dim, batch_sizes = _ops.chunk_rule(
             self._batch_size, chunks, dim, "chunk"
         )
@@ -2928,6 +3076,9 @@ class TensorDictGeneratedOps:
             >>> [part.batch_size[0] for part in td.tensor_split(3)]
             [2, 2, 1]
         """
+        dense = self._with_dense_stacks("tensor_split")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.tensor_split(indices_or_sections, dim)
         indices_or_sections, dim, batch_sizes = _ops.tensor_split_rule(
             self._batch_size, indices_or_sections, dim, "tensor_split"
         )
@@ -2950,6 +3101,9 @@ class TensorDictGeneratedOps:
             ...
             IndexError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
         """
+        dense = self._with_dense_stacks("unbind")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.unbind(dim)
         dim, batch_sizes = _ops.unbind_rule(self._batch_size, dim, "unbind")
         leaves, rebuild = self._leaves_and_rebuild()
         new = [torch.unbind(x, dim) for x in leaves]
@@ -2978,6 +3132,10 @@ class TensorDictGeneratedOps:
             ...
             IndexError: gather(): index has 1 dims (shape [2]) but the tensordict has batch_size [3, 4] (2 batch dims); the index needs one dim per batch dim
         """
+        dense = self._with_dense_stacks("gather")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.gather(dim, index, out, inplace=False)
+            return _ops.assign_inplace(self, result) if inplace else result
         dim, index, new_batch_size = _ops.gather_rule(
             self._batch_size, dim, index, "gather"
         )
@@ -3012,6 +3170,9 @@ class TensorDictGeneratedOps:
             ...
             RuntimeError: masked_fill(): mask of shape [2] does not match the tensordict's batch_size [3] (1 batch dim): its shape must be the batch size or its first dims
         """
+        dense = self._with_dense_stacks("masked_fill")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.masked_fill(mask, value)
         mask = _ops.mask_rule(self._batch_size, mask, "masked_fill")
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.masked_fill(_ops.expand_mask(mask, x), value) for x in leaves]
@@ -3022,6 +3183,9 @@ class TensorDictGeneratedOps:
 
         Fill the batch items where ``mask`` is true with ``value``. Writes into the stored tensors.
         """
+        if self._with_dense_stacks("masked_fill_") is not self:
+            # lazy stacks inside: out of place on their dense stacks, then written back
+            return self.update_(self.masked_fill(mask, value))
         mask = _ops.mask_rule(self._batch_size, mask, "masked_fill_")
         leaves = self._leaves()
 
@@ -3043,6 +3207,10 @@ class TensorDictGeneratedOps:
             >>> picked.batch_size, picked["a"][:, 0]
             (torch.Size([3]), tensor([0, 4, 6]))
         """
+        dense = self._with_dense_stacks("masked_select")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            result = dense.masked_select(mask, inplace=False)
+            return _ops.assign_inplace(self, result) if inplace else result
         mask, new_batch_size = _ops.masked_select_rule(
             self._batch_size, mask, "masked_select"
         )
@@ -3079,6 +3247,11 @@ class TensorDictGeneratedOps:
             >>> torch.where(torch.tensor([False, True, True]), td, td + 10)["a"]
             tensor([10.,  1.,  2.])
         """
+        dense = self._with_dense_stacks("where")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.where(
+                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            )
         condition = _ops.where_rule(self._batch_size, condition, "where")
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "where", pad)
@@ -4074,7 +4247,11 @@ class TensorDictGeneratedOps:
             >>> td.sum(reduce=True)
             tensor(90.)
         """
-        _ops.refuse_nested_lazy_stacks(self, "sum")
+        dense = self._with_dense_stacks("sum")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.sum(
+                dim, keepdim, dtype=dtype, reduce=reduce, key_transform=key_transform
+            )
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "sum"
         )
@@ -4115,7 +4292,9 @@ class TensorDictGeneratedOps:
             >>> td.nansum(1)["a"]
             tensor([1., 5.])
         """
-        _ops.refuse_nested_lazy_stacks(self, "nansum")
+        dense = self._with_dense_stacks("nansum")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.nansum(dim, keepdim, dtype=dtype, reduce=reduce)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nansum"
         )
@@ -4158,7 +4337,11 @@ class TensorDictGeneratedOps:
             >>> td.mean("feature", reduce=True)
             tensor([4.3333, 9.0000])
         """
-        _ops.refuse_nested_lazy_stacks(self, "mean")
+        dense = self._with_dense_stacks("mean")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.mean(
+                dim, keepdim, dtype=dtype, reduce=reduce, key_transform=key_transform
+            )
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "mean"
         )
@@ -4199,7 +4382,9 @@ class TensorDictGeneratedOps:
             >>> td.nanmean(1)["a"]
             tensor([1.0000, 2.5000])
         """
-        _ops.refuse_nested_lazy_stacks(self, "nanmean")
+        dense = self._with_dense_stacks("nanmean")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.nanmean(dim, keepdim, dtype=dtype, reduce=reduce)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nanmean"
         )
@@ -4239,7 +4424,9 @@ class TensorDictGeneratedOps:
             >>> td.prod()["a"]
             tensor(24.)
         """
-        _ops.refuse_nested_lazy_stacks(self, "prod")
+        dense = self._with_dense_stacks("prod")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.prod(dim, keepdim, dtype=dtype, reduce=reduce)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "prod", one=True
         )
@@ -4280,7 +4467,15 @@ class TensorDictGeneratedOps:
             >>> td.std(0, correction=0)["a"]
             tensor([1., 2.])
         """
-        _ops.refuse_nested_lazy_stacks(self, "std")
+        dense = self._with_dense_stacks("std")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.std(
+                dim,
+                keepdim,
+                correction=correction,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "std"
         )
@@ -4324,7 +4519,15 @@ class TensorDictGeneratedOps:
             >>> td.var(0)["a"]
             tensor([2., 8.])
         """
-        _ops.refuse_nested_lazy_stacks(self, "var")
+        dense = self._with_dense_stacks("var")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.var(
+                dim,
+                keepdim,
+                correction=correction,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "var"
         )
@@ -4374,7 +4577,9 @@ class TensorDictGeneratedOps:
             >>> td.min()["a"]
             tensor(1.)
         """
-        _ops.refuse_nested_lazy_stacks(self, "min")
+        dense = self._with_dense_stacks("min")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.min(dim, keepdim, reduce=reduce, return_indices=return_indices)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "min", one=True
         )
@@ -4422,7 +4627,9 @@ class TensorDictGeneratedOps:
             >>> td.max(reduce=True)
             tensor(5.)
         """
-        _ops.refuse_nested_lazy_stacks(self, "max")
+        dense = self._with_dense_stacks("max")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.max(dim, keepdim, reduce=reduce, return_indices=return_indices)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "max", one=True
         )
@@ -4467,7 +4674,9 @@ class TensorDictGeneratedOps:
             >>> td.amin((0, 1))["a"]
             tensor(1.)
         """
-        _ops.refuse_nested_lazy_stacks(self, "amin")
+        dense = self._with_dense_stacks("amin")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.amin(dim, keepdim, reduce=reduce)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amin"
         )
@@ -4505,7 +4714,9 @@ class TensorDictGeneratedOps:
             tensor([[3.],
                     [5.]])
         """
-        _ops.refuse_nested_lazy_stacks(self, "amax")
+        dense = self._with_dense_stacks("amax")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.amax(dim, keepdim, reduce=reduce)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amax"
         )
@@ -4539,7 +4750,9 @@ class TensorDictGeneratedOps:
             >>> td.all(0)["a"]
             tensor([ True, False])
         """
-        _ops.refuse_nested_lazy_stacks(self, "all")
+        dense = self._with_dense_stacks("all")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.all(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "all")
         leaves, rebuild = self._leaves_and_rebuild()
         if dim is None:  # one bool for every value of every leaf
@@ -4564,7 +4777,9 @@ class TensorDictGeneratedOps:
             >>> td.any(0)["a"]
             tensor([ True, False])
         """
-        _ops.refuse_nested_lazy_stacks(self, "any")
+        dense = self._with_dense_stacks("any")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.any(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "any")
         leaves, rebuild = self._leaves_and_rebuild()
         if dim is None:  # one bool for every value of every leaf
@@ -4587,7 +4802,9 @@ class TensorDictGeneratedOps:
             >>> td.logsumexp()["a"]
             tensor([0.6931, 0.6931, 0.6931])
         """
-        _ops.refuse_nested_lazy_stacks(self, "logsumexp")
+        dense = self._with_dense_stacks("logsumexp")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.logsumexp(dim, keepdim, out=out)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "logsumexp", no_dim="batch"
         )
@@ -4619,7 +4836,9 @@ class TensorDictGeneratedOps:
             >>> td.norm()["a"]
             tensor(5.)
         """
-        _ops.refuse_nested_lazy_stacks(self, "norm")
+        dense = self._with_dense_stacks("norm")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.norm(out=out, dtype=dtype, key_transform=key_transform)
         leaves = self._leaves()
         new = [torch.linalg.vector_norm(x, dtype=dtype) for x in leaves]
         if out is not None:
@@ -4651,7 +4870,16 @@ class TensorDictGeneratedOps:
             >>> td.quantile(torch.tensor([0.0, 1.0]), 0).batch_size
             torch.Size([2])
         """
-        _ops.refuse_nested_lazy_stacks(self, "quantile")
+        dense = self._with_dense_stacks("quantile")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.quantile(
+                q,
+                dim,
+                keepdim,
+                interpolation=interpolation,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
         prefix = _ops.quantile_shape(q)
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "quantile", one=True, prefix=prefix
@@ -4694,7 +4922,9 @@ class TensorDictGeneratedOps:
             >>> td.cummin(0).values["a"]
             tensor([3., 1., 1.])
         """
-        _ops.refuse_nested_lazy_stacks(self, "cummin")
+        dense = self._with_dense_stacks("cummin")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.cummin(dim, reduce=reduce, return_indices=return_indices)
         dim = _ops.batch_dim(dim, self._batch_size, "cummin")
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
@@ -4723,7 +4953,9 @@ class TensorDictGeneratedOps:
             >>> td.cummax(0).indices["a"]
             tensor([0, 1, 1])
         """
-        _ops.refuse_nested_lazy_stacks(self, "cummax")
+        dense = self._with_dense_stacks("cummax")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.cummax(dim, reduce=reduce, return_indices=return_indices)
         dim = _ops.batch_dim(dim, self._batch_size, "cummax")
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
@@ -4749,7 +4981,9 @@ class TensorDictGeneratedOps:
             tensor([[0.5000, 0.5000, 0.5000],
                     [0.5000, 0.5000, 0.5000]])
         """
-        _ops.refuse_nested_lazy_stacks(self, "softmax")
+        dense = self._with_dense_stacks("softmax")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.softmax(dim, dtype)
         dim = _ops.batch_dim(dim, self._batch_size, "softmax")
         leaves, rebuild = self._leaves_and_rebuild()
         new = [torch.softmax(x, dim, dtype=dtype) for x in leaves]
