@@ -20,7 +20,7 @@ stack into a dense :class:`~tensordict.TensorDict`.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -244,6 +244,75 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
     ):
         """A dense stack where the items allow it, a lazy one otherwise."""
         return maybe_dense_stack(items, dim, out=out, strict=strict, **kwargs)
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict: "Mapping | Sequence[Mapping]",
+        *other: Mapping,
+        auto_batch_size: bool = False,
+        batch_size=None,
+        device=None,
+        batch_dims: int | None = None,
+        stack_dim_name: str | None = None,
+        stack_dim: int = 0,
+        names: Sequence[str] | None = None,
+    ) -> "LazyStackedTensorDict":
+        """A lazy stack along ``stack_dim`` of one tensordict per mapping: the items of
+        ``input_dict`` when it is a list or tuple, else ``input_dict`` itself, then the
+        ``other`` mappings. ``batch_size``, ``batch_dims`` and ``names`` describe the
+        stack (the stack dim included); ``auto_batch_size`` gives each tensordict the
+        batch dims its entries share."""
+        items = list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
+        members, stack_dim, names = _members_from_mappings(
+            items + list(other),
+            "from_dict",
+            stack_dim=stack_dim,
+            auto_batch_size=auto_batch_size,
+            batch_size=batch_size,
+            batch_dims=batch_dims,
+            device=device,
+            names=names,
+        )
+        if stack_dim_name is None and names is not None:
+            stack_dim_name = names[stack_dim]
+        return cls(*members, stack_dim=stack_dim, stack_dim_name=stack_dim_name)
+
+    @classmethod
+    def from_list(
+        cls,
+        input: Sequence[Mapping],
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size=None,
+        device=None,
+        batch_dims: int | None = None,
+        names: Sequence[str] | None = None,
+        lazy: bool | None = None,
+    ) -> "LazyStackedTensorDict":
+        """A lazy stack along dim 0 of one tensordict per mapping of ``input`` (options
+        as for :meth:`from_dict`). The result is lazy whatever ``lazy`` says;
+        ``TensorDict.from_list`` stacks densely where it can."""
+        return cls.from_dict(
+            list(input),
+            auto_batch_size=bool(auto_batch_size),
+            batch_size=batch_size,
+            device=device,
+            batch_dims=batch_dims,
+            names=names,
+        )
+
+    def valid_keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf: Callable | None = None,
+        *,
+        sort: bool = False,
+    ):
+        """The keys every stacked tensordict has: :meth:`keys`, under the name older
+        code uses."""
+        return self.keys(include_nested, leaves_only, is_leaf, sort=sort)
 
     def append(self, tensordict: TensorDictBase) -> None:
         """Add ``tensordict`` at the end of the stack."""
@@ -1254,6 +1323,80 @@ def _as_member(td, position: int) -> TensorDictBase:
         f"LazyStackedTensorDict stacks tensordicts; the item at index {position} is a "
         f"{type(td).__name__}"
     )
+
+
+def _members_from_mappings(
+    items: list,
+    op: str,
+    *,
+    stack_dim: int,
+    auto_batch_size: bool,
+    batch_size,
+    batch_dims: int | None,
+    device,
+    names,
+) -> tuple[list, int, list | None]:
+    """One tensordict per item (a mapping built with ``TensorDict.from_dict``, a tensor
+    collection kept as it is), for a stack along ``stack_dim``. The stack's
+    ``batch_size``, ``batch_dims`` and ``names`` (stack dim included) become each
+    tensordict's own. Returns the tensordicts, the stack dim (non-negative where the
+    batch dims are known) and the names as a list."""
+    if not items:
+        raise ValueError(f"{op}(): needs at least one mapping to stack, got none")
+    member_bs = member_dims = member_names = None
+    stack_dims = None  # the stack's number of batch dims, where an option says it
+    if batch_size is not None:
+        batch_size = _parse_batch_size(batch_size)
+        stack_dims = len(batch_size)
+    elif batch_dims is not None:
+        stack_dims = batch_dims
+    if names is not None:
+        names = list(names)
+        stack_dims = len(names) if stack_dims is None else stack_dims
+        if len(names) != stack_dims:
+            raise ValueError(
+                f"{op}(): names {names} has {len(names)} entries but the stack has "
+                f"{stack_dims} batch dims"
+            )
+    if stack_dims is not None:
+        if stack_dims < 1:
+            raise ValueError(
+                f"{op}(): the stack needs at least one batch dim (the stack dim), "
+                f"got {stack_dims}"
+            )
+        stack_dim = _check_stack_dim(stack_dim, stack_dims - 1)
+        if batch_size is not None:
+            if batch_size[stack_dim] != len(items):
+                raise ValueError(
+                    f"{op}(): batch_size {list(batch_size)} has {batch_size[stack_dim]} "
+                    f"at the stack dim {stack_dim}, but {len(items)} mappings are given"
+                )
+            member_bs = batch_size[:stack_dim] + batch_size[stack_dim + 1 :]
+        if batch_dims is not None:
+            member_dims = batch_dims - 1
+        if names is not None:
+            member_names = names[:stack_dim] + names[stack_dim + 1 :]
+    members = []
+    for i, item in enumerate(items):
+        if is_tensor_collection(item):
+            members.append(item)
+        elif isinstance(item, Mapping):
+            members.append(
+                TensorDict.from_dict(
+                    item,
+                    auto_batch_size=auto_batch_size,
+                    batch_size=member_bs,
+                    device=device,
+                    batch_dims=member_dims,
+                    names=member_names,
+                )
+            )
+        else:
+            raise TypeError(
+                f"{op}(): item {i} is a {type(item).__name__}; expected a mapping "
+                f"(such as a dict) or a tensordict"
+            )
+    return members, stack_dim, names
 
 
 def _check_stack_dim(stack_dim: int, member_dims: int) -> int:

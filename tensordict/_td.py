@@ -243,6 +243,50 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 td.names = names
         return td
 
+    @classmethod
+    def from_list(
+        cls,
+        input,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size=None,
+        device=None,
+        batch_dims: int | None = None,
+        names=None,
+        lazy: bool | None = None,
+    ):
+        """One tensordict per mapping of ``input`` (``from_dict``), stacked along a new
+        first dim. ``batch_size``, ``batch_dims`` and ``names`` describe the result
+        (the new dim included). The stack is dense where the tensordicts have the same
+        keys and shapes, else a :class:`LazyStackedTensorDict`; ``lazy=True`` always
+        gives a lazy stack, ``lazy=False`` always a dense one (an error where the
+        tensordicts differ)."""
+        from tensordict._lazy import (
+            LazyStackedTensorDict,
+            _members_from_mappings,
+            maybe_dense_stack,
+        )
+
+        members, _, names = _members_from_mappings(
+            list(input),
+            "from_list",
+            stack_dim=0,
+            auto_batch_size=bool(auto_batch_size),
+            batch_size=batch_size,
+            batch_dims=batch_dims,
+            device=device,
+            names=names,
+        )
+        if lazy:
+            stack = LazyStackedTensorDict(*members, stack_dim=0)
+        elif lazy is None:
+            stack = maybe_dense_stack(members, 0)
+        else:
+            stack = torch.stack(members, 0)
+        if names is not None:
+            stack.names = names
+        return stack
+
     def auto_batch_size_(self, batch_dims: int | None = None) -> "TensorDict":
         """Set the batch size to the longest one every entry shares (at most
         ``batch_dims`` dims); nested tensordicts get theirs first."""

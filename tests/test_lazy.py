@@ -203,6 +203,61 @@ class TestConstruction:
             stack.batch_size = [3, 2]
 
 
+def _mappings():
+    return [
+        {"a": torch.zeros(3), "n": {"c": torch.ones(3, 2)}},
+        {"a": torch.ones(3), "n": {"c": torch.full((3, 2), 2.0)}},
+    ]
+
+
+def test_from_dict_stacks_one_tensordict_per_mapping():
+    stack = LazyStackedTensorDict.from_dict(_mappings())
+    assert type(stack) is LazyStackedTensorDict and stack.batch_size == (2,)
+    assert [td.batch_size for td in stack.tensordicts] == [(), ()]
+    assert torch.equal(stack["n", "c"][1], torch.full((3, 2), 2.0))
+    # the options describe the stack, stack dim included
+    stack = LazyStackedTensorDict.from_dict(
+        _mappings(), auto_batch_size=True, stack_dim=1, stack_dim_name="env"
+    )
+    assert stack.batch_size == (3, 2) and stack.stack_dim == 1
+    assert stack.names == [None, "env"]
+    assert torch.equal(stack["a"], torch.stack([torch.zeros(3), torch.ones(3)], 1))
+    stack = LazyStackedTensorDict.from_dict(*_mappings(), batch_size=[2, 3], names=["e", "t"])
+    assert [td.batch_size for td in stack.tensordicts] == [(3,), (3,)]
+    assert stack.names == ["e", "t"]
+    assert LazyStackedTensorDict.from_dict(_mappings(), batch_dims=2).batch_size == (2, 3)
+
+
+def test_from_dict_and_from_list_errors_say_what_is_wrong():
+    with pytest.raises(ValueError, match="2 mappings are given"):
+        LazyStackedTensorDict.from_dict(_mappings(), batch_size=[3, 3])
+    with pytest.raises(ValueError, match="at least one mapping"):
+        TensorDict.from_list([])
+    with pytest.raises(TypeError, match="item 1 is a int"):
+        LazyStackedTensorDict.from_list([{"a": torch.zeros(1)}, 3])
+    with pytest.raises(RuntimeError, match="batch"):  # batch sizes must agree
+        LazyStackedTensorDict.from_list(
+            [{"a": torch.zeros(3)}, {"a": torch.zeros(2)}], auto_batch_size=True
+        )
+
+
+def test_from_list_is_dense_where_it_can_be():
+    dense = TensorDict.from_list(_mappings(), auto_batch_size=True, names=["e", "t"])
+    assert type(dense) is TensorDict and dense.batch_size == (2, 3)
+    assert dense.names == ["e", "t"]
+    assert torch.equal(dense["n", "c"][1], torch.full((3, 2), 2.0))
+    ragged = [{"a": torch.zeros(3)}, {"a": torch.ones(2), "b": torch.ones(1)}]
+    lazy = TensorDict.from_list(ragged)
+    assert type(lazy) is LazyStackedTensorDict and lazy.batch_size == (2,)
+    assert list(lazy.valid_keys()) == list(lazy.keys()) == ["a"]
+    assert "b" in lazy.tensordicts[1].keys()
+    assert type(TensorDict.from_list(_mappings(), lazy=True)) is LazyStackedTensorDict
+    with pytest.raises((RuntimeError, KeyError)):
+        TensorDict.from_list(ragged, lazy=False)
+    stack = LazyStackedTensorDict.from_list(_mappings(), batch_size=[2, 3])
+    assert type(stack) is LazyStackedTensorDict and stack.batch_size == (2, 3)
+
+
 # ---------------------------------------------------------------------------------------
 # indexing
 # ---------------------------------------------------------------------------------------
