@@ -594,11 +594,19 @@ class Op:
         return bool(DUNDER_RE.match(self.name))
 
     @property
-    def reads_batch_dims(self) -> bool:
-        """Whether the per-leaf expression addresses batch dims (a batch-size rule, or
-        a reduction or scan over batch dims): every leaf must then carry all of them,
-        so the generated method makes lazy stacks inside the tensordict dense first."""
-        return self.batch_size != "keep" or self.family == "reduction"
+    def needs_dense_stacks(self) -> bool:
+        """Whether the op needs every leaf as the tensordict's key holds it: with all
+        of its batch dims (the per-leaf expression addresses batch dims: a batch-size
+        rule, a reduction or a scan), or one leaf per key (a collector keying plain
+        data like the tensordict, ``_ops.join_leaves`` joining the leaves along a
+        batch dim). A lazy stack's leaves are its members' (no stack dim, one per
+        member), so the generated method makes lazy stacks inside dense first."""
+        return (
+            self.batch_size != "keep"
+            or self.family == "reduction"
+            or self.result in COLLECTORS
+            or "_ops.join_leaves(" in (self.combine or "")
+        )
 
     def method_names(self) -> tuple[str, ...]:
         if not self.method:  # a torch function only (``method: false``)

@@ -1043,9 +1043,9 @@ def test_leafwise_ops_keep_a_held_lazy_stack_lazy():
 
 MASK = torch.tensor([[True, False, True, False]] * 3)
 
-# Ops that read the batch dims of every leaf: on a TensorDict holding a lazy stack they
-# give what they give on the dense copy (the stack's leaves lack its stack dim, so it
-# is made dense for them).
+# Ops that read the batch dims of every leaf, or join the leaves along one: on a
+# TensorDict holding a lazy stack they give what they give on the dense copy (the
+# stack's leaves lack its stack dim, so it is made dense for them).
 BATCH_DIM_OPS = {
     "transpose": lambda t: t.transpose(0, 1),
     "permute": lambda t: t.permute(1, 0),
@@ -1073,6 +1073,8 @@ BATCH_DIM_OPS = {
     "softmax": lambda t: t.softmax(1),
     "cummax": lambda t: t.cummax(1),
     "new_zeros": lambda t: t.new_zeros(5),
+    "stack_from_tensordict": lambda t: t.select(("s", "n", "b")).stack_from_tensordict(0),
+    "cat_from_tensordict": lambda t: t.select(("s", "n", "b")).cat_from_tensordict(1),
 }
 
 
@@ -1082,8 +1084,20 @@ def test_batch_dim_ops_on_a_held_lazy_stack_match_the_dense_copy(op):
     got, want = op(holder), op(dense)
     if isinstance(want, tuple):  # (values, indices)
         got, want = got[0], want[0]
-    assert_same(got, want)
+    if isinstance(want, torch.Tensor):
+        assert torch.equal(got, want)
+    else:
+        assert_same(got, want)
     assert_same(holder["s"], dense["s"])  # the source is untouched
+
+
+def test_numpy_and_tolist_of_a_held_lazy_stack_match_the_dense_copy():
+    holder, dense = _holder()
+    got, want = holder.numpy(), dense.numpy()
+    assert got["s"]["a"].shape == (3, 4, 2)
+    assert (got["s"]["a"] == want["s"]["a"]).all()
+    assert (got["s"]["n"]["b"] == want["s"]["n"]["b"]).all()
+    assert holder.tolist(convert_tensors=True) == dense.tolist(convert_tensors=True)
 
 
 def test_in_place_forms_write_into_the_held_lazy_stack():

@@ -265,6 +265,9 @@ class TensorDictGeneratedOps:
                     [1., 0.],
                     [1., 0.]])
         """
+        dense = self._with_dense_stacks("stack_from_tensordict")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.stack_from_tensordict(dim, sorted=sorted, out=out)
         leaves = self._leaves()
         new = [x for x in leaves]
         return _ops.join_leaves(
@@ -291,6 +294,9 @@ class TensorDictGeneratedOps:
                     [0., 1.],
                     [0., 1.]])
         """
+        dense = self._with_dense_stacks("cat_from_tensordict")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.cat_from_tensordict(dim, sorted=sorted, out=out)
         leaves = self._leaves()
         new = [x for x in leaves]
         return _ops.join_leaves(
@@ -2723,6 +2729,9 @@ class TensorDictGeneratedOps:
             >>> td.numpy()
             {'a': array([1., 2.], dtype=float32), 'sub': {'b': array([3, 4])}}
         """
+        dense = self._with_dense_stacks("numpy")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.numpy()
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.numpy() for x in leaves]
         return _ops.nested_dict_result(self, new)
@@ -2752,6 +2761,14 @@ class TensorDictGeneratedOps:
             >>> td.tolist()[1]["a"]
             tensor([3, 4])
         """
+        dense = self._with_dense_stacks("tolist")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return dense.tolist(
+                convert_nodes=convert_nodes,
+                convert_tensors=convert_tensors,
+                tolist_first=tolist_first,
+                as_linked_list=as_linked_list,
+            )
         leaves, rebuild = self._leaves_and_rebuild()
         new = [_ops.tolist_leaf(x, convert_tensors) for x in leaves]
         return _ops.nested_lists_result(
