@@ -1420,17 +1420,37 @@ def present_result(td: TensorDictBase, new: list) -> TensorDictBase | None:
 
 def scalar_result(td: TensorDictBase, new: list) -> TensorDictBase:
     """One scalar int64 tensor per leaf (``data_ptr``), keyed like ``td``, batch size
-    ``[]`` at every level, on the cpu."""
+    ``[]`` at every level, on the cpu. A lazy stack gives one entry per stacked
+    tensordict, keyed by its index (``"0"``, ``"1"``, ...): its leaves are theirs."""
+    values = iter(new)
+    out = _scalars(td, values)
+    if next(values, None) is not None:
+        raise ValueError(f"scalar_result(): more values than leaves ({len(new)})")
+    return out
+
+
+def _scalars(td: TensorDictBase, values) -> TensorDictBase:
     from tensordict._td import TensorDict
 
     out = TensorDict({}, batch_size=[], device="cpu")
-    for key, value in zip(leaf_keys(td), new):
-        out.set(key, torch.tensor(value, dtype=torch.int64))
+    if getattr(td, "_per_member_leaves", False):  # a lazy stack: member by member
+        for i, member in enumerate(td.tensordicts):
+            out.set(str(i), _scalars(member, values))
+        return out
+    storage = getattr(td, "_tensordict", None)
+    if storage is not None and not isinstance(storage, dict):  # a tensorclass
+        return _scalars(storage, values)
+    for key, value in td._own_items():
+        if isinstance(value, torch.Tensor):
+            out.set(key, torch.tensor(next(values), dtype=torch.int64))
+        elif _base._is_node(value):
+            out.set(key, _scalars(value, values))
     return out
 
 
 def leaf_keys(td: TensorDictBase) -> list:
-    """The nested key of every tensor leaf, in the order of ``td._leaves()``."""
+    """The nested key of every tensor leaf, in the order of ``td._leaves()`` where no
+    lazy stack is inside (a lazy stack's leaves are its members', one per member)."""
     return list(td.keys(True, True))
 
 

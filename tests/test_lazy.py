@@ -1100,6 +1100,17 @@ def test_numpy_and_tolist_of_a_held_lazy_stack_match_the_dense_copy():
     assert holder.tolist(convert_tensors=True) == dense.tolist(convert_tensors=True)
 
 
+def test_data_ptr_of_a_lazy_stack_is_keyed_by_member():
+    holder, _ = _holder()
+    stack = holder["s"]
+    got = holder.data_ptr()
+    assert got["x"].item() == holder["x"].data_ptr()
+    for i, td in enumerate(stack.tensordicts):
+        assert got["s", str(i), "a"].item() == td["a"].data_ptr()
+        assert got["s", str(i), "n", "b"].item() == td["n", "b"].data_ptr()
+    assert stack.data_ptr()["3", "a"].item() == stack.tensordicts[3]["a"].data_ptr()
+
+
 def test_in_place_forms_write_into_the_held_lazy_stack():
     holder, dense = _holder()
     stack = holder["s"]

@@ -193,7 +193,8 @@ class TensorDictGeneratedOps:
 
         With ``storage=True``, the address of the start of each leaf's storage instead
         (the same for views of one tensor). The result has batch size ``[]`` at every
-        level and lives on the CPU.
+        level and lives on the CPU. A lazy stack gives one entry per stacked tensordict,
+        keyed by its index (``"0"``, ``"1"``, ...).
 
         Example:
             >>> x = torch.arange(6.0)
