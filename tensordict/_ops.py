@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 # (numpy scalars, fractions, ...).
 _NUMBER_TYPES = (int, float, bool, complex)
 _SCALAR_OPERANDS = (torch.Tensor,) + _NUMBER_TYPES
-_PLAIN_NUMBERS = frozenset((int, float))
+# Operands taking generated ops' fast path (a number for every leaf): exact types only,
+# so that bool, numpy scalars and other Numbers go the general way.
+PLAIN_NUMBERS = frozenset((int, float))
 
 # What torch raises when a foreach function does not take the leaves (a dtype or device
 # mix its kernels do not handle, an overload that does not exist for the operand, an
@@ -78,7 +80,7 @@ def operand_leaves(
     torch broadcasts a tensor against each leaf as ``leaf OP tensor`` does. (A lazy
     stack's leaves lack the stack dim: it slices the tensor for each of them.)
     """
-    if type(other) in _PLAIN_NUMBERS:  # the common case, checked first
+    if type(other) in PLAIN_NUMBERS:  # the common case, checked first
         return repeated(other, len(leaves))
     if isinstance(other, _SCALAR_OPERANDS) or other is None:
         if (

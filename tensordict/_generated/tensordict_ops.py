@@ -1090,6 +1090,12 @@ class TensorDictGeneratedOps:
             tensor([21., 42.])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_add, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "add", default)
         if alpha is None:
             new = _ops.try_foreach(torch._foreach_add, leaves, other_leaves)
@@ -1172,6 +1178,12 @@ class TensorDictGeneratedOps:
             tensor([-2., -1.])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_sub, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "sub", default)
         if alpha is None:
             new = _ops.try_foreach(torch._foreach_sub, leaves, other_leaves)
@@ -1278,6 +1290,12 @@ class TensorDictGeneratedOps:
             tensor([ 9, 16])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_mul, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "mul", default)
         new = _ops.try_foreach(torch._foreach_mul, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1335,6 +1353,12 @@ class TensorDictGeneratedOps:
             tensor([1.5000, 2.0000])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_div, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "div", default)
         new = _ops.try_foreach(torch._foreach_div, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1403,6 +1427,12 @@ class TensorDictGeneratedOps:
             tensor([ 9, 16])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_pow, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "pow", default)
         new = _ops.try_foreach(torch._foreach_pow, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1497,6 +1527,12 @@ class TensorDictGeneratedOps:
             tensor([3., 5.])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_maximum, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "maximum", default)
         new = _ops.try_foreach(torch._foreach_maximum, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1539,6 +1575,12 @@ class TensorDictGeneratedOps:
             tensor([0., 0.])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_minimum, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "minimum", default)
         new = _ops.try_foreach(torch._foreach_minimum, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1576,6 +1618,12 @@ class TensorDictGeneratedOps:
             tensor([0.0000, 0.5000, 2.0000])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_clamp_min, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_min", default)
         new = _ops.try_foreach(torch._foreach_clamp_min, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1612,6 +1660,12 @@ class TensorDictGeneratedOps:
             tensor([-1.0000,  0.5000,  1.0000])
         """
         leaves, rebuild = self._leaves_and_rebuild()
+        if type(other) in _ops.PLAIN_NUMBERS:
+            # the common case, one number for every leaf: torch's scalar overload, given
+            # the number itself (the general path below gives the same call)
+            new = _ops.try_foreach(torch._foreach_clamp_max, leaves, other)
+            if new is not None:
+                return rebuild(new)
         other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_max", default)
         new = _ops.try_foreach(torch._foreach_clamp_max, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
