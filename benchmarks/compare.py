@@ -9,6 +9,11 @@ benchmarks/test_bench_*.py from a scratch working directory, so only the install
 package of each environment can be imported; the reference run also aborts if its
 tensordict comes from inside this repo. Floor benchmarks ([floor]) run once, with ours.
 Prints a markdown table of medians and writes it to --out (default benchmarks/results.md).
+
+With --rounds N the two suites run alternately N times (ours, reference, ours, ...), so
+that a drift of the machine's speed during the run hits both sides alike; each median in
+the table is then the median of the N rounds' medians, and a column gives the range of
+the per-round ratios.
 """
 
 import argparse
@@ -17,6 +22,7 @@ import math
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,6 +80,13 @@ def parse_args(argv):
         default=0.05,
         help="noise band: a ratio counts as missing its target only below "
         "target*(1-tolerance) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run ours and the reference alternately this many times and report the "
+        "median of the rounds (default: %(default)s)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="stream pytest output")
     p.add_argument(
@@ -147,6 +160,26 @@ def rows_of(data):
     return out, order, failed
 
 
+def rows_of_rounds(runs):
+    """``rows_of`` over several runs of one suite: each median is the median of the
+    runs' medians; a benchmark failed if it failed in any run."""
+    per_run = [rows_of(data) for data in runs]
+    order, failed, values = [], set(), {}
+    for rows, run_order, run_failed in per_run:
+        failed |= run_failed
+        for case in run_order:
+            if case not in values:
+                values[case] = {}
+                order.append(case)
+            for impl, median in rows[case].items():
+                values[case].setdefault(impl, []).append(median)
+    out = {
+        case: {impl: statistics.median(ms) for impl, ms in impls.items()}
+        for case, impls in values.items()
+    }
+    return out, order, failed
+
+
 def fmt_us(seconds):
     if seconds is None:
         return "—"
@@ -179,19 +212,27 @@ def main(argv=None):
             "Create it with: ../shared/tools/reference-venv.sh  (run from the repo root), "
             "or pass --reference-venv DIR."
         )
+    if args.rounds < 1:
+        sys.exit("--rounds must be at least 1")
     os.makedirs(args.json_dir, exist_ok=True)
-    ours_json = os.path.join(os.path.abspath(args.json_dir), "ours.json")
-    ref_json = os.path.join(os.path.abspath(args.json_dir), "reference.json")
-
-    ours = run_suite("ours", args.ours_python, args, ours_json)
-    ref = run_suite(
-        "reference",
-        ref_python,
-        args,
-        ref_json,
-        extra_env={"TENSORDICT_BENCH_FORBID_PREFIX": REPO_ROOT},
-        extra_pytest=["-m", "not floor"],
-    )
+    ours_runs, ref_runs = [], []
+    for i in range(args.rounds):
+        suffix = "" if args.rounds == 1 else f"-{i + 1}"
+        json_dir = os.path.abspath(args.json_dir)
+        ours_runs.append(
+            run_suite("ours", args.ours_python, args, f"{json_dir}/ours{suffix}.json")
+        )
+        ref_runs.append(
+            run_suite(
+                "reference",
+                ref_python,
+                args,
+                f"{json_dir}/reference{suffix}.json",
+                extra_env={"TENSORDICT_BENCH_FORBID_PREFIX": REPO_ROOT},
+                extra_pytest=["-m", "not floor"],
+            )
+        )
+    ours, ref = ours_runs[0], ref_runs[0]
 
     ours_td, ref_td = ours.get("tensordict", {}), ref.get("tensordict", {})
     ours_path, ref_path = ours_td.get("path", "?"), ref_td.get("path", "?")
@@ -213,18 +254,24 @@ def main(argv=None):
     for note in notes:
         print(note.replace("**", ""))
 
-    ours_rows, order, ours_failed = rows_of(ours)
-    ref_rows, ref_order, ref_failed = rows_of(ref)
+    ours_rows, order, ours_failed = rows_of_rounds(ours_runs)
+    ref_rows, ref_order, ref_failed = rows_of_rounds(ref_runs)
     order += [c for c in ref_order if c not in ours_rows]
+    per_round = [(rows_of(o)[0], rows_of(r)[0]) for o, r in zip(ours_runs, ref_runs)]
 
+    spread = args.rounds > 1
     lines = [
         "| benchmark | ours (median, µs) | reference (median, µs) "
-        "| ratio (reference/ours, >1 = ours faster) | floor (µs) |",
-        "|---|---:|---:|---:|---:|",
+        "| ratio (reference/ours, >1 = ours faster) "
+        + ("| per-round ratios |" if spread else "|")
+        + " floor (µs) |",
+        "|---|---:|---:|---:|" + ("---:|" if spread else "") + "---:|",
     ]
     ratios, misses = [], []
-    failures = [f"ours: {n}" for n in ours.get("failed", [])]
-    failures += [f"reference: {n}" for n in ref.get("failed", [])]
+    failures = sorted({f"ours: {n}" for o in ours_runs for n in o.get("failed", [])})
+    failures += sorted(
+        {f"reference: {n}" for r in ref_runs for n in r.get("failed", [])}
+    )
     for case in order:
         o = ours_rows.get(case, {}).get("td")
         r = ref_rows.get(case, {}).get("td")
@@ -243,8 +290,21 @@ def main(argv=None):
             if ratio < need * (1 - args.tolerance):
                 ratio_cell = f"**{ratio:.2f}** (target ≥{need:g})"
                 misses.append(f"{short(case)}: {ratio:.2f} < {need:g}")
+        range_cell = ""
+        if spread:
+            round_ratios = [
+                r_rows[case]["td"] / o_rows[case]["td"]
+                for o_rows, r_rows in per_round
+                if o_rows.get(case, {}).get("td") and r_rows.get(case, {}).get("td")
+            ]
+            range_cell = (
+                f" {min(round_ratios):.2f}–{max(round_ratios):.2f} |"
+                if round_ratios
+                else " — |"
+            )
         lines.append(
-            f"| {short(case)} | {o_cell} | {r_cell} | {ratio_cell} | {fmt_us(floor)} |"
+            f"| {short(case)} | {o_cell} | {r_cell} | {ratio_cell} |{range_cell}"
+            f" {fmt_us(floor)} |"
         )
     table = "\n".join(lines)
 
@@ -275,6 +335,12 @@ def main(argv=None):
         f"- reference: `{ref_path}` (version {ref_td.get('version')}, "
         f"torch {ref_td.get('torch')}, python `{ref_python}`)",
         f"- selection: `-k {args.keyword}`" if args.keyword else "- selection: all",
+        (
+            f"- rounds: {args.rounds} (ours and reference alternately; medians of the "
+            "rounds' medians)"
+            if spread
+            else "- rounds: 1"
+        ),
         "- medians in µs; floor = same work by hand on plain dicts of tensors",
     ]
     report = (
