@@ -21,6 +21,7 @@ from tensordict.base import (
     _parse_names,
     NO_DEFAULT,
     TensorDictBase,
+    _has_no_entries,
     _is_node,
     _looks_like_key,
 )
@@ -675,6 +676,14 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             return self
         return _new_tensordict(storage, self._batch_size, self._device, self._names)
 
+    def _apply(self, fn, others, **options):
+        # The common call, td.apply(fn) with no other tensordict and no option that
+        # changes the result's shape, device or names, takes one lean walk; the rest
+        # is the general loop of TensorDictBase.
+        if others or any(options[name] is not value for name, value in _PLAIN_APPLY):
+            return TensorDictBase._apply(self, fn, others, **options)
+        return _apply_leaves(self, fn, options["filter_empty"], options["prefix"])
+
     def _operand_leaves(self, other, op: str, default=None) -> list:
         out: list = []
         _collect_operand(self, other, out, op, default, ())
@@ -683,6 +692,53 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
     def _moved_to(self, device) -> "TensorDict":
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([leaf.to(device) for leaf in leaves], device=device)
+
+
+# The options of TensorDictBase._apply for which TensorDict takes _apply_leaves.
+_PLAIN_APPLY = (
+    ("named", False),
+    ("inplace", False),
+    ("call_on_nested", False),
+    ("batch_size", None),
+    ("device", NO_DEFAULT),
+    ("names", NO_DEFAULT),
+)
+
+
+def _apply_leaves(td: TensorDict, fn, filter_empty: bool, prefix: tuple) -> TensorDict:
+    """``td.apply(fn)``: ``fn`` on every tensor, results validated as any write is,
+    ``None`` results dropped, nested tensordicts left empty dropped where
+    ``filter_empty``; other nested containers apply ``fn`` their own way."""
+    storage = {}
+    for key, value in td._tensordict.items():
+        if isinstance(value, Tensor):
+            result = fn(value)
+            if result is not None:
+                storage[key] = td._validate(key, result)
+            continue
+        if isinstance(value, TensorDict):
+            result = _apply_leaves(value, fn, filter_empty, prefix + (key,))
+        elif _is_node(value):
+            result = value._apply(
+                fn,
+                (),
+                named=False,
+                nested_keys=False,
+                prefix=prefix + (key,),
+                batch_size=None,
+                device=NO_DEFAULT,
+                names=NO_DEFAULT,
+                inplace=False,
+                default=NO_DEFAULT,
+                filter_empty=filter_empty,
+                call_on_nested=False,
+            )
+        else:  # non-tensor data: carried over as it is
+            storage[key] = value
+            continue
+        if result is not None and not (filter_empty and _has_no_entries(result)):
+            storage[key] = result
+    return _new_tensordict(storage, td._batch_size, td._device, td._names)
 
 
 def _collect_leaves(td: TensorDict, out: list) -> None:

@@ -1111,6 +1111,21 @@ def test_data_ptr_of_a_lazy_stack_is_keyed_by_member():
     assert stack.data_ptr()["3", "a"].item() == stack.tensordicts[3]["a"].data_ptr()
 
 
+def test_apply_on_a_holder_applies_member_by_member_and_keeps_the_rest():
+    holder, dense = _holder()
+    holder["text"] = "kept"
+    holder["empty"] = TensorDict(batch_size=[3, 4])
+    out = holder.apply(lambda x: x * 2)
+    assert isinstance(out["s"], LazyStackedTensorDict)
+    assert_same(out["s"], dense["s"] * 2)
+    assert torch.equal(out["x"], dense["x"] * 2)
+    assert out["text"] == "kept"
+    assert "empty" not in out.keys()  # emptied nested tensordicts are dropped
+    assert "empty" in holder.apply(lambda x: x, filter_empty=False).keys()
+    dropped = holder.apply(lambda x: None if x.ndim == 3 else x)  # None drops a leaf
+    assert "x" not in dropped.keys() and ("s", "n", "b") in dropped.keys(True)
+
+
 def test_in_place_forms_write_into_the_held_lazy_stack():
     holder, dense = _holder()
     stack = holder["s"]
