@@ -934,6 +934,12 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+
+def _all_same(values: Sequence[Any]) -> bool:
+    """Whether ``values`` (a sequence or a flat object array) is not empty and holds
+    one value only: the test that keeps one value instead of a stack of copies."""
+    return len(values) > 0 and all(_same(v, values[0]) for v in values[1:])
+
 def _object_array(value: Any, shape: Sequence[int] = ()) -> np.ndarray:
     """A numpy object array of ``shape`` holding ``value`` in every element (a list
     or an array value is one element, not spread)."""
@@ -968,9 +974,9 @@ def stack_non_tensor(values: Sequence[Any], dim: int = 0, batch_size=None) -> An
     if not values:
         raise ValueError("stack_non_tensor needs at least one value")
     if not any(isinstance(v, NonTensorStack) for v in values):
-        first = _raw(values[0])
-        if all(_same(_raw(v), first) for v in values[1:]):
-            return first
+        raws = [_raw(v) for v in values]
+        if _all_same(raws):
+            return raws[0]
     bs = tuple(_parse_batch_size(batch_size)) if batch_size is not None else None
     if bs is None:
         shapes = {
@@ -992,9 +998,9 @@ def cat_non_tensor(values: Sequence[Any], dim: int, batch_sizes: Sequence) -> An
     same value, else a :class:`NonTensorStack`."""
     values = list(values)
     if not any(isinstance(v, NonTensorStack) for v in values):
-        first = _raw(values[0])
-        if all(_same(_raw(v), first) for v in values[1:]):
-            return first
+        raws = [_raw(v) for v in values]
+        if _all_same(raws):
+            return raws[0]
     arrays = [_as_array(v, tuple(bs)) for v, bs in zip(values, batch_sizes)]
     ndim = arrays[0].ndim
     return NonTensorStack._from_array(np.concatenate(arrays, axis=dim % max(ndim, 1)))
@@ -1086,7 +1092,7 @@ def write_non_tensor_at(existing: Any, index: Any, value: Any, batch_size) -> An
     stack = NonTensorStack._from_array(_object_array(existing, tuple(batch_size)))
     stack._set_at_index(index, value)
     flat = stack._values.reshape(-1)
-    if flat.size and all(_same(v, flat[0]) for v in flat[1:]):
+    if _all_same(flat):
         return flat[0]
     return stack
 
@@ -1384,7 +1390,7 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
             return result
         values = np.asarray(result).reshape(tuple(shape))
         flat = values.reshape(-1)
-        if flat.size and all(_same(v, flat[0]) for v in flat[1:]):
+        if _all_same(flat):
             return flat[0]  # the selected elements hold one value: that value
         return NonTensorStack._from_array(values, self._device)
 
@@ -1507,6 +1513,6 @@ def _fit(values: np.ndarray, shape: tuple) -> Any:
         return np.broadcast_to(values, shape).copy()
     except ValueError:
         flat = values.reshape(-1).tolist()
-        if flat and all(_same(v, flat[0]) for v in flat[1:]):
+        if _all_same(flat):
             return _object_array(flat[0], shape)
         return flat
