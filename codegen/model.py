@@ -1649,18 +1649,21 @@ _OPS_FUNCTIONS: frozenset[str] | None = None
 
 
 def _ops_functions() -> frozenset[str]:
-    """The names ``tensordict/_ops.py`` defines, read from its source (importing the
-    package could fail while the generated code is being rewritten)."""
+    """The names the ``tensordict/_ops/`` modules define (``_ops/__init__.py``
+    re-exports them all), read from their source: importing the package could fail
+    while the generated code is being rewritten."""
     global _OPS_FUNCTIONS
     if _OPS_FUNCTIONS is None:
-        path = Path(__file__).resolve().parent.parent / "tensordict" / "_ops.py"
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = Path(__file__).resolve().parent.parent / "tensordict" / "_ops"
         names = set()
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, ast.Assign):
-                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for path in sorted(package.glob("*.py")):
+            if path.name == "__init__.py":
+                continue
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         _OPS_FUNCTIONS = frozenset(names)
     return _OPS_FUNCTIONS
 
@@ -1699,7 +1702,7 @@ def _rule_call(text, line: int, table: dict, key: str, signature, err):
 
 
 def _check_ops_names(text: str, key: str, line: int, err) -> None:
-    """Every ``_ops.<name>`` an expression uses exists in tensordict/_ops.py."""
+    """Every ``_ops.<name>`` an expression uses exists in tensordict/_ops/."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
@@ -1711,7 +1714,7 @@ def _check_ops_names(text: str, key: str, line: int, err) -> None:
             and node.value.id == "_ops"
             and node.attr not in _ops_functions()
         ):
-            err(line, f"{key!r}: tensordict/_ops.py has no {node.attr!r}")
+            err(line, f"{key!r}: tensordict/_ops has no {node.attr!r}")
 
 
 def _leafwise_fields(

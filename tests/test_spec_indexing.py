@@ -453,7 +453,7 @@ def test_leafwise_keys_are_validated(tmp_path) -> None:
     found = "\n".join(info.value.problems)
     for expected in (
         "entry 'split': 'result: tensordicts' needs a batch_size rule defining batch_sizes",
-        "entry 'split': 'leaf': tensordict/_ops.py has no 'nope'",
+        "entry 'split': 'leaf': tensordict/_ops has no 'nope'",
         "entry 'split': 'torch_function': 'torch.split(split_size, dim)' must name 'self'",
         "entry 'pick': batch_size rule 'masked_select' takes 1 positional argument(s)",
         "entry 'pick': unknown result rule 'bogus'",

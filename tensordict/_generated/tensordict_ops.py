@@ -7,7 +7,7 @@ work once per call: collect the leaves, make one ``torch._foreach_*`` call where
 has one (one list comprehension otherwise), rebuild the tree without re-validating it.
 The methods use the primitives that ``docs/architecture.md`` lists (the leaf
 primitives ``_leaves_and_rebuild``, ``_leaves`` and ``_operand_leaves``, and the runtime
-helpers in ``tensordict/_ops.py``).
+helpers in ``tensordict/_ops/``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,104 @@
+"""The attributes family (spec/attributes.yaml): what ``combine`` expressions call to
+turn the per-leaf values into the result (``common_dtype``, ``scalar_result``,
+``total``, ``join_leaves``, ...).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING, Any, Callable
+
+import torch
+
+import tensordict.base as _base
+
+if TYPE_CHECKING:
+    from tensordict.base import TensorDictBase
+
+
+def common_dtype(new: list) -> torch.dtype | None:
+    """The dtype every leaf has; ``None`` when they differ or there is no leaf."""
+    dtypes = set(new)
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def present_result(td: TensorDictBase, new: list) -> TensorDictBase | None:
+    """The per-leaf values that are not ``None`` (``td.grad``), in a tensordict shaped
+    like ``td``; nested tensordicts left empty are dropped; ``None`` when none is."""
+    if all(v is None for v in new):
+        return None
+    values = iter(new)
+    return td.apply(lambda x: next(values))
+
+
+def scalar_result(td: TensorDictBase, new: list) -> TensorDictBase:
+    """One scalar int64 tensor per leaf (``data_ptr``), keyed like ``td``, batch size
+    ``[]`` at every level, on the cpu. A lazy stack gives one entry per stacked
+    tensordict, keyed by its index (``"0"``, ``"1"``, ...): its leaves are theirs."""
+    values = iter(new)
+    out = _scalars(td, values)
+    if next(values, None) is not None:
+        raise ValueError(f"scalar_result(): more values than leaves ({len(new)})")
+    return out
+
+
+def _scalars(td: TensorDictBase, values) -> TensorDictBase:
+    from tensordict._td import TensorDict
+
+    out = TensorDict({}, batch_size=[], device="cpu")
+    if getattr(td, "_per_member_leaves", False):  # a lazy stack: member by member
+        for i, member in enumerate(td.tensordicts):
+            out.set(str(i), _scalars(member, values))
+        return out
+    storage = getattr(td, "_tensordict", None)
+    if storage is not None and not isinstance(storage, dict):  # a tensorclass
+        return _scalars(storage, values)
+    for key, value in td._own_items():
+        if isinstance(value, torch.Tensor):
+            out.set(key, torch.tensor(next(values), dtype=torch.int64))
+        elif _base._is_node(value):
+            out.set(key, _scalars(value, values))
+    return out
+
+
+def leaf_keys(td: TensorDictBase) -> list:
+    """The nested key of every tensor leaf, in the order of ``td._leaves()`` where no
+    lazy stack is inside (a lazy stack's leaves are its members', one per member)."""
+    return list(td.keys(True, True))
+
+
+def total(leaves: list, new: list, count_duplicates: bool) -> int:
+    """The sum of the per-leaf counts; a tensor stored under several keys counts once
+    unless ``count_duplicates``."""
+    if count_duplicates:
+        return sum(new)
+    seen: dict[int, int] = {}
+    for x, count in zip(leaves, new):
+        seen[id(x)] = count
+    return sum(seen.values())
+
+
+def join_leaves(
+    td: TensorDictBase,
+    leaves: list,
+    fn: Callable,
+    dim: int,
+    sorted: Any,
+    out: Any,
+    op: str,
+) -> torch.Tensor:
+    """``fn(leaves, dim, out=out)`` (``torch.stack`` / ``torch.cat``) over the leaves,
+    in insertion order, sorted by key (``sorted=True``) or in the order of the keys
+    ``sorted`` lists."""
+    if sorted is True:
+        keys = builtins.sorted(
+            leaf_keys(td), key=lambda k: (k,) if isinstance(k, str) else tuple(k)
+        )
+        leaves = [td.get(k) for k in keys]
+    elif sorted:
+        leaves = [td.get(k) for k in sorted]
+    if not leaves:
+        raise RuntimeError(f"{op}(): the tensordict holds no tensor to join")
+    if out is not None:
+        return fn(leaves, dim, out=out)
+    return fn(leaves, dim)

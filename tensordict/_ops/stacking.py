@@ -1,0 +1,175 @@
+"""The stacking family (spec/stacking.yaml): the rules of ``stack`` and ``cat`` (they
+get the input tensordicts), the stacked leaves, and the non-tensor entries of stacked
+tensordicts (tensordict/tensorclass.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+import tensordict.base as _base
+from tensordict._ops.batch_shape import batch_dim
+from tensordict._ops.indexing import _dense_class
+
+
+def _stack_inputs(input: Any, op: str) -> list:
+    if _base.is_tensor_collection(input) or isinstance(input, torch.Tensor):
+        raise TypeError(
+            f"{op}(): expected a sequence of tensordicts, got one "
+            f"{type(input).__name__}"
+        )
+    tds = list(input)
+    if not tds:
+        raise ValueError(f"{op}(): expected a non-empty sequence of tensordicts")
+    for i, td in enumerate(tds):
+        if not _base.is_tensor_collection(td):
+            raise TypeError(
+                f"{op}(): item {i} is a {type(td).__name__}, not a tensordict; every "
+                "item must be a tensor collection"
+            )
+    return tds
+
+
+def stack_rule(input: Any, dim: Any, op: str):
+    """stack: ``(input, dim, new_batch_size)``; every tensordict has the same batch
+    size, and ``dim`` may also be one past the last batch dim."""
+    tds = _stack_inputs(input, op)
+    bs = tds[0].batch_size
+    for i, td in enumerate(tds):
+        if td.batch_size != bs:
+            raise RuntimeError(
+                f"{op}(): every tensordict must have the same batch_size; tensordict "
+                f"{i} has {list(td.batch_size)} but tensordict 0 has {list(bs)}"
+            )
+    d = batch_dim(dim, bs, op, extra=1)
+    return tds, d, bs[:d] + (len(tds),) + bs[d:]
+
+
+def cat_rule(input: Any, dim: Any, op: str):
+    """cat: ``(input, dim, new_batch_size)``; the batch sizes agree but at ``dim``."""
+    tds = _stack_inputs(input, op)
+    bs = tds[0].batch_size
+    d = batch_dim(dim, bs, op)
+    total = 0
+    for i, td in enumerate(tds):
+        other = td.batch_size
+        if (
+            len(other) != len(bs)
+            or other[:d] != bs[:d]
+            or other[d + 1 :] != bs[d + 1 :]
+        ):
+            raise RuntimeError(
+                f"{op}(): the batch sizes must agree but at dim {d}; tensordict {i} "
+                f"has {list(other)} but tensordict 0 has {list(bs)}"
+            )
+        total += other[d]
+    return tds, d, bs[:d] + (total,) + bs[d + 1 :]
+
+
+def stacked_leaves(tds: list, leaves: list, op: str) -> list:
+    """For each leaf of ``tds[0]`` (``leaves``), the matching leaf of every
+    tensordict; a key that one of them lacks (or has alone) raises KeyError naming it
+    and the tensordict."""
+    if len(tds) == 1:
+        return [(x,) for x in leaves]
+    dense = _dense_class()
+    if all(type(td) is dense for td in tds):
+        out: list = []
+        if _dense_columns([td._tensordict for td in tds], out, dense):
+            return out  # else a key differs: the general path names it
+    first = tds[0]
+    columns = [leaves]
+    for i, td in enumerate(tds[1:], 1):
+        try:
+            columns.append(first._operand_leaves(td, op))
+        except (KeyError, TypeError) as err:
+            message = str(err.args[0] if err.args else err)
+            message = message.replace(f"{op}: ", "", 1)
+            message = message.replace("the other operand", f"tensordict {i}")
+            message = message.replace("this tensordict", "tensordict 0")
+            raise type(err)(
+                f"{op}(): the tensordicts must have the same keys: {message}"
+            ) from None
+    return list(zip(*columns))
+
+
+def _dense_columns(storages: list, out: list, dense) -> bool:
+    """The leaves of dense tensordicts with the same keys, matched key by key (in the
+    first one's order); False when a key or an entry's kind differs."""
+    first = storages[0]
+    n = len(first)
+    for storage in storages:
+        if len(storage) != n:
+            return False
+    for key, value in first.items():
+        try:
+            values = [storage[key] for storage in storages]
+        except KeyError:
+            return False
+        if isinstance(value, torch.Tensor):
+            for v in values:
+                if not isinstance(v, torch.Tensor):
+                    return False
+            out.append(values)
+        elif type(value) is dense:
+            for v in values:
+                if type(v) is not dense:
+                    return False
+            if not _dense_columns([v._tensordict for v in values], out, dense):
+                return False
+        elif isinstance(value, _base.TensorDictBase):
+            return False
+        else:
+            for v in values:
+                if isinstance(v, (torch.Tensor, _base.TensorDictBase)):
+                    return False
+    return True
+
+
+def _has_non_tensor(td, dense) -> bool:
+    """Whether a dense tensordict holds non-tensor data at any depth."""
+    for value in td._tensordict.values():
+        if isinstance(value, torch.Tensor):
+            continue
+        if type(value) is dense:
+            if _has_non_tensor(value, dense):
+                return True
+            continue
+        return True
+    return False
+
+
+def lazy_view(td: Any, op: Callable) -> Any:
+    """Under set_lazy_legacy(True): ``op`` (a batch-shape op) as a lazy view of ``td``
+    whose writes go through to it."""
+    from tensordict._lazy_view import LazyViewTensorDict
+
+    return LazyViewTensorDict(td, op)
+
+
+def lazy_stack(input: Any, dim: int, *, out: Any = None) -> Any:
+    from tensordict._lazy import lazy_stack as _lazy_stack  # _lazy imports this module
+
+    return _lazy_stack(input, dim, out=out)
+
+
+# ---- non-tensor entries of stacked tensordicts (tensordict/tensorclass.py) -------------
+_NON_TENSOR_ENTRIES = None
+
+
+def stack_non_tensor(input: list, out: Any, dim: int, op: str) -> Any:
+    """``out``, rebuilt from ``input[0]`` by a stacking op ``op`` along ``dim``, with
+    each non-tensor entry made the stack of the inputs' entries: one value where they
+    are all the same, a ``NonTensorStack`` where they differ."""
+    global _NON_TENSOR_ENTRIES
+    first = input[0]
+    dense = _dense_class()
+    if type(first) is dense and not _has_non_tensor(first, dense):
+        return out  # nothing to merge
+    if _NON_TENSOR_ENTRIES is None:
+        from tensordict.tensorclass import stack_non_tensor_entries
+
+        _NON_TENSOR_ENTRIES = stack_non_tensor_entries
+    return _NON_TENSOR_ENTRIES(input, out, dim, op)
