@@ -31,9 +31,10 @@ of a lazily supported rule that still need the dense stack.
 
 from __future__ import annotations
 
-from codegen.model import RESULTS, Op
+from codegen.model import Op
+from codegen.schema import RESULTS
 
-# The batch-size rules (codegen/model.py BATCH_RULES) with a lazy counterpart in
+# The batch-size rules (codegen/schema.py BATCH_RULES) with a lazy counterpart in
 # tensordict/_lazy_rules.py, taking the entry's rule arguments.
 LAZY_RULES = frozenset(
     {

@@ -17,17 +17,14 @@ import black
 import jinja2
 
 from codegen.lazy import lazy_note, lazy_note_for, lazy_strategy
-from codegen.model import (
+from codegen.loader import _signature_text, load_spec, split_torch_function
+from codegen.model import Op, Spec
+from codegen.schema import (
     BATCH_RULES,
-    STORAGE,
-    DEVICE_RULES,
-    split_torch_function,
     BATCH_SIZE_RULES,
+    DEVICE_RULES,
     OPERATORS,
-    Op,
-    Spec,
-    _signature_text,
-    load_spec,
+    STORAGE,
 )
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -1,5 +1,5 @@
 """The batch-dim ops of :class:`~tensordict.LazyStackedTensorDict`, one function per
-batch-size rule of the spec (``codegen/model.py``), called by the generated lazy forms
+batch-size rule of the spec (``codegen/schema.py``), called by the generated lazy forms
 in ``tensordict/_generated/lazy_ops.py``.
 
 Each function checks its arguments with the same rule as the ``TensorDict`` op

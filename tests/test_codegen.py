@@ -19,7 +19,8 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 from codegen.__main__ import main
-from codegen.model import SpecError, load_spec
+from codegen.loader import load_spec
+from codegen.model import SpecError
 from codegen.render import OUTPUT_DIRS, existing_outputs, render_all
 
 # the shared/ folder that sits beside the checkout (locally and in CI)
@@ -166,7 +167,7 @@ def test_unknown_family_and_file_level_problems(tmp_path: Path) -> None:
     )
     found = problems(tmp_path)
     assert any(p.startswith("spec/broken.yaml:") and "invalid YAML" in p for p in found)
-    from codegen.model import FAMILIES
+    from codegen.schema import FAMILIES
 
     assert (
         "spec/shapes.yaml:1: unknown family 'shapes' "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from codegen.model import load_spec
+from codegen.loader import load_spec
 from tensordict import TensorDict
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """Spec-driven tests of the device family (``spec/device.yaml``).
 
 One parametrized test walks every entry of the family (loaded through
-``codegen.model``) and calls the generated method (or, for ``method: false`` entries,
+``codegen.loader``) and calls the generated method (or, for ``method: false`` entries,
 the torch function) with each argument form of ``CASES`` on a dense tensordict, a
 nested one (whose nested tensordicts have more batch dims than their parent) and a
 non-contiguous one (strided, transposed leaves). The oracle is the entry's ``leaf``
@@ -31,8 +31,9 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 import tensordict._ops as _ops
-from codegen.model import BATCH_RULES, DEVICE_RULES, Op, load_spec
-from codegen.model import split_torch_function
+from codegen.loader import load_spec, split_torch_function
+from codegen.model import Op
+from codegen.schema import BATCH_RULES, DEVICE_RULES
 from tensordict import NO_DEFAULT, TensorDict
 
 SPEC = load_spec(ROOT / "spec")

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
     sys.path.insert(0, str(ROOT))
 
-from codegen.model import Op, load_spec  # noqa: E402
+from codegen.loader import load_spec  # noqa: E402
+from codegen.model import Op  # noqa: E402
 
 import tensordict  # noqa: E402
 from tensordict import TensorDict  # noqa: E402

@@ -1,7 +1,7 @@
 """Spec-driven tests of the indexing family (``spec/indexing.yaml``).
 
 One parametrized test walks every entry of the family (loaded through
-``codegen.model``) and calls the generated method with each argument form of ``CASES``
+``codegen.loader``) and calls the generated method with each argument form of ``CASES``
 on a dense tensordict, a nested one (whose nested tensordicts have more batch dims than
 their parent) and a non-contiguous one (strided, transposed leaves). Two oracles:
 
@@ -33,7 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
     sys.path.insert(0, str(ROOT))
 
-from codegen.model import BATCH_RULES, Op, load_spec, split_torch_function
+from codegen.loader import load_spec, split_torch_function
+from codegen.model import Op
+from codegen.schema import BATCH_RULES
 from tensordict import TensorDict
 from tensordict.utils import expand_right
 

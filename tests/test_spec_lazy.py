@@ -1,6 +1,6 @@
 """Spec-driven tests of the lazy forms: every entry of ``spec/*.yaml`` on lazy stacks.
 
-One parametrized test walks every entry (loaded through ``codegen.model``) and calls
+One parametrized test walks every entry (loaded through ``codegen.loader``) and calls
 the op on lazy stacks of three tensordicts (stack dim 0, 1 and 2, a lazy stack of lazy
 stacks, and members that hold a nested tensordict), with each argument form in
 ``CASES``. The oracle is the same op on the dense stack (``stack.to_tensordict()``):
@@ -25,7 +25,8 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 from codegen.lazy import lazy_strategy
-from codegen.model import Op, load_spec
+from codegen.loader import load_spec
+from codegen.model import Op
 from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 
 SPEC = load_spec(ROOT / "spec")

@@ -1,6 +1,6 @@
 """Spec-driven tests: every entry of ``spec/*.yaml`` checked against torch, leaf by leaf.
 
-One parametrized test walks the entries (loaded through ``codegen.model``). For each op
+One parametrized test walks the entries (loaded through ``codegen.loader``). For each op
 it builds dense and nested tensordicts with float, int, bool and mixed leaves (plus a
 non-tensor string entry), calls the generated method and compares every leaf with the
 entry's own ``leaf`` expression evaluated by hand on the corresponding tensor. Where
@@ -25,7 +25,8 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 import tensordict._ops as ops_module
-from codegen.model import Op, load_spec
+from codegen.loader import load_spec
+from codegen.model import Op
 from codegen.render import leaf_expr
 from tensordict import TensorDict
 

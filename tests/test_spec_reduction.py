@@ -1,7 +1,7 @@
 """Spec-driven tests of the reduction family (``spec/reduction.yaml``).
 
 One parametrized test walks every entry of the family (loaded through
-``codegen.model``) and calls the generated method on a dense tensordict, a nested one
+``codegen.loader``) and calls the generated method on a dense tensordict, a nested one
 (whose nested tensordict has more batch dims than its parent) and a non-contiguous one
 (leaves that are transposed or strided views, and a tensordict that is itself indexed),
 with every form of ``dim`` the entry takes: each batch dim (positive and negative), a
@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
     sys.path.insert(0, str(ROOT))
 
-from codegen.model import Op, load_spec
+from codegen.loader import load_spec
+from codegen.model import Op
 from codegen.render import leaf_expr
 from tensordict import TensorDict
 from tensordict.base import NO_DEFAULT

@@ -1,7 +1,7 @@
 """Spec-driven tests of the batch_shape family (``spec/shape.yaml``).
 
 One parametrized test walks every entry of the family (loaded through
-``codegen.model``) and calls the generated method, with each argument form users pass,
+``codegen.loader``) and calls the generated method, with each argument form users pass,
 on a dense tensordict, a nested one (whose nested tensordict has more batch dims than
 its parent) and a non-contiguous one (transposed leaves, in a tensordict that is itself
 an index of a larger one). The oracle is torch itself: the same method applied to a
@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
     sys.path.insert(0, str(ROOT))
 
-from codegen.model import Op, load_spec
+from codegen.loader import load_spec
+from codegen.model import Op
 from tensordict import TensorDict
 
 SPEC = load_spec(ROOT / "spec")

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
     sys.path.insert(0, str(ROOT))
 
-from codegen.model import load_spec
+from codegen.loader import load_spec
 from tensordict import TensorClass, TensorDict, TensorDictBase, tensorclass
 
 SPEC = load_spec(ROOT / "spec")

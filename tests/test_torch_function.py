@@ -25,7 +25,8 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 import tensordict
-from codegen.model import Op, load_spec, split_torch_function
+from codegen.loader import load_spec, split_torch_function
+from codegen.model import Op
 from tensordict import TensorDict
 from tensordict._generated.torch_functions import TORCH_FUNCTIONS
 

@@ -144,6 +144,6 @@ if TYPE_CHECKING:
 
     from tensordict.base import TensorDictBase
 
-    # Names the generated signatures use (see TYPE_NAMES in codegen/model.py).
+    # Names the generated signatures use (see TYPE_NAMES in codegen/schema.py).
     TensorCollection: TypeAlias = TensorDictBase
     CompatibleType: TypeAlias = Any
