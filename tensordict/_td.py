@@ -7,7 +7,7 @@ results the library builds itself (indexing, generated ops, clones) go through
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
