@@ -682,7 +682,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         # is the general loop of TensorDictBase.
         if others or any(options[name] is not value for name, value in _PLAIN_APPLY):
             return TensorDictBase._apply(self, fn, others, **options)
-        return _apply_leaves(self, fn, options["filter_empty"], options["prefix"])
+        return _apply_leaves(self, fn, options["filter_empty"])
 
     def _operand_leaves(self, other, op: str, default=None) -> list:
         out: list = []
@@ -705,7 +705,7 @@ _PLAIN_APPLY = (
 )
 
 
-def _apply_leaves(td: TensorDict, fn, filter_empty: bool, prefix: tuple) -> TensorDict:
+def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
     """``td.apply(fn)``: ``fn`` on every tensor, results validated as any write is,
     ``None`` results dropped, nested tensordicts left empty dropped where
     ``filter_empty``; other nested containers apply ``fn`` their own way."""
@@ -717,22 +717,9 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool, prefix: tuple) -> Tens
                 storage[key] = td._validate(key, result)
             continue
         if isinstance(value, TensorDict):
-            result = _apply_leaves(value, fn, filter_empty, prefix + (key,))
-        elif _is_node(value):
-            result = value._apply(
-                fn,
-                (),
-                named=False,
-                nested_keys=False,
-                prefix=prefix + (key,),
-                batch_size=None,
-                device=NO_DEFAULT,
-                names=NO_DEFAULT,
-                inplace=False,
-                default=NO_DEFAULT,
-                filter_empty=filter_empty,
-                call_on_nested=False,
-            )
+            result = _apply_leaves(value, fn, filter_empty)
+        elif _is_node(value):  # a lazy stack, a tensorclass: its own apply
+            result = value.apply(fn, filter_empty=filter_empty)
         else:  # non-tensor data: carried over as it is
             storage[key] = value
             continue

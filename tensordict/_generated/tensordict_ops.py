@@ -3255,9 +3255,10 @@ class TensorDictGeneratedOps:
 
         Fill the batch items where ``mask`` is true with ``value``. Writes into the stored tensors.
         """
-        if self._with_dense_stacks("masked_fill_") is not self:
+        dense = self._with_dense_stacks("masked_fill_")
+        if dense is not self:
             # lazy stacks inside: out of place on their dense stacks, then written back
-            return self.update_(self.masked_fill(mask, value))
+            return self.update_(dense.masked_fill(mask, value))
         mask = _ops.mask_rule(self._batch_size, mask, "masked_fill_")
         leaves = self._leaves()
 

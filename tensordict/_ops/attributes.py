@@ -35,11 +35,7 @@ def scalar_result(td: TensorDictBase, new: list) -> TensorDictBase:
     """One scalar int64 tensor per leaf (``data_ptr``), keyed like ``td``, batch size
     ``[]`` at every level, on the cpu. A lazy stack gives one entry per stacked
     tensordict, keyed by its index (``"0"``, ``"1"``, ...): its leaves are theirs."""
-    values = iter(new)
-    out = _scalars(td, values)
-    if next(values, None) is not None:
-        raise ValueError(f"scalar_result(): more values than leaves ({len(new)})")
-    return out
+    return _scalars(td, iter(new))
 
 
 def _scalars(td: TensorDictBase, values) -> TensorDictBase:
