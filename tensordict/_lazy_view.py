@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._registry import register
 from tensordict._td import TensorDict
 from tensordict.base import _MISSING, NO_DEFAULT, TensorDictBase
 
@@ -36,6 +37,7 @@ def _eager(op: Callable, td: TensorDictBase) -> TensorDictBase:
         return op(td)
 
 
+@register
 class LazyViewTensorDict(TensorDictGeneratedOps, TensorDictBase):
     """A shape op on the batch dims of ``source``, applied when entries are read and
     undone when they are written (see the module docstring)."""

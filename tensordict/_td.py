@@ -16,6 +16,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._registry import register
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -137,6 +138,7 @@ def _new_tensordict(
     return self
 
 
+@register
 class TensorDict(TensorDictGeneratedOps, TensorDictBase):
     """A dictionary of tensors that share leading batch dimensions.
 

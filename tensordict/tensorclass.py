@@ -43,6 +43,7 @@ from torch import Tensor
 from tensordict import _errors, _torch_function
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._registry import register
 from tensordict._repr import _indent
 from tensordict._td import (
     _CONVERTIBLE,
@@ -323,6 +324,7 @@ def _unwrap(value: Any) -> Any:
 # --------------------------------------------------------------------------------------
 
 
+@register
 class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
@@ -1097,6 +1099,7 @@ def write_non_tensor_at(existing: Any, index: Any, value: Any, batch_size) -> An
     return stack
 
 
+@register
 class NonTensorData(TensorClass, shadow=True):
     """One non-tensor value (a string, a number, any object) with a batch size: every
     element of the batch holds ``data``.
@@ -1168,6 +1171,7 @@ class NonTensorData(TensorClass, shadow=True):
         )
 
 
+@register
 class MetaData(NonTensorData, shadow=True):
     """A :class:`NonTensorData` used for metadata: the same behaviour, another name."""
 
@@ -1215,6 +1219,7 @@ def _numpy_index(index: Any) -> Any:
     return index
 
 
+@register
 class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
     """Non-tensor values, one per element of the batch (the values of a stack of
     tensordicts whose non-tensor entries differ).
