@@ -25,6 +25,7 @@ from tensordict.functional import (
     pad_sequence,
 )
 from tensordict.utils import lazy_legacy, set_lazy_legacy
+from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
     MetaData,
     NonTensorData,

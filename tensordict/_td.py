@@ -16,7 +16,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
-from tensordict._registry import register
+from tensordict._registry import container_class, register
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -264,13 +264,8 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         keys and shapes, else a :class:`LazyStackedTensorDict`; ``lazy=True`` always
         gives a lazy stack, ``lazy=False`` always a dense one (an error where the
         tensordicts differ)."""
-        from tensordict._lazy import (
-            LazyStackedTensorDict,
-            _members_from_mappings,
-            maybe_dense_stack,
-        )
-
-        members, _, names = _members_from_mappings(
+        lazy_cls = container_class("LazyStackedTensorDict")
+        members, _, names = lazy_cls._mapping_members(
             list(input),
             "from_list",
             stack_dim=0,
@@ -281,9 +276,9 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             names=names,
         )
         if lazy:
-            stack = LazyStackedTensorDict(*members, stack_dim=0)
+            stack = lazy_cls(*members, stack_dim=0)
         elif lazy is None:
-            stack = maybe_dense_stack(members, 0)
+            stack = lazy_cls.maybe_dense_stack(members, 0)
         else:
             stack = torch.stack(members, 0)
         if names is not None:
@@ -577,9 +572,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
                 elif isinstance(existing, TensorDictBase):
                     existing._set_at_index(idx, sub)
                 else:  # non-tensor data: one value, or one per element if they differ
-                    from tensordict.tensorclass import write_non_tensor_at
-
-                    self._tensordict[key] = write_non_tensor_at(
+                    self._tensordict[key] = container_class("NonTensorStack")._write_at(
                         existing, idx, sub, self._batch_size
                     )
             return
