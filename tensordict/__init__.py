@@ -36,6 +36,9 @@ from tensordict.tensorclass import (
     tensorclass,
 )
 
+from tensordict.memmap import MemoryMappedTensor
+from tensordict._persistence import load, load_memmap, memmap, save
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -71,4 +74,10 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
+    "MemoryMappedTensor",
+    "load",
+    "load_memmap",
+    "memmap",
+    "save",
 ]
