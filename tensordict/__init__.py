@@ -38,6 +38,7 @@ from tensordict.tensorclass import (
 
 from tensordict.memmap import MemoryMappedTensor
 from tensordict._persistence import load, load_memmap, memmap, save
+from tensordict.persistent import PersistentTensorDict, from_h5
 
 __version__ = "0.1.0"
 
@@ -76,6 +77,8 @@ __all__ = [
     "tensorclass",
     # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
     "MemoryMappedTensor",
+    "PersistentTensorDict",
+    "from_h5",
     "load",
     "load_memmap",
     "memmap",
