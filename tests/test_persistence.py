@@ -412,44 +412,48 @@ def test_weights_only_load_runs_no_arbitrary_code():
 
 # ----------------------------------------------------------------------------- crashes
 
-CHILD = textwrap.dedent(
-    """
-    import os, signal, sys, torch, json, shutil
-    import tensordict, tensordict.memmap as _unused
-    from tensordict import TensorDict
-    import tensordict._disk as disk
-    import importlib
-    memmap_module = importlib.import_module("tensordict.memmap")
-
-    prefix, point, count, how = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    calls = [0]
-
-    def killer(original):
-        def wrapped(*args, **kwargs):
-            calls[0] += 1
-            if calls[0] >= count:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return original(*args, **kwargs)
-        return wrapped
-
-    if point == "leaf":
-        memmap_module.write_tensor_file = killer(memmap_module.write_tensor_file)
-    elif point == "meta":
-        disk.json.dumps = killer(disk.json.dumps)
-    elif point == "commit":
-        disk._commit = killer(disk._commit)
-    elif point == "cleanup":
-        disk.shutil.rmtree = killer(disk.shutil.rmtree)
+def _new():
     leaves = {f"k{i}": torch.full((4, 256), 2.0) for i in range(8)}
     leaves["n"] = {"x": torch.full((4,), 2.0)}
-    new = TensorDict(leaves, batch_size=[4])
-    if how == "memmap_":
-        new.memmap_(prefix)
-    else:
-        new.save(prefix)
-    print("finished")
-    """
-)
+    return TensorDict(leaves, batch_size=[4])
+
+
+def _killer(original, count):
+    calls = [0]
+
+    def wrapped(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] >= count:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(*args, **kwargs)
+
+    return wrapped
+
+
+def _write_in_child_killed_at(prefix, point, count, how) -> int:
+    """Fork a child that writes the new version to ``prefix`` and SIGKILLs itself at
+    the ``count``-th call of the step named ``point``; return its exit status."""
+    import tensordict._disk as disk
+    import tensordict.memmap  # noqa: F401
+    memmap_module = sys.modules["tensordict.memmap"]
+
+    pid = os.fork()
+    if pid == 0:  # the child: never returns to pytest
+        try:
+            if point == "leaf":
+                memmap_module.write_tensor_file = _killer(memmap_module.write_tensor_file, count)
+            elif point == "meta":
+                disk.json.dumps = _killer(disk.json.dumps, count)
+            elif point == "commit":
+                disk._commit = _killer(disk._commit, count)
+            elif point == "cleanup":
+                disk.shutil.rmtree = _killer(disk.shutil.rmtree, count)
+            new = _new()
+            new.memmap_(prefix) if how == "memmap_" else new.save(prefix)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return status
 
 
 def _old():
@@ -482,13 +486,8 @@ def test_a_killed_writer_leaves_old_or_new(how, point, count, had_old, tmp_path)
     prefix = tmp_path / "data"
     if had_old:
         _old().memmap(prefix)
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(prefix), point, str(count), how],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    status = _write_in_child_killed_at(prefix, point, count, how)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     state = _state(prefix)
     if point == "cleanup":
         assert state == "new"  # the swap happened; only the old tree was left to remove
