@@ -628,7 +628,7 @@ def map_leaf(folder: Path, entry: dict, mode: str | None) -> MemoryMappedTensor:
     else:
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
     flat = _memmap._map_bytes(str(filename), nbytes, shared)
-    return _memmap._wrap(flat.view(dtype).view(shape), str(filename), None)
+    return _memmap._wrap(_memmap._on_storage(flat, dtype, shape), str(filename), None)
 
 
 def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:

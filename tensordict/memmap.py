@@ -93,6 +93,15 @@ def _map_bytes(path: str, nbytes: int, shared: bool) -> Tensor:
     return torch.from_file(path, shared=shared, size=nbytes, dtype=torch.uint8)
 
 
+def _on_storage(flat: Tensor, dtype, shape, stride=None, offset: int = 0) -> Tensor:
+    """A tensor of ``dtype`` over the storage of ``flat`` (not a view of ``flat``, so
+    that in-place ops such as ``detach_`` work on it as on any tensor)."""
+    out = torch.empty(0, dtype=dtype)
+    if stride is None:
+        return out.set_(flat.untyped_storage(), offset, torch.Size(shape))
+    return out.set_(flat.untyped_storage(), offset, torch.Size(shape), stride)
+
+
 def _anonymous_bytes(nbytes: int) -> tuple[Tensor, _AnonymousFile]:
     handle = _AnonymousFile.create(nbytes)
     flat = _map_bytes(handle.path, nbytes, shared=True)
@@ -338,7 +347,7 @@ class MemoryMappedTensor(Tensor):
         nbytes = _nbytes(target_shape, dtype)
         if filename is None:
             flat, handle = _anonymous_bytes(nbytes)
-            out = _wrap(flat.view(dtype).view(target_shape), None, handle)
+            out = _wrap(_on_storage(flat, dtype, target_shape), None, handle)
             if copy_data:
                 out.copy_(input.reshape(target_shape))
             return out
@@ -397,7 +406,7 @@ class MemoryMappedTensor(Tensor):
             raise PermissionError(f"from_filename: {filename} is not writable (mode='r+')")
         shared = mode == "r+" or (mode is None and writable)
         flat = _map_bytes(filename, nbytes, shared)
-        out = _wrap(flat.view(dtype).view(shape), filename, None)
+        out = _wrap(_on_storage(flat, dtype, shape), filename, None)
         return out[index] if index is not None else out
 
     @classmethod
@@ -408,8 +417,7 @@ class MemoryMappedTensor(Tensor):
             raise TypeError("from_handler expects the handler of an anonymous MemoryMappedTensor")
         shape = torch.Size(shape)
         flat = _map_bytes(handler.path, handler.nbytes, shared=True)
-        count = math.prod(shape)
-        out = _wrap(flat.view(dtype)[:count].view(shape), None, handler)
+        out = _wrap(_on_storage(flat, dtype, shape), None, handler)
         return out[index] if index is not None else out
 
     @classmethod
@@ -433,10 +441,14 @@ class MemoryMappedTensor(Tensor):
             storage = storage.untyped()
         dtype = torch.uint8 if dtype is None else dtype
         flat = torch.empty(0, dtype=torch.uint8).set_(storage)
-        count = storage.nbytes() // dtype.itemsize
-        tensor = flat[: count * dtype.itemsize].view(dtype)
-        if shape is not None:
-            tensor = tensor[: math.prod(shape)].view(torch.Size(shape))
+        if shape is None:
+            shape = (storage.nbytes() // dtype.itemsize,)
+        if math.prod(shape) * dtype.itemsize > storage.nbytes():
+            raise ValueError(
+                f"from_storage: a storage of {storage.nbytes()} bytes cannot hold "
+                f"shape {tuple(shape)} of dtype {dtype}"
+            )
+        tensor = _on_storage(flat, dtype, shape)
         name = os.path.abspath(filename) if filename is not None else None
         out = _wrap(tensor, name, handler)
         return out[index] if index is not None else out
@@ -491,7 +503,7 @@ class MemoryMappedTensor(Tensor):
         nbytes = _nbytes(shape, dtype)
         if filename is None:
             flat, handle = _anonymous_bytes(nbytes)
-            out = _wrap(flat.view(dtype).view(shape), None, handle)
+            out = _wrap(_on_storage(flat, dtype, shape), None, handle)
         else:
             filename = os.path.abspath(filename)
             if os.path.exists(filename) and not existsok:
@@ -581,7 +593,8 @@ class MemoryMappedTensor(Tensor):
 
 
 def _wrap(tensor: Tensor, filename: str | None, handle) -> MemoryMappedTensor:
-    out = tensor.as_subclass(MemoryMappedTensor)
+    # _make_subclass shares the storage without making a view (as_subclass would)
+    out = Tensor._make_subclass(MemoryMappedTensor, tensor)
     out._filename = filename
     out._handle = handle
     out._parent_shape = out.shape
@@ -601,8 +614,7 @@ def _layout(t: Tensor) -> tuple:
 
 
 def _view(flat: Tensor, dtype: str, shape, stride, offset) -> Tensor:
-    dtype = parse_dtype(dtype)
-    return flat.view(dtype).as_strided(shape, stride, offset)
+    return _on_storage(flat, parse_dtype(dtype), shape, stride, offset)
 
 
 def _rebuild_from_file(filename, nbytes, dtype, shape, stride, offset):

@@ -442,7 +442,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         if self._device is not None and self._device.type != "cpu":
             return tensor.to(self._device)
         if self._writable():
-            tensor = tensor.as_subclass(_DatasetTensor)
+            tensor = Tensor._make_subclass(_DatasetTensor, tensor)
             tensor._dataset = item
         return tensor
 
