@@ -623,3 +623,20 @@ def test_load_memmap_of_4_gib_does_not_read_the_data(tmp_path):
     grown, rows = int(out[0]), int(out[1])
     assert rows == 65536
     assert grown < 50 * 1024**2, f"RSS grew by {grown / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["tensordict._persistence", "tensordict.memmap", "tensordict.persistent"],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    found = importlib.import_module(module)
+    result = doctest.testmod(
+        found,
+        extraglobs={"TensorDict": TensorDict, "torch": torch, "MemoryMappedTensor": MemoryMappedTensor},
+        optionflags=doctest.ELLIPSIS,
+    )
+    assert result.attempted > 0 and result.failed == 0
