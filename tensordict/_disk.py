@@ -594,41 +594,61 @@ def check_shape(value, path: Path, key) -> torch.Size:
     return torch.Size(value)
 
 
-def map_leaf(folder: Path, entry: dict, mode: str | None) -> MemoryMappedTensor:
-    """The tensor of a ``"tensor"`` entry, mapped after checking dtype, shape and the
-    size of its file."""
-    key = entry.get("key")
-    name = _check_name(entry.get("file"), folder, key)
-    try:
-        dtype = _memmap.parse_dtype(entry.get("dtype"))
-    except ValueError:
+_DTYPES = {str(d): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+
+
+def map_leaf(folder: str, entry: dict, shared: bool | None) -> MemoryMappedTensor:
+    """The tensor of a ``"tensor"`` entry of the folder ``folder``, mapped after
+    checking its name, dtype, shape and the size of its file. On the path of every
+    leaf: the checks are inlined, the messages built only on failure."""
+    name = entry.get("file")
+    dtype = _DTYPES.get(entry.get("dtype"))
+    shape = entry.get("shape")
+    if (
+        type(name) is not str
+        or "/" in name
+        or "\\" in name
+        or "\x00" in name
+        or name in ("", ".", "..")
+    ):
+        _check_name(name, Path(folder), entry.get("key"))
+    if dtype is None:
         raise SavedDataError(
-            f"{folder / META}: the entry {key!r} has dtype {entry.get('dtype')!r}, "
-            f"which is not a torch dtype"
-        ) from None
-    shape = check_shape(entry.get("shape"), folder, key)
-    filename = folder / name
-    nbytes = _memmap._nbytes(shape, dtype)
+            f"{folder}{os.sep}{META}: the entry {entry.get('key')!r} has dtype "
+            f"{entry.get('dtype')!r}, which is not a torch dtype"
+        )
+    count = 1
+    if type(shape) is list:
+        for dim in shape:
+            if type(dim) is not int or dim < 0:
+                count = -1
+                break
+            count *= dim
+    if type(shape) is not list or count < 0:
+        check_shape(shape, Path(folder), entry.get("key"))
+    filename = f"{folder}{os.sep}{name}"
     try:
         size = os.stat(filename).st_size
     except FileNotFoundError:
         raise SavedDataError(
-            f"the data file {filename} of the entry {key!r} is missing"
+            f"the data file {filename} of the entry {entry.get('key')!r} is missing"
         ) from None
-    if size != nbytes:
+    if size != count * dtype.itemsize:
         raise SavedDataError(
-            f"the data file {filename} of the entry {key!r} holds {size} bytes, but "
-            f"dtype {dtype} and shape {tuple(shape)} need {nbytes}: the file is "
-            f"truncated or does not belong to this metadata"
+            f"the data file {filename} of the entry {entry.get('key')!r} holds {size} "
+            f"bytes, but dtype {dtype} and shape {tuple(shape)} need "
+            f"{count * dtype.itemsize}: the file is truncated or does not belong to "
+            f"this metadata"
         )
-    if mode == "r":
-        shared = False
-    elif mode in (None, "r+"):
-        shared = mode == "r+" or os.access(filename, os.W_OK)
-    else:
+    return _memmap.map_file(filename, dtype, shape, shared)
+
+
+def shared_for(mode: str | None) -> bool | None:
+    """How ``load_memmap(mode=...)`` maps files: shared, copy-on-write, or (None)
+    shared where writable."""
+    if mode not in (None, "r", "r+"):
         raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
-    flat = _memmap._map_bytes(str(filename), nbytes, shared)
-    return _memmap._wrap(_memmap._on_storage(flat, dtype, shape), str(filename), None)
+    return None if mode is None else mode == "r+"
 
 
 def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:

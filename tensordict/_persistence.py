@@ -223,16 +223,18 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
     entries = _disk.field_of(meta, "entries", list, folder)
     n = len(batch_size)
     storage: dict = {}
+    folder_name = str(folder)
+    shared = _disk.shared_for(mode)
     for entry in entries:
-        if not isinstance(entry, dict) or type(entry.get("key")) is not str:
+        if type(entry) is not dict or type(entry.get("key")) is not str:
             raise SavedDataError(f"{folder / _disk.META}: a bad entry {entry!r}")
         key = entry["key"]
         if key in storage:
             raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
         kind = entry.get("kind")
         if kind == "tensor":
-            value = _disk.map_leaf(folder, entry, mode)
-            if value.shape[:n] != batch_size:
+            value = _disk.map_leaf(folder_name, entry, shared)
+            if n and value.shape[:n] != batch_size:
                 raise SavedDataError(
                     f"the entry {key!r} ({folder / entry['file']}) has shape "
                     f"{tuple(value.shape)}, which does not start with the batch size "

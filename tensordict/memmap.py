@@ -102,8 +102,36 @@ def _on_storage(flat: Tensor, dtype, shape, stride=None, offset: int = 0) -> Ten
     return out.set_(flat.untyped_storage(), offset, torch.Size(shape), stride)
 
 
-def _anonymous_bytes(nbytes: int) -> tuple[Tensor, _AnonymousFile]:
+def map_file(filename: str, dtype, shape, shared: bool | None) -> "MemoryMappedTensor":
+    """The whole file ``filename`` (whose size the caller checked) as a
+    MemoryMappedTensor of ``dtype`` and ``shape``; ``shared=None`` maps it shared where
+    the file can be written, copy-on-write otherwise. On the path of every leaf a
+    tensordict loads: kept lean."""
+    count = math.prod(shape)
+    if count == 0:
+        tensor = torch.empty(shape, dtype=dtype)
+    else:
+        if shared is None:
+            try:
+                tensor = torch.from_file(filename, shared=True, size=count, dtype=dtype)
+            except RuntimeError:  # not writable: map it copy-on-write
+                tensor = torch.from_file(filename, shared=False, size=count, dtype=dtype)
+        else:
+            tensor = torch.from_file(filename, shared=shared, size=count, dtype=dtype)
+        if len(shape) != 1:
+            tensor = tensor.view(shape)
+    out = Tensor._make_subclass(MemoryMappedTensor, tensor)
+    out._filename = filename
+    return out
+
+
+def _anonymous_bytes(nbytes: int, data: Tensor | None = None) -> tuple[Tensor, _AnonymousFile]:
+    """``nbytes`` of anonymous shared memory (zeros, or the elements of ``data``,
+    written with ``write(2)``: faster than faulting every page of the mapping in)."""
     handle = _AnonymousFile.create(nbytes)
+    if data is not None and nbytes:
+        _write_tensor_to_fd(handle.fd, data)
+        os.lseek(handle.fd, 0, os.SEEK_SET)
     flat = _map_bytes(handle.path, nbytes, shared=True)
     if isinstance(handle, _NamedThenUnlinked):
         os.unlink(handle.path)
@@ -177,24 +205,28 @@ def write_tensor_file(path: str | os.PathLike, tensor: Tensor) -> None:
     made contiguous a chunk of rows at a time, so that an expanded tensor is never
     materialised whole.
     """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        _write_tensor_to_fd(fd, tensor)
+    finally:
+        os.close(fd)
+
+
+def _write_tensor_to_fd(fd: int, tensor: Tensor) -> None:
     tensor = tensor.detach()
     if type(tensor) is not Tensor:
         tensor = tensor.as_subclass(Tensor)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        if tensor.device.type == "cpu" and tensor.is_contiguous():
-            _write_all(fd, _flat_bytes(tensor))
-            return
-        if tensor.ndim == 0:
-            _write_all(fd, _flat_bytes(tensor.cpu().contiguous()))
-            return
-        row_bytes = max(1, _nbytes(tensor.shape[1:], tensor.dtype))
-        step = max(1, _CHUNK_BYTES // row_bytes)
-        for start in range(0, tensor.shape[0], step):
-            chunk = tensor[start : start + step].cpu().contiguous()
-            _write_all(fd, _flat_bytes(chunk))
-    finally:
-        os.close(fd)
+    if tensor.device.type == "cpu" and tensor.is_contiguous():
+        _write_all(fd, _flat_bytes(tensor))
+        return
+    if tensor.ndim == 0:
+        _write_all(fd, _flat_bytes(tensor.cpu().contiguous()))
+        return
+    row_bytes = max(1, _nbytes(tensor.shape[1:], tensor.dtype))
+    step = max(1, _CHUNK_BYTES // row_bytes)
+    for start in range(0, tensor.shape[0], step):
+        chunk = tensor[start : start + step].cpu().contiguous()
+        _write_all(fd, _flat_bytes(chunk))
 
 
 def allocate_file(path: str | os.PathLike, nbytes: int) -> None:
@@ -346,11 +378,9 @@ class MemoryMappedTensor(Tensor):
         dtype = input.dtype
         nbytes = _nbytes(target_shape, dtype)
         if filename is None:
-            flat, handle = _anonymous_bytes(nbytes)
-            out = _wrap(_on_storage(flat, dtype, target_shape), None, handle)
-            if copy_data:
-                out.copy_(input.reshape(target_shape))
-            return out
+            source = input.reshape(target_shape) if copy_data else None
+            flat, handle = _anonymous_bytes(nbytes, source)
+            return _wrap(_on_storage(flat, dtype, target_shape), None, handle)
         filename = os.path.abspath(filename)
         if os.path.exists(filename) and not existsok:
             raise RuntimeError(
@@ -595,9 +625,10 @@ class MemoryMappedTensor(Tensor):
 def _wrap(tensor: Tensor, filename: str | None, handle) -> MemoryMappedTensor:
     # _make_subclass shares the storage without making a view (as_subclass would)
     out = Tensor._make_subclass(MemoryMappedTensor, tensor)
-    out._filename = filename
-    out._handle = handle
-    out._parent_shape = out.shape
+    if filename is not None:
+        out._filename = filename
+    if handle is not None:
+        out._handle = handle
     return out
 
 

@@ -156,11 +156,14 @@ def _h5_index(index):
     return tuple(out), after
 
 
-def _read_rows(dataset, index):
-    """``dataset[index]`` as a tensor, reading only the rows asked for where h5py can."""
+def _read_rows(dataset, index, plan=False):
+    """``dataset[index]`` as a tensor, reading only the rows asked for where h5py can
+    (``plan``: ``_h5_index(index)``, when the caller computed it once for many
+    datasets)."""
     if dataset.ndim == 0:
         return torch.as_tensor(dataset[()])[index]
-    plan = _h5_index(index)
+    if plan is False:
+        plan = _h5_index(index)
     if plan is None:
         return torch.from_numpy(np.asarray(dataset[()]))[index]
     h5_index, after = plan
@@ -175,7 +178,9 @@ def _read_rows(dataset, index):
 
 
 def _is_value_dataset(dataset) -> bool:
-    return dataset.attrs.get(_VALUE_ATTR) == "json" or dataset.dtype.kind in "SOU"
+    # non-tensor values are strings (JSON text, or strings written elsewhere); the
+    # dtype says so without reading the attributes
+    return dataset.dtype.kind in "SOU"
 
 
 def _read_value(dataset) -> Any:
@@ -635,19 +640,20 @@ def _write_value(group, key, value, exists: bool) -> None:
     dataset.attrs[_VALUE_ATTR] = "json"
 
 
-def _read_index(td: PersistentTensorDict, idx) -> TensorDict:
+def _read_index(td: PersistentTensorDict, idx, plan=False) -> TensorDict:
     h5py = _h5py()
+    if plan is False:
+        plan = _h5_index(idx)
     storage = {}
     new_bs = None
     n = len(td._batch_size)
-    for key in td._group.keys():
-        item = td._group[key]
+    for key, item in td._group.items():
         if isinstance(item, h5py.Group):
-            value = _read_index(td._get_str(key, NO_DEFAULT), idx)
+            value = _read_index(td._get_str(key, NO_DEFAULT), idx, plan)
         elif _is_value_dataset(item):
             value = _read_value(item)
         else:
-            value = _read_rows(item, idx)
+            value = _read_rows(item, idx, plan)
             if new_bs is None:
                 new_bs = value.shape[: value.ndim - item.ndim + n]
         storage[key] = value
