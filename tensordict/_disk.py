@@ -91,19 +91,19 @@ def entry_names(keys) -> dict[str, str]:
             or key.lower().endswith(_RESERVED_ENDINGS)
             or key.lower() in taken
         ):
-            name = _encoded_name(key)
+            name = encoded_name(key)
         taken.add(name.lower())
         out[key] = name
     return out
 
 
-def _encoded_name(key: str) -> str:
+def encoded_name(key: str) -> str:
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     hint = re.sub(r"[^A-Za-z0-9_]", "_", key[:32])
     return f"%{digest}-{hint}"
 
 
-def _check_name(name: Any, meta_path: Path, key: Any) -> str:
+def check_name(name: Any, meta_path: Path, key: Any) -> str:
     """A name read from ``meta.json``: one plain path component, nothing else (a
     damaged or crafted file must not point outside the folder)."""
     if (
@@ -420,7 +420,7 @@ def _check_copy(job: LeafJob, dst: Path, copy_existing: bool) -> None:
 def _write_leaf(job: LeafJob, dst: Path, tmp: Path) -> None:
     target = tmp / job.path
     final = dst / job.path
-    nbytes = _memmap._nbytes(job.shape, job.dtype)
+    nbytes = _memmap.nbytes_of(job.shape, job.dtype)
     if job.source is None:  # memmap_like: an existing file of the right size is kept
         if _same_size(final, nbytes) and _link(final, target):
             job.linked = True
@@ -611,7 +611,7 @@ def map_leaf(folder: str, entry: dict, shared: bool | None) -> MemoryMappedTenso
         or "\x00" in name
         or name in ("", ".", "..")
     ):
-        _check_name(name, Path(folder), entry.get("key"))
+        check_name(name, Path(folder), entry.get("key"))
     if dtype is None:
         raise SavedDataError(
             f"{folder}{os.sep}{META}: the entry {entry.get('key')!r} has dtype "
@@ -657,7 +657,7 @@ def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:
         return entry["json"]
     if "pickle" not in entry:
         raise SavedDataError(f"{folder / META}: the entry {key!r} has no value")
-    name = _check_name(entry["pickle"], folder, key)
+    name = check_name(entry["pickle"], folder, key)
     path = folder / name
     if not allow_pickle:
         raise SavedDataError(

@@ -241,7 +241,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
                     f"{tuple(batch_size)} of {folder / _disk.META}"
                 )
         elif kind == "nested":
-            name = _disk._check_name(entry.get("dir"), folder, key)
+            name = _disk.check_name(entry.get("dir"), folder, key)
             value = _read(folder / name, allow_pickle, mode)
             if value.batch_size[:n] != batch_size:
                 raise SavedDataError(
@@ -267,7 +267,7 @@ def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
     members = _disk.field_of(meta, "members", list, folder)
     stack_dim = _disk.field_of(meta, "stack_dim", int, folder)
     tds = [
-        _read(folder / _disk._check_name(name, folder, i), allow_pickle, mode)
+        _read(folder / _disk.check_name(name, folder, i), allow_pickle, mode)
         for i, name in enumerate(members)
     ]
     cls = container_class("LazyStackedTensorDict")
@@ -333,7 +333,7 @@ def _subfolder(folder: Path, subpath) -> Path:
         meta = _disk.read_meta(folder)
         for entry in meta.get("entries") or ():
             if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
-                folder = folder / _disk._check_name(entry.get("dir"), folder, key)
+                folder = folder / _disk.check_name(entry.get("dir"), folder, key)
                 break
         else:
             raise KeyError(f"no nested tensordict {key!r} saved in {folder}")
@@ -831,7 +831,7 @@ def _new_file_name(meta: dict, key: str, suffix: str) -> str:
     }
     name = _disk.entry_names([key])[key] + suffix
     if name.lower() in taken:
-        name = _disk._encoded_name(key) + suffix
+        name = _disk.encoded_name(key) + suffix
     return name
 
 

@@ -182,7 +182,7 @@ def _check_device(device) -> None:
         )
 
 
-def _nbytes(shape: Sequence[int], dtype: torch.dtype) -> int:
+def nbytes_of(shape: Sequence[int], dtype: torch.dtype) -> int:
     return math.prod(shape) * dtype.itemsize
 
 
@@ -222,7 +222,7 @@ def _write_tensor_to_fd(fd: int, tensor: Tensor) -> None:
     if tensor.ndim == 0:
         _write_all(fd, _flat_bytes(tensor.cpu().contiguous()))
         return
-    row_bytes = max(1, _nbytes(tensor.shape[1:], tensor.dtype))
+    row_bytes = max(1, nbytes_of(tensor.shape[1:], tensor.dtype))
     step = max(1, _CHUNK_BYTES // row_bytes)
     for start in range(0, tensor.shape[0], step):
         chunk = tensor[start : start + step].cpu().contiguous()
@@ -376,7 +376,7 @@ class MemoryMappedTensor(Tensor):
                 f"{input.numel()} elements of the input of shape {tuple(input.shape)}"
             )
         dtype = input.dtype
-        nbytes = _nbytes(target_shape, dtype)
+        nbytes = nbytes_of(target_shape, dtype)
         if filename is None:
             source = input.reshape(target_shape) if copy_data else None
             flat, handle = _anonymous_bytes(nbytes, source)
@@ -428,7 +428,7 @@ class MemoryMappedTensor(Tensor):
             raise FileNotFoundError(
                 f"no file {filename} to map (dtype {dtype}, shape {tuple(shape)})"
             ) from None
-        nbytes = _nbytes(shape, dtype)
+        nbytes = nbytes_of(shape, dtype)
         if size != nbytes:
             raise _file_size_error(filename, size, nbytes, dtype, shape)
         writable = os.access(filename, os.W_OK)
@@ -530,7 +530,7 @@ class MemoryMappedTensor(Tensor):
 
     @classmethod
     def _allocate(cls, shape, dtype, filename, existsok, fill) -> "MemoryMappedTensor":
-        nbytes = _nbytes(shape, dtype)
+        nbytes = nbytes_of(shape, dtype)
         if filename is None:
             flat, handle = _anonymous_bytes(nbytes)
             out = _wrap(_on_storage(flat, dtype, shape), None, handle)
