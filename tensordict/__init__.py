@@ -37,6 +37,10 @@ from tensordict.tensorclass import (
     tensorclass,
 )
 
+from tensordict.memmap import MemoryMappedTensor
+from tensordict._persistence import load, load_memmap, memmap, save
+from tensordict.persistent import PersistentTensorDict, from_h5
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -72,4 +76,12 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
+    "MemoryMappedTensor",
+    "PersistentTensorDict",
+    "from_h5",
+    "load",
+    "load_memmap",
+    "memmap",
+    "save",
 ]

@@ -17,6 +17,7 @@ from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
+from tensordict._persistence import PersistenceMixin
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -139,7 +140,7 @@ def _new_tensordict(
 
 
 @register
-class TensorDict(TensorDictGeneratedOps, TensorDictBase):
+class TensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     """A dictionary of tensors that share leading batch dimensions.
 
     >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},
@@ -158,6 +159,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
         "__weakref__",
     )
 

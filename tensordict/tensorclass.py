@@ -43,6 +43,7 @@ from torch import Tensor
 from tensordict import _errors, _torch_function
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
 from tensordict._repr import _indent
 from tensordict._td import (
@@ -325,7 +326,7 @@ def _unwrap(value: Any) -> Any:
 
 
 @register
-class TensorClass(TensorClassGeneratedOps, TensorDictBase):
+class TensorClass(PersistenceMixin, TensorClassGeneratedOps, TensorDictBase):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
     The annotated class attributes are the fields (as in a dataclass, with defaults and
@@ -771,6 +772,7 @@ def _install_forwarders() -> None:
     define: forwarded to the wrapped tensordict (classmethods: to TensorDict), results
     re-wrapped."""
     own = set(TensorClass.__dict__) | set(TensorClassGeneratedOps.__dict__)
+    own |= set(PersistenceMixin.__dict__)  # saving must see the tensorclass itself
     for name in dir(TensorDict):
         if name.startswith("_") or name in own or name in _NATIVE:
             continue
@@ -1220,7 +1222,7 @@ def _numpy_index(index: Any) -> Any:
 
 
 @register
-class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
+class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     """Non-tensor values, one per element of the batch (the values of a stack of
     tensordicts whose non-tensor entries differ).
 
