@@ -35,6 +35,13 @@ from tensordict.tensorclass import (
     is_tensorclass,
     tensorclass,
 )
+from tensordict._module_state import from_module, from_modules
+from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
+    TensorClassModuleBase,
+    TensorClassModuleWrapper,
+    TensorDictParams,
+    as_tensordict_module,
+)
 
 __version__ = "0.1.0"
 
@@ -71,4 +78,11 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    # parameters of nn.Modules as tensordicts (tensordict/_module_state.py, tensordict/nn)
+    "TensorClassModuleBase",
+    "TensorClassModuleWrapper",
+    "TensorDictParams",
+    "as_tensordict_module",
+    "from_module",
+    "from_modules",
 ]
