@@ -518,7 +518,7 @@ class ModuleStateMixin:
         >>> module = nn.Linear(3, 4)
         >>> zeros = TensorDict.from_module(module).detach().clone().zero_()
         >>> with zeros.to_module(module):
-        ...     print(module(torch.ones(1, 3)))
+        ...     print(module(torch.ones(1, 3)).detach())
         tensor([[0., 0., 0., 0.]])
         >>> bool(module.weight.abs().sum() > 0)
         True

@@ -72,7 +72,7 @@ class CompositeDistribution(D.Distribution, collections.abc.Mapping):
     >>> sample = dist.sample()
     >>> sample["cont"].shape, sample["nested", "disc"].shape
     (torch.Size([3, 4]), torch.Size([3]))
-    >>> sorted(dist.log_prob(sample).keys(True, True))
+    >>> list(dist.log_prob(sample).keys(True, True))
     ['cont_log_prob', ('nested', 'disc_log_prob')]
     """
 
