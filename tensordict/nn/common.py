@@ -425,6 +425,20 @@ class TensorDictModule(TensorDictModuleBase):
         selected = self.out_keys
         self._n_outputs = len(source)
         self._write_plan = [(i, k) for i, k in enumerate(source) if k in selected]
+        # The common call (positional inputs, one tensor out written in place under a
+        # plain key, no option) takes a short path in forward.
+        plain = (
+            self._arg_names is None
+            and self.method is None
+            and not self.method_kwargs
+            and not self.strict
+            and not self.get_kwargs
+            and self.inplace is True
+            and len(source) == 1
+            and self._write_plan == [(0, source[0])]
+            and isinstance(source[0], str)
+        )
+        self._plain_out_key = source[0] if plain else None
 
     @property
     def device(self) -> torch.device | None:
@@ -462,6 +476,26 @@ class TensorDictModule(TensorDictModuleBase):
         if mode is not False and outputs_exist(
             tensordict, self.in_keys, self.out_keys, mode
         ):
+            return tensordict
+        out_key = self._plain_out_key
+        if out_key is not None and tensordict_out is None and not kwargs:
+            get = tensordict.get
+            inputs = [get(key, None) for key in self.in_keys]
+            module = self._modules.get("module") or self.__dict__["module"]
+            try:
+                output = module(*inputs)
+            except Exception as err:
+                if any(value is None for value in inputs):
+                    raise self._missing_error(tensordict, inputs) from err
+                raise _rewrap(err, self._call_failed(tensordict, inputs, err)) from err
+            if type(output) is not Tensor:
+                return self._write(tensordict, output, None)
+            try:
+                tensordict._set_str(out_key, output, inplace=False, validated=False)
+            except (RuntimeError, ValueError, TypeError) as err:
+                raise _rewrap(
+                    err, f"{_describe(self)} could not write its outputs: {err}"
+                ) from err
             return tensordict
         get = tensordict.get
         default = self.get_kwargs.get("default")
