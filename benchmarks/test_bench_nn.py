@@ -24,7 +24,9 @@ from tensordict.nn import TensorDictModule, TensorDictModuleBase, TensorDictSequ
 
 def _vmap_takes_tensordicts() -> bool:
     try:
-        torch.vmap(lambda td: td["a"] + 1, (0,))(TensorDict(a=torch.zeros(2, 1), batch_size=[2]))
+        torch.vmap(lambda td: td["a"] + 1, (0,))(
+            TensorDict(a=torch.zeros(2, 1), batch_size=[2])
+        )
     except Exception:
         return False
     return True
@@ -166,7 +168,11 @@ def _small_transformer():
     )
 
 
-_MODELS = {"4": lambda: _blocks(4), "64": lambda: _blocks(64), "transformer": _small_transformer}
+_MODELS = {
+    "4": lambda: _blocks(4),
+    "64": lambda: _blocks(64),
+    "transformer": _small_transformer,
+}
 
 
 @pytest.fixture(scope="module", params=list(_MODELS))
@@ -234,7 +240,9 @@ def test_to_module_speed(benchmark, tdparams):
 
 
 @pytest.mark.parametrize(
-    "num_fields,width", [(16, 8), (256, 8), (16, 8192)], ids=["small", "many_leaves", "16MiB"]
+    "num_fields,width",
+    [(16, 8), (256, 8), (16, 8192)],
+    ids=["small", "many_leaves", "16MiB"],
 )
 @pytest.mark.parametrize("return_swap", [False, True])
 def test_to_module_inplace_copy(benchmark, num_fields, width, return_swap):
@@ -294,7 +302,9 @@ def test_vmap_ensemble(benchmark, tdmodule):
         nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64)
     )
     module = TensorDictModule(mlp, in_keys=["x"], out_keys=["y"]) if tdmodule else mlp
-    params = TensorDict.from_modules(*[copy.deepcopy(module) for _ in range(10)]).lock_()
+    params = TensorDict.from_modules(
+        *[copy.deepcopy(module) for _ in range(10)]
+    ).lock_()
     x = torch.randn(32, 64)
     data = TensorDict({"x": x}, [32]) if tdmodule else x
 

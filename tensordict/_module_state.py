@@ -108,9 +108,7 @@ def from_modules(
     every module shares (the same object)."""
     if not modules:
         raise ValueError("from_modules needs at least one module")
-    tds = [
-        from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules
-    ]
+    tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
     if lazy_stack:
         if as_module:
             raise NotImplementedError(
@@ -140,9 +138,7 @@ def _stack_module_states(tds: list, expand_identical: bool):
             values = [td._get_str(key, None, missing_ok=True) for td in level]
             path = prefix + (key,)
             for position, other in enumerate(values):
-                if other is None or type(other) is not type(value) and not (
-                    isinstance(other, Tensor) and isinstance(value, Tensor)
-                ):
+                if other is None or _is_node(other) != _is_node(value):
                     raise KeyError(
                         f"from_modules: the module at position {position} has no "
                         f"{'submodule' if _is_node(value) else 'tensor'} at key "
@@ -342,9 +338,7 @@ def to_module(
         storage = _copy_into(td, module, return_swap, non_blocking, memo, ())
         swap = _new_td(storage) if return_swap else None
     else:
-        storage = _swap_into(
-            td, module, preserve_module_state, return_swap, memo, ()
-        )
+        storage = _swap_into(td, module, preserve_module_state, return_swap, memo, ())
         swap = _new_td(storage) if return_swap else None
     if swap is None:
         return None
@@ -361,7 +355,13 @@ def to_module(
 # --------------------------------------------------------------------------------------
 
 
-def state_dict(td, destination=None, prefix: str = "", keep_vars: bool = False, flatten: bool = True):
+def state_dict(
+    td,
+    destination=None,
+    prefix: str = "",
+    keep_vars: bool = False,
+    flatten: bool = True,
+):
     """See :meth:`ModuleStateMixin.state_dict`."""
     out = collections.OrderedDict() if destination is None else destination
     if flatten:
@@ -399,7 +399,9 @@ def _state_paths(source, from_flatten, known, prefix=()):
         yield prefix + unravel_key_to_tuple(key), value
 
 
-def load_state_dict(td, source, strict: bool = True, assign: bool = False, from_flatten=None):
+def load_state_dict(
+    td, source, strict: bool = True, assign: bool = False, from_flatten=None
+):
     """See :meth:`ModuleStateMixin.load_state_dict`."""
     known = {unravel_key_to_tuple(k) for k in td.keys(True, True)}
     given = dict(_state_paths(source, from_flatten, known))
@@ -544,7 +546,11 @@ class ModuleStateMixin:
         )
 
     def state_dict(
-        self, destination=None, prefix: str = "", keep_vars: bool = False, flatten: bool = True
+        self,
+        destination=None,
+        prefix: str = "",
+        keep_vars: bool = False,
+        flatten: bool = True,
     ):
         """The tensors as an ``OrderedDict`` that ``torch.save`` writes and
         ``torch.load(..., weights_only=True)`` reads back: flat ``"a.b"`` keys
@@ -573,4 +579,3 @@ class ModuleStateMixin:
         tensor([1., 1.])
         """
         return load_state_dict(self, state_dict, strict, assign, from_flatten)
-

@@ -116,7 +116,9 @@ def test_missing_input_passes_none_or_raises_when_strict():
     )
     td = TensorDict(a=torch.ones(2), batch_size=[2])
     assert (module(td)["s"] == 1).all()
-    strict = TensorDictModule(lambda a, b: a, in_keys=["a", "b"], out_keys=["s"], strict=True)
+    strict = TensorDictModule(
+        lambda a, b: a, in_keys=["a", "b"], out_keys=["s"], strict=True
+    )
     with pytest.raises(KeyError, match=r"TensorDictModule.*\['b'\].*missing"):
         strict(td)
 
@@ -309,8 +311,9 @@ def test_sequence_of_functions_nested_and_selected():
     outer = TensorDictSequential(inner, TensorDictModule(lambda f: -f, ["f"], ["g"]))
     td = outer(TensorDict(a=torch.zeros(1)))
     assert td["g"].item() == -10
-    selected = TensorDictSequential(m1, TensorDictModule(lambda b: b, ["b"], ["c"]),
-                                    selected_out_keys=["c"])
+    selected = TensorDictSequential(
+        m1, TensorDictModule(lambda b: b, ["b"], ["c"]), selected_out_keys=["c"]
+    )
     out = selected(TensorDict(a=torch.zeros(1)))
     assert set(out.keys()) == {"a", "c"} and selected.out_keys == ["c"]
     fresh = TensorDictSequential(m1, inplace=False)
@@ -331,7 +334,9 @@ def test_sequence_partial_tolerant_on_lazy_stack():
         [TensorDict(a=torch.zeros(1), c=torch.ones(1)), TensorDict(a=torch.zeros(1))]
     )
     tolerant(stack)
-    assert stack.tensordicts[0]["d"].item() == 2 and "d" not in stack.tensordicts[1].keys()
+    assert (
+        stack.tensordicts[0]["d"].item() == 2 and "d" not in stack.tensordicts[1].keys()
+    )
 
 
 def test_sequence_called_with_tensors():

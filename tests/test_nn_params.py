@@ -60,8 +60,13 @@ def test_from_modules_stacks():
         assert torch.equal(stacked["weight"][i], module.weight)
     assert stacked["weight"].data_ptr() != modules[0].weight.data_ptr()  # copies
     lazy = TensorDict.from_modules(*modules, lazy_stack=True)
-    assert isinstance(lazy, LazyStackedTensorDict) and lazy[0]["weight"] is modules[0].weight
-    assert isinstance(TensorDict.from_modules(*modules, as_module=True), TensorDictParams)
+    assert (
+        isinstance(lazy, LazyStackedTensorDict)
+        and lazy[0]["weight"] is modules[0].weight
+    )
+    assert isinstance(
+        TensorDict.from_modules(*modules, as_module=True), TensorDictParams
+    )
     with pytest.raises(RuntimeError, match="'weight'.*different shapes.*lazy_stack"):
         TensorDict.from_modules(nn.Linear(3, 4), nn.Linear(3, 5))
     ragged = TensorDict.from_modules(nn.Linear(3, 4), nn.Linear(3, 5), lazy_stack=True)
@@ -162,7 +167,9 @@ def test_to_module_errors_and_options():
 
 def test_to_module_from_lazy_stack_and_tensorclass_and_params():
     module = nn.Linear(2, 2)
-    members = [TensorDict.from_module(module).detach().clone().zero_() for _ in range(2)]
+    members = [
+        TensorDict.from_module(module).detach().clone().zero_() for _ in range(2)
+    ]
     lazy = LazyStackedTensorDict.lazy_stack(members)[0]
     with lazy.to_module(module):
         assert (module.weight == 0).all()
@@ -175,7 +182,9 @@ def test_to_module_from_lazy_stack_and_tensorclass_and_params():
     with tc.to_module(module):
         assert (module.weight == 1).all()
     assert not (module.weight == 1).all()
-    params = TensorDictParams(TensorDict(weight=torch.full((2, 2), 2.0), bias=torch.zeros(2)))
+    params = TensorDictParams(
+        TensorDict(weight=torch.full((2, 2), 2.0), bias=torch.zeros(2))
+    )
     with params.to_module(module):
         assert module.weight is params["weight"]
 
@@ -183,7 +192,11 @@ def test_to_module_from_lazy_stack_and_tensorclass_and_params():
 # ---------------------------------------------------------------------------- state_dict
 def test_state_dict_round_trip_through_torch_save_weights_only():
     td = TensorDict(
-        {"a": torch.randn(2, 3), "n": {"b": torch.ones(2, requires_grad=True)}, "s": "text"},
+        {
+            "a": torch.randn(2, 3),
+            "n": {"b": torch.ones(2, requires_grad=True)},
+            "s": "text",
+        },
         batch_size=[2],
     )
     state = td.state_dict()
@@ -194,13 +207,20 @@ def test_state_dict_round_trip_through_torch_save_weights_only():
     loaded = torch.load(buffer, weights_only=True)
     target = td.exclude("s").clone().zero_()
     target.load_state_dict(loaded)
-    assert torch.equal(target["a"], td["a"]) and torch.equal(target["n", "b"], td["n", "b"])
+    assert torch.equal(target["a"], td["a"]) and torch.equal(
+        target["n", "b"], td["n", "b"]
+    )
     nested = td.state_dict(flatten=False)
     assert torch.equal(nested["n"]["b"], td["n", "b"])
     buffer = io.BytesIO()
     torch.save(nested, buffer)
     buffer.seek(0)
-    again = td.exclude("s").clone().zero_().load_state_dict(torch.load(buffer, weights_only=True))
+    again = (
+        td.exclude("s")
+        .clone()
+        .zero_()
+        .load_state_dict(torch.load(buffer, weights_only=True))
+    )
     assert torch.equal(again["a"], td["a"])
     assert list(td.state_dict(prefix="p.")) == ["p.a", "p.n.b"]
     assert td.state_dict(keep_vars=True)["n.b"] is td["n", "b"]
@@ -208,7 +228,9 @@ def test_state_dict_round_trip_through_torch_save_weights_only():
 
 def test_load_state_dict_strict_and_assign():
     td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}})
-    with pytest.raises(RuntimeError, match=r"missing.*'n', 'b'.*not in the tensordict.*'c'"):
+    with pytest.raises(
+        RuntimeError, match=r"missing.*'n', 'b'.*not in the tensordict.*'c'"
+    ):
         td.load_state_dict({"a": torch.ones(2), "c": torch.ones(2)})
     a = td["a"]
     td.load_state_dict({"a": torch.ones(2)}, strict=False)
@@ -233,7 +255,11 @@ def test_state_dict_of_a_module_equals_the_tensordicts():
 def make_params():
     return TensorDictParams(
         TensorDict(
-            {"w": torch.randn(3), "n": {"b": torch.zeros(2)}, "step": torch.zeros((), dtype=torch.long)},
+            {
+                "w": torch.randn(3),
+                "n": {"b": torch.zeros(2)},
+                "step": torch.zeros((), dtype=torch.long),
+            },
             [],
         )
     )
@@ -270,9 +296,20 @@ def test_params_in_a_module():
             self.lin = nn.Linear(2, 2)
 
     model = Model()
-    assert list(dict(model.named_parameters())) == ["params.w", "params.n.b", "lin.weight", "lin.bias"]
+    assert list(dict(model.named_parameters())) == [
+        "params.w",
+        "params.n.b",
+        "lin.weight",
+        "lin.bias",
+    ]
     state = model.state_dict()
-    assert list(state) == ["params.w", "params.n.b", "params.step", "lin.weight", "lin.bias"]
+    assert list(state) == [
+        "params.w",
+        "params.n.b",
+        "params.step",
+        "lin.weight",
+        "lin.bias",
+    ]
     other = Model()
     other.load_state_dict({k: v + 1 for k, v in state.items()})
     torch.testing.assert_close(other.params["w"], model.params["w"] + 1)
@@ -298,9 +335,13 @@ def test_params_tensordict_ops():
     assert isinstance(moved, TensorDictParams) and moved is not params
     assert moved["w"].dtype == torch.float64 and isinstance(moved["w"], nn.Parameter)
     cloned = params.clone()
-    assert isinstance(cloned, TensorDictParams) and isinstance(cloned["w"], nn.Parameter)
+    assert isinstance(cloned, TensorDictParams) and isinstance(
+        cloned["w"], nn.Parameter
+    )
     assert cloned["w"] is not params["w"]
-    assert type(params.detach()) is TensorDict and type(params.data["w"]) is torch.Tensor
+    assert (
+        type(params.detach()) is TensorDict and type(params.data["w"]) is torch.Tensor
+    )
     assert type(params.apply(lambda x: x * 2)) is TensorDict
     assert params.update({"w": torch.zeros(3)}) is params
     assert params.batch_size == () and params.requires_grad
@@ -357,6 +398,8 @@ def test_ensemble_module():
     out["y"].sum().backward()
     assert ensemble.params_td["module", "weight"].grad is not None
     per_copy = EnsembleModule(module, num_copies=3, expand_input=False)
-    assert per_copy(TensorDict(x=torch.randn(3, 5, 3), batch_size=[3, 5]))["y"].shape == (3, 5, 2)
+    assert per_copy(TensorDict(x=torch.randn(3, 5, 3), batch_size=[3, 5]))[
+        "y"
+    ].shape == (3, 5, 2)
     with pytest.raises(ValueError, match="first batch dim is 3"):
         per_copy(TensorDict(x=torch.randn(5, 3), batch_size=[5]))

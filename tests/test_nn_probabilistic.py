@@ -29,7 +29,10 @@ from tensordict.nn.distributions import Delta
 
 def normal_module(**kwargs):
     return ProbabilisticTensorDictModule(
-        in_keys=["loc", "scale"], out_keys=["action"], distribution_class=D.Normal, **kwargs
+        in_keys=["loc", "scale"],
+        out_keys=["action"],
+        distribution_class=D.Normal,
+        **kwargs,
     )
 
 
@@ -77,7 +80,10 @@ def test_interaction_types():
     with set_interaction_type("mean"):
         assert (module(td.clone())["action"] == 0).all()
     assert interaction_type() is None
-    assert InteractionType("random") is InteractionType.RANDOM and str(InteractionType.MODE) == "mode"
+    assert (
+        InteractionType("random") is InteractionType.RANDOM
+        and str(InteractionType.MODE) == "mode"
+    )
     with pytest.raises(ValueError, match="unknown interaction type"):
         set_interaction_type("sometimes")
 
@@ -90,12 +96,29 @@ def test_interaction_types():
 
 def test_deterministic_falls_back_to_mean_and_mode():
     trunc = ProbabilisticTensorDictModule(
-        in_keys=["loc", "scale", "a", "b"], out_keys=["x"], distribution_class=TruncatedNormal
+        in_keys=["loc", "scale", "a", "b"],
+        out_keys=["x"],
+        distribution_class=TruncatedNormal,
     )
-    td = TensorDict(loc=torch.ones(2), scale=torch.ones(2), a=-torch.ones(2), b=torch.ones(2), batch_size=[2])
-    torch.testing.assert_close(trunc(td)["x"], TruncatedNormal(1.0, 1.0, -1.0, 1.0).mean.expand(2))
-    cat = ProbabilisticTensorDictModule(in_keys=["logits"], out_keys=["a"], distribution_class=D.Categorical)
-    assert cat(TensorDict(logits=torch.tensor([[0.1, 2.0, 0.3]]), batch_size=[1]))["a"].item() == 1
+    td = TensorDict(
+        loc=torch.ones(2),
+        scale=torch.ones(2),
+        a=-torch.ones(2),
+        b=torch.ones(2),
+        batch_size=[2],
+    )
+    torch.testing.assert_close(
+        trunc(td)["x"], TruncatedNormal(1.0, 1.0, -1.0, 1.0).mean.expand(2)
+    )
+    cat = ProbabilisticTensorDictModule(
+        in_keys=["logits"], out_keys=["a"], distribution_class=D.Categorical
+    )
+    assert (
+        cat(TensorDict(logits=torch.tensor([[0.1, 2.0, 0.3]]), batch_size=[1]))[
+            "a"
+        ].item()
+        == 1
+    )
 
 
 def test_log_prob_keys_and_dict_in_keys():
@@ -113,7 +136,10 @@ def test_log_prob_keys_and_dict_in_keys():
     torch.testing.assert_close(module.log_prob(out), out["n", "action_log_prob"])
     with set_composite_lp_aggregate(True):
         assert normal_module(return_log_prob=True).log_prob_key == "sample_log_prob"
-    assert normal_module(return_log_prob=True, log_prob_key="lp").out_keys == ["action", "lp"]
+    assert normal_module(return_log_prob=True, log_prob_key="lp").out_keys == [
+        "action",
+        "lp",
+    ]
 
 
 def test_missing_parameter_names_module_and_key():
@@ -125,7 +151,9 @@ def test_delta_default_and_num_samples_and_cache():
     module = ProbabilisticTensorDictModule(in_keys=["param"], out_keys=["action"])
     td = TensorDict(param=torch.randn(5, 4), batch_size=[5])
     assert torch.equal(module(td)["action"], td["param"])
-    sampler = normal_module(num_samples=4, default_interaction_type="random", cache_dist=True)
+    sampler = normal_module(
+        num_samples=4, default_interaction_type="random", cache_dist=True
+    )
     out = sampler(TensorDict(loc=torch.zeros(3), scale=torch.ones(3), batch_size=[3]))
     assert out.batch_size == (4, 3) and out["action"].shape == (4, 3)
     assert isinstance(sampler._dist, D.Normal)
@@ -159,8 +187,10 @@ def test_probabilistic_sequence():
 
 def test_composite_distribution():
     params = TensorDict(
-        {"cont": {"loc": torch.zeros(3, 4), "scale": torch.ones(3, 4)},
-         ("nested", "disc"): {"logits": torch.zeros(3, 10)}},
+        {
+            "cont": {"loc": torch.zeros(3, 4), "scale": torch.ones(3, 4)},
+            ("nested", "disc"): {"logits": torch.zeros(3, 10)},
+        },
         [3],
     )
     dist = CompositeDistribution(
@@ -171,7 +201,9 @@ def test_composite_distribution():
     assert dist.sample((2,)).batch_size == (2, 3)
     assert composite_lp_aggregate() is False
     lp = dist.log_prob(sample)
-    torch.testing.assert_close(lp["cont_log_prob"], D.Normal(0.0, 1.0).log_prob(sample["cont"]))
+    torch.testing.assert_close(
+        lp["cont_log_prob"], D.Normal(0.0, 1.0).log_prob(sample["cont"])
+    )
     entropy = dist.entropy()
     assert set(entropy.keys(True, True)) == {"cont_entropy", ("nested", "disc_entropy")}
     with set_composite_lp_aggregate(True):
@@ -184,7 +216,8 @@ def test_composite_distribution():
     assert torch.equal(dist.mode["cont"], torch.zeros(3, 4))
     assert list(dist.keys()) == ["cont", ("nested", "disc")] and len(dist) == 2
     renamed = CompositeDistribution(
-        params, {"cont": D.Normal, ("nested", "disc"): D.Categorical},
+        params,
+        {"cont": D.Normal, ("nested", "disc"): D.Categorical},
         name_map={"cont": "action_c"},
     )
     assert "action_c" in renamed.sample().keys()
@@ -195,13 +228,22 @@ def test_probabilistic_module_with_composite():
         in_keys=["params"],
         out_keys=["cont", ("nested", "disc")],
         distribution_class=CompositeDistribution,
-        distribution_kwargs={"distribution_map": {"cont": D.Normal, ("nested", "disc"): D.Categorical}},
+        distribution_kwargs={
+            "distribution_map": {"cont": D.Normal, ("nested", "disc"): D.Categorical}
+        },
         return_log_prob=True,
         default_interaction_type="random",
     )
     assert module.log_prob_keys == ["cont_log_prob", ("nested", "disc_log_prob")]
-    td = TensorDict({"params": {"cont": {"loc": torch.zeros(3, 4), "scale": torch.ones(3, 4)},
-                                ("nested", "disc"): {"logits": torch.zeros(3, 10)}}}, [3])
+    td = TensorDict(
+        {
+            "params": {
+                "cont": {"loc": torch.zeros(3, 4), "scale": torch.ones(3, 4)},
+                ("nested", "disc"): {"logits": torch.zeros(3, 10)},
+            }
+        },
+        [3],
+    )
     out = module(td)
     assert out["cont"].shape == (3, 4) and out["nested", "disc_log_prob"].shape == (3,)
     assert isinstance(module.log_prob(out), TensorDict)
@@ -213,13 +255,21 @@ def test_distributions():
     assert delta.log_prob(torch.zeros(3)) == float("-inf")
     assert delta.sample((2,)).shape == (2, 3) and torch.equal(delta.mode, torch.ones(3))
     one_hot = OneHotCategorical(logits=torch.tensor([[0.0, 9.0, 0.0]]))
-    assert one_hot.mode.tolist() == [[0, 1, 0]] and one_hot.sample((4,)).shape == (4, 1, 3)
+    assert one_hot.mode.tolist() == [[0, 1, 0]] and one_hot.sample((4,)).shape == (
+        4,
+        1,
+        3,
+    )
     logits = torch.zeros(3, requires_grad=True)
     OneHotCategorical(logits=logits).rsample().sum().backward()
     assert logits.grad is not None
     trunc = TruncatedNormal(torch.zeros(3), torch.ones(3), -1.0, 1.0)
-    torch.testing.assert_close(trunc.log_prob(torch.zeros(3)), torch.full((3,), -0.5372), atol=1e-4, rtol=0)
-    torch.testing.assert_close(trunc.entropy(), torch.full((3,), 0.6828), atol=1e-4, rtol=0)
+    torch.testing.assert_close(
+        trunc.log_prob(torch.zeros(3)), torch.full((3,), -0.5372), atol=1e-4, rtol=0
+    )
+    torch.testing.assert_close(
+        trunc.entropy(), torch.full((3,), 0.6828), atol=1e-4, rtol=0
+    )
     samples = trunc.rsample((2000,))
     assert samples.abs().max() <= 1
     tanh = TanhNormal(torch.zeros(4, 2), torch.ones(4, 2), low=-3.0, high=3.0)
@@ -237,11 +287,20 @@ def test_param_extractors_and_mappings():
         NormalParamExtractor()(torch.zeros(3))
     add = AddStateIndependentNormalScale(3)
     loc, scale = add(torch.zeros(2, 3))
-    assert scale.shape == (2, 3) and [n for n, _ in add.named_parameters()] == ["state_independent_scale"]
+    assert scale.shape == (2, 3) and [n for n, _ in add.named_parameters()] == [
+        "state_independent_scale"
+    ]
     assert not list(AddStateIndependentNormalScale(3, make_param=False).parameters())
-    torch.testing.assert_close(biased_softplus(2.0)(torch.zeros(1)), torch.tensor([2.0]))
-    assert abs(torch.nn.functional.softplus(torch.tensor(inv_softplus(1.5))).item() - 1.5) < 1e-6
-    torch.testing.assert_close(mappings("biased_softplus_2.0_0.1")(torch.zeros(1)), torch.tensor([2.0]))
+    torch.testing.assert_close(
+        biased_softplus(2.0)(torch.zeros(1)), torch.tensor([2.0])
+    )
+    assert (
+        abs(torch.nn.functional.softplus(torch.tensor(inv_softplus(1.5))).item() - 1.5)
+        < 1e-6
+    )
+    torch.testing.assert_close(
+        mappings("biased_softplus_2.0_0.1")(torch.zeros(1)), torch.tensor([2.0])
+    )
     assert mappings("exp") is torch.exp
     with pytest.raises(NotImplementedError, match="unknown scale mapping"):
         mappings("nope")

@@ -122,7 +122,9 @@ def test_functional_call_with_a_flat_tensordict_of_params():
     model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
     params = TensorDict.from_module(model).detach().clone().requires_grad_()
     x = torch.randn(5, 3)
-    out = torch.func.functional_call(model, dict(params.flatten_keys(".").items()), (x,))
+    out = torch.func.functional_call(
+        model, dict(params.flatten_keys(".").items()), (x,)
+    )
     with params.to_module(model):
         torch.testing.assert_close(out, model(x))
     out.sum().backward()

@@ -728,4 +728,3 @@ class as_tensordict_module:
         wrapper.in_keys = in_keys
         wrapper.out_keys = out_keys
         return wrapper
-

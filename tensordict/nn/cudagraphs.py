@@ -57,7 +57,9 @@ class CudaGraphModule:
     ) -> None:
         self.module = module
         self.warmup = warmup
-        self.in_keys = in_keys if in_keys is not None else getattr(module, "in_keys", None)
+        self.in_keys = (
+            in_keys if in_keys is not None else getattr(module, "in_keys", None)
+        )
         self.out_keys = (
             out_keys if out_keys is not None else getattr(module, "out_keys", None)
         )
@@ -70,8 +72,10 @@ class CudaGraphModule:
                 stacklevel=2,
             )
             return
-        self.device = torch.device(device) if device is not None else torch.device(
-            "cuda", torch.cuda.current_device()
+        self.device = (
+            torch.device(device)
+            if device is not None
+            else torch.device("cuda", torch.cuda.current_device())
         )
         self._calls = 0
         self._graph = None
@@ -95,7 +99,9 @@ class CudaGraphModule:
             self._static_kwargs = {k: _clone_structure(v) for k, v in kwargs.items()}
             self._graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(self._graph):
-                self._static_out = self.module(*self._static_args, **self._static_kwargs)
+                self._static_out = self.module(
+                    *self._static_args, **self._static_kwargs
+                )
         else:
             _copy_into(self._static_args, args)
             for key, value in kwargs.items():

@@ -41,7 +41,9 @@ class EnsembleModule(TensorDictModuleBase):
     ) -> None:
         super().__init__()
         if num_copies < 1:
-            raise ValueError(f"EnsembleModule: num_copies must be >= 1, got {num_copies}")
+            raise ValueError(
+                f"EnsembleModule: num_copies must be >= 1, got {num_copies}"
+            )
         self.module = module
         self.in_keys = list(module.in_keys)
         self.out_keys = list(module.out_keys)
@@ -54,9 +56,11 @@ class EnsembleModule(TensorDictModuleBase):
         (parameters where the module has parameters, buffers where it has buffers)."""
         base = from_module(self.module, lock=False)
         copies = [
-            self.module.reset_parameters_recursive(base)
-            if isinstance(self.module, TensorDictModuleBase)
-            else base.detach().clone()
+            (
+                self.module.reset_parameters_recursive(base)
+                if isinstance(self.module, TensorDictModuleBase)
+                else base.detach().clone()
+            )
             for _ in range(self.num_copies)
         ]
         stacked = torch.stack(copies, 0)

@@ -100,7 +100,9 @@ def make_functional(
     0.0
     """
     if not isinstance(module, nn.Module):
-        raise TypeError(f"make_functional expects an nn.Module, got {type(module).__name__}")
+        raise TypeError(
+            f"make_functional expects an nn.Module, got {type(module).__name__}"
+        )
     names = tuple(funs_to_decorate or ("forward",))
     params = from_module(module, lock=False)
     base = type(module)

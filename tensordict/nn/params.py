@@ -21,6 +21,7 @@ Which call is which where both worlds name a method:
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import sys
 from typing import Any, Callable, Iterator
 
@@ -52,7 +53,7 @@ def _as_parameter(value: Any) -> Any:
 
 def _convert_leaves(td: TensorDictBase) -> None:
     """Replace, in place, the tensors of ``td`` (at any depth) by parameters."""
-    with td.unlock_() if td.is_locked else _nothing():
+    with td.unlock_() if td.is_locked else contextlib.nullcontext():
         for key, value in list(td._own_items()):
             if isinstance(value, Tensor):
                 converted = _as_parameter(value)
@@ -60,14 +61,6 @@ def _convert_leaves(td: TensorDictBase) -> None:
                     td._set_str(key, converted, inplace=False, validated=True)
             elif _is_node(value):
                 _convert_leaves(value)
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _parameter_like(value: Tensor, model: Any) -> Tensor:
@@ -119,8 +112,9 @@ class _LeafView(collections.abc.MutableMapping):
     def __setitem__(self, name: str, value: Tensor | None) -> None:
         td = self._td()
         path = tuple(name.split("."))
-        if value is None:
-            td.del_(path) if path in td.keys(True) else None
+        if value is None:  # nn.Module's way of unregistering
+            if path in td.keys(True):
+                td.del_(path)
             return
         td._set_path(path, value, inplace=False, validated=True)
 
@@ -374,8 +368,7 @@ class TensorDictParams(
         ``.cuda()``, ``.double()``, ``.share_memory()`` call on their children."""
         if kwargs or (args and not isinstance(args[0], bool)):
             others = [
-                o._tensordict if isinstance(o, TensorDictParams) else o
-                for o in args[0]
+                o._tensordict if isinstance(o, TensorDictParams) else o for o in args[0]
             ]
             return self._wrap(self._tensordict._apply(fn, others, *args[1:], **kwargs))
         return self._apply_in_place(fn)
@@ -465,8 +458,7 @@ class TensorDictParams(
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(params=\n"
-            f"{_indent(repr(self._tensordict), 1)})"
+            f"{type(self).__name__}(params=\n" f"{_indent(repr(self._tensordict), 1)})"
         )
 
     def __getstate__(self):

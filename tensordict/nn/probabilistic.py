@@ -48,7 +48,9 @@ __all__ = [
 ]
 
 
-def _draw(dist: D.Distribution, kind: InteractionType, shape: torch.Size, n_estimate: int):
+def _draw(
+    dist: D.Distribution, kind: InteractionType, shape: torch.Size, n_estimate: int
+):
     """The value ``kind`` asks for (``shape``: leading sample dims, RANDOM only)."""
     if kind is InteractionType.RANDOM:
         return dist.rsample(shape) if dist.has_rsample else dist.sample(shape)
@@ -213,14 +215,18 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
 
     build_dist_from_params = get_dist
 
-    def log_prob(self, tensordict: TensorDictBase, *, dist: D.Distribution | None = None):
+    def log_prob(
+        self, tensordict: TensorDictBase, *, dist: D.Distribution | None = None
+    ):
         """The log-probability of the value stored at ``out_keys`` under the
         distribution (built from ``tensordict`` unless ``dist`` is given): a tensor,
         or a tensordict for a composite distribution that does not aggregate."""
         if dist is None:
             dist = self.get_dist(tensordict)
         if isinstance(dist, CompositeDistribution):
-            return dist.log_prob(tensordict.select(*dist.name_map.values(), strict=False))
+            return dist.log_prob(
+                tensordict.select(*dist.name_map.values(), strict=False)
+            )
         return dist.log_prob(tensordict.get(self.dist_sample_keys[0]))
 
     # ------------------------------------------------------------------ forward
@@ -263,7 +269,9 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
                 values = sample if sample is not None else dest
                 lp = dist.log_prob(values.select(*dist.name_map.values(), strict=False))
             else:
-                value = sample if sample is not None else dest.get(self.dist_sample_keys[0])
+                value = (
+                    sample if sample is not None else dest.get(self.dist_sample_keys[0])
+                )
                 lp = dist.log_prob(value)
             if isinstance(lp, TensorDictBase):
                 dest.update(lp)
@@ -287,7 +295,9 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
 
 
 def _is_probabilistic(module) -> bool:
-    return isinstance(module, (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential))
+    return isinstance(
+        module, (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential)
+    )
 
 
 class ProbabilisticTensorDictSequential(TensorDictSequential):
@@ -369,7 +379,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
     def log_prob_keys(self) -> list:
         if self.return_composite:
             return [
-                key for m in self._sequence if _is_probabilistic(m) for key in m.log_prob_keys
+                key
+                for m in self._sequence
+                if _is_probabilistic(m)
+                for key in m.log_prob_keys
             ]
         return self._last.log_prob_keys
 
@@ -393,7 +406,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         return self._last.num_samples
 
     def get_dist_params(
-        self, tensordict: TensorDictBase, tensordict_out: TensorDictBase | None = None, **kwargs
+        self,
+        tensordict: TensorDictBase,
+        tensordict_out: TensorDictBase | None = None,
+        **kwargs,
     ) -> TensorDictBase:
         """Run the modules before the last one: the tensordict holding the
         distribution's parameters."""
@@ -405,7 +421,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         return td
 
     def get_dist(
-        self, tensordict: TensorDictBase, tensordict_out: TensorDictBase | None = None, **kwargs
+        self,
+        tensordict: TensorDictBase,
+        tensordict_out: TensorDictBase | None = None,
+        **kwargs,
     ) -> D.Distribution:
         """The distribution the sequence draws from, computed from ``tensordict``
         (the intermediate outputs are written into it)."""

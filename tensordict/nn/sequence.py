@@ -31,12 +31,12 @@ __all__ = ["TensorDictSequential"]
 def _as_module(module) -> TensorDictModuleBase:
     """A sequence's element: tensordict modules as they are, other callables (functions
     of a tensordict) wrapped in a :class:`WrapModule`."""
-    if isinstance(module, TensorDictModuleBase) or TensorDictModuleBase.is_tdmodule_compatible(
+    if isinstance(module, nn.Module) and TensorDictModuleBase.is_tdmodule_compatible(
         module
     ):
-        if not isinstance(module, nn.Module):
-            return WrapModule(module, in_keys=module.in_keys, out_keys=module.out_keys)
         return module
+    if TensorDictModuleBase.is_tdmodule_compatible(module):  # a keyed function
+        return WrapModule(module, in_keys=module.in_keys, out_keys=module.out_keys)
     if callable(module):
         return WrapModule(module)
     raise TypeError(
@@ -113,7 +113,9 @@ class TensorDictSequential(TensorDictModule):
         self.partial_tolerant = partial_tolerant
         self.inplace = inplace
         self._selected = (
-            None if selected_out_keys is None else _key_list(selected_out_keys, "selected_out_keys")
+            None
+            if selected_out_keys is None
+            else _key_list(selected_out_keys, "selected_out_keys")
         )
         self._refresh()
 
@@ -140,7 +142,9 @@ class TensorDictSequential(TensorDictModule):
                 f"by any module (the modules write {source})"
             )
         self.__dict__["_out_keys_source"] = source
-        self.__dict__["_dropped_out_keys"] = [k for k in source if k not in self._selected]
+        self.__dict__["_dropped_out_keys"] = [
+            k for k in source if k not in self._selected
+        ]
         self.out_keys = [key for key in source if key in self._selected]
 
     def select_out_keys(self, *selected_out_keys: NestedKey) -> "TensorDictSequential":

@@ -25,8 +25,10 @@ def _tensorclass_keys(cls: type) -> list:
     for spec in getattr(cls, "_tc_field_list", ()):
         nested = getattr(spec, "tc_cls", None)
         if nested is not None:
-            keys.extend((spec.name, *k) if isinstance(k, tuple) else (spec.name, k)
-                        for k in _tensorclass_keys(nested))
+            keys.extend(
+                (spec.name, *k) if isinstance(k, tuple) else (spec.name, k)
+                for k in _tensorclass_keys(nested)
+            )
         else:
             keys.append(spec.name)
     return keys

@@ -36,6 +36,9 @@ __all__ = [
 ]
 
 # the names 0.15.3 also offers here
-from tensordict.nn._interaction import InteractionType, set_interaction_type  # noqa: E402
+from tensordict.nn._interaction import (
+    InteractionType,
+    set_interaction_type,
+)  # noqa: E402
 
 __all__ += ["InteractionType", "set_interaction_type"]

@@ -235,7 +235,11 @@ class CompositeDistribution(D.Distribution, collections.abc.Mapping):
             try:
                 value = dist.entropy()
             except NotImplementedError:
-                draws = dist.rsample((samples_mc,)) if dist.has_rsample else dist.sample((samples_mc,))
+                draws = (
+                    dist.rsample((samples_mc,))
+                    if dist.has_rsample
+                    else dist.sample((samples_mc,))
+                )
                 value = -dist.log_prob(draws).mean(0)
             out[self.name_map[key]] = value
         return out

@@ -17,7 +17,12 @@ from torch.distributions import constraints
 
 from tensordict.nn.utils import mappings
 
-__all__ = ["AddStateIndependentNormalScale", "Delta", "NormalParamExtractor", "TanhNormal"]
+__all__ = [
+    "AddStateIndependentNormalScale",
+    "Delta",
+    "NormalParamExtractor",
+    "TanhNormal",
+]
 
 
 class NormalParamExtractor(nn.Module):

@@ -69,10 +69,14 @@ class OneHotCategorical(D.Categorical):
     def deterministic_sample(self) -> torch.Tensor:
         return self.mode
 
-    def sample(self, sample_shape: torch.Size | Sequence[int] | None = None) -> torch.Tensor:
+    def sample(
+        self, sample_shape: torch.Size | Sequence[int] | None = None
+    ) -> torch.Tensor:
         return self._one_hot(super().sample(torch.Size(sample_shape or ())))
 
-    def rsample(self, sample_shape: torch.Size | Sequence[int] | None = None) -> torch.Tensor:
+    def rsample(
+        self, sample_shape: torch.Size | Sequence[int] | None = None
+    ) -> torch.Tensor:
         shape = torch.Size(sample_shape or ())
         if self.grad_method is ReparamGradientStrategy.RelaxedOneHot:
             relaxed = D.RelaxedOneHotCategorical(torch.ones(()), logits=self.logits)
