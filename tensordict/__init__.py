@@ -36,6 +36,13 @@ from tensordict.tensorclass import (
     is_tensorclass,
     tensorclass,
 )
+from tensordict._module_state import from_module, from_modules
+from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
+    TensorClassModuleBase,
+    TensorClassModuleWrapper,
+    TensorDictParams,
+    as_tensordict_module,
+)
 
 from tensordict.memmap import MemoryMappedTensor
 from tensordict._persistence import load, load_memmap, memmap, save
@@ -84,4 +91,11 @@ __all__ = [
     "load_memmap",
     "memmap",
     "save",
+    # parameters of nn.Modules as tensordicts (tensordict/_module_state.py, tensordict/nn)
+    "TensorClassModuleBase",
+    "TensorClassModuleWrapper",
+    "TensorDictParams",
+    "as_tensordict_module",
+    "from_module",
+    "from_modules",
 ]

@@ -31,6 +31,7 @@ from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._registry import container_class, register
 from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
     TensorDict,
@@ -63,7 +64,10 @@ _FULL = slice(None)
 
 @register
 class LazyStackedTensorDict(
-    PersistenceMixin, LazyStackedTensorDictGeneratedOps, TensorDictBase
+    PersistenceMixin,
+    LazyStackedTensorDictGeneratedOps,
+    ModuleStateMixin,
+    TensorDictBase,
 ):
     """A lazy stack of tensordicts along ``stack_dim``.
 

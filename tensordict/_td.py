@@ -18,6 +18,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
 from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -140,7 +141,9 @@ def _new_tensordict(
 
 
 @register
-class TensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
+class TensorDict(
+    PersistenceMixin, TensorDictGeneratedOps, ModuleStateMixin, TensorDictBase
+):
     """A dictionary of tensors that share leading batch dimensions.
 
     >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},
