@@ -27,6 +27,8 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._registry import register
@@ -61,7 +63,12 @@ _FULL = slice(None)
 
 
 @register
-class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
+class LazyStackedTensorDict(
+    ConsolidateMixin,
+    DistributedMixin,
+    LazyStackedTensorDictGeneratedOps,
+    TensorDictBase,
+):
     """A lazy stack of tensordicts along ``stack_dim``.
 
     >>> a = TensorDict(x=torch.zeros(3), batch_size=[3])
@@ -92,6 +99,7 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_consolidated",  # the storage of a consolidated stack (_consolidate.py)
         "__weakref__",
     )
 
@@ -265,7 +273,9 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         ``other`` mappings. ``batch_size``, ``batch_dims`` and ``names`` describe the
         stack (the stack dim included); ``auto_batch_size`` gives each tensordict the
         batch dims its entries share."""
-        items = list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
+        items = (
+            list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
+        )
         members, stack_dim, names = _members_from_mappings(
             items + list(other),
             "from_dict",

@@ -14,6 +14,8 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import register
@@ -139,7 +141,9 @@ def _new_tensordict(
 
 
 @register
-class TensorDict(TensorDictGeneratedOps, TensorDictBase):
+class TensorDict(
+    ConsolidateMixin, DistributedMixin, TensorDictGeneratedOps, TensorDictBase
+):
     """A dictionary of tensors that share leading batch dimensions.
 
     >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},
@@ -158,6 +162,7 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_consolidated",  # the storage of a consolidated tensordict (_consolidate.py)
         "__weakref__",
     )
 

@@ -41,6 +41,7 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors, _torch_function
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._registry import register
@@ -325,7 +326,7 @@ def _unwrap(value: Any) -> Any:
 
 
 @register
-class TensorClass(TensorClassGeneratedOps, TensorDictBase):
+class TensorClass(DistributedMixin, TensorClassGeneratedOps, TensorDictBase):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
     The annotated class attributes are the fields (as in a dataclass, with defaults and
@@ -770,7 +771,13 @@ def _install_forwarders() -> None:
     """Every public method of TensorDict that TensorClass and the generated ops do not
     define: forwarded to the wrapped tensordict (classmethods: to TensorDict), results
     re-wrapped."""
-    own = set(TensorClass.__dict__) | set(TensorClassGeneratedOps.__dict__)
+    # what TensorClass, its generated ops and its feature mixins define is its own
+    own = {
+        name
+        for klass in TensorClass.__mro__
+        if klass not in (TensorDictBase, object)
+        for name in vars(klass)
+    }
     for name in dir(TensorDict):
         if name.startswith("_") or name in own or name in _NATIVE:
             continue
@@ -936,11 +943,11 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
-
 def _all_same(values: Sequence[Any]) -> bool:
     """Whether ``values`` (a sequence or a flat object array) is not empty and holds
     one value only: the test that keeps one value instead of a stack of copies."""
     return len(values) > 0 and all(_same(v, values[0]) for v in values[1:])
+
 
 def _object_array(value: Any, shape: Sequence[int] = ()) -> np.ndarray:
     """A numpy object array of ``shape`` holding ``value`` in every element (a list
