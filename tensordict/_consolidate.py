@@ -73,13 +73,13 @@ def _from_block(
     become the block's; ``set_device``: every level's)."""
     dtypes = [getattr(torch, d) for d, _ in leaf_specs]
     shapes = [torch.Size(s) for _, s in leaf_specs]
-    layout = Layout(dtypes, [s.numel() for s in shapes])
+    layout = Layout(dtypes, shapes)
     if block.numel() < layout.nbytes:
         raise ValueError(
             f"the consolidated block holds {block.numel()} bytes but its description "
             f"needs {layout.nbytes}"
         )
-    leaves = layout.views(block, shapes)
+    leaves = layout.views(block)
     td = build(tree, leaves, block.device, set_device=set_device)
     _set_block(td, block)
     if locked:
@@ -185,7 +185,7 @@ class ConsolidateMixin:
             if pin_memory:
                 block = block.pin_memory()
             layout.pack(leaves, block)
-        views = layout.views(block, [t.shape for t in leaves])
+        views = layout.views(block)
         in_order = [None] * len(views)
         for pos, i in enumerate(order):
             in_order[i] = views[pos]

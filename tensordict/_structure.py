@@ -92,13 +92,18 @@ def path_repr(path: tuple) -> str:
 class Layout:
     """Where each leaf (given in canonical order) lives in one byte block.
 
-    ``groups`` lists ``(dtype, start, numels, positions)``: the leaves of one dtype, in
-    canonical order, packed one after another from byte ``start``; ``nbytes`` is the
-    block's size. The layout depends only on the dtypes and numbers of elements."""
+    Leaves are grouped by dtype, each group one aligned run of bytes; inside a group,
+    leaves of the same shape sit next to each other (ordered by shape, then by their
+    canonical position), so that a run of ``n`` same-shaped leaves is one
+    ``(n, *shape)`` tensor: one ``stack`` packs it and one ``unbind`` cuts it into
+    views, instead of a call per leaf. ``groups`` lists ``(dtype, start, nbytes,
+    runs)`` with ``runs`` a list of ``(shape, positions)``; ``offsets`` the byte offset
+    of each leaf; ``nbytes`` the block's size. The layout depends only on the dtypes
+    and shapes."""
 
     __slots__ = ("groups", "nbytes", "offsets")
 
-    def __init__(self, dtypes: list, numels: list) -> None:
+    def __init__(self, dtypes: list, shapes: list) -> None:
         by_dtype: dict = {}
         for pos, dtype in enumerate(dtypes):
             by_dtype.setdefault(dtype, []).append(pos)
@@ -106,14 +111,22 @@ class Layout:
         offsets = [0] * len(dtypes)
         start = 0
         for dtype in sorted(by_dtype, key=str):
-            positions = by_dtype[dtype]
+            by_shape: dict = {}
+            for pos in by_dtype[dtype]:
+                by_shape.setdefault(tuple(shapes[pos]), []).append(pos)
             itemsize = dtype.itemsize
-            sizes = [numels[p] for p in positions]
             offset = start
-            for p, n in zip(positions, sizes):
-                offsets[p] = offset
-                offset += n * itemsize
-            groups.append((dtype, start, sizes, positions))
+            runs = []
+            for shape in sorted(by_shape):
+                positions = by_shape[shape]
+                numel = 1
+                for d in shape:
+                    numel *= d
+                for pos in positions:
+                    offsets[pos] = offset
+                    offset += numel * itemsize
+                runs.append((torch.Size(shape), positions, numel))
+            groups.append((dtype, start, offset - start, runs))
             start = -(-offset // _ALIGN) * _ALIGN
         self.groups = groups
         self.offsets = offsets
@@ -121,39 +134,50 @@ class Layout:
 
     @classmethod
     def of(cls, leaves: list) -> "Layout":
-        return cls([t.dtype for t in leaves], [t.numel() for t in leaves])
+        return cls([t.dtype for t in leaves], [t.shape for t in leaves])
 
-    def views(self, block: Tensor, shapes: list) -> list[Tensor]:
-        """One view of ``block`` (1-D ``uint8``) per leaf, shaped as ``shapes``."""
-        out: list = [None] * len(shapes)
-        for dtype, start, sizes, positions in self.groups:
-            total = sum(sizes) * dtype.itemsize
-            parts = block[start : start + total].view(dtype).split(sizes)
-            for p, part in zip(positions, parts):
-                out[p] = part.view(shapes[p])
+    def views(self, block: Tensor) -> list[Tensor]:
+        """One view of ``block`` (1-D ``uint8``) per leaf, in canonical order."""
+        out: list = [None] * len(self.offsets)
+        for (dtype, start, nbytes, runs), region in zip(
+            self.groups, self.regions(block)
+        ):
+            parts = region.split([len(pos) * numel for _, pos, numel in runs])
+            for (shape, positions, _), part in zip(runs, parts):
+                if len(positions) == 1:
+                    out[positions[0]] = part.view(shape)
+                else:
+                    for p, view in zip(positions, part.view(-1, *shape).unbind(0)):
+                        out[p] = view
         return out
 
     def regions(self, block: Tensor) -> list[Tensor]:
         """One typed 1-D view of ``block`` per dtype group (what reductions run on)."""
         return [
-            block[start : start + sum(sizes) * dtype.itemsize].view(dtype)
-            for dtype, start, sizes, _ in self.groups
+            block[start : start + nbytes].view(dtype)
+            for dtype, start, nbytes, _ in self.groups
         ]
 
     def pack(self, leaves: list, block: Tensor) -> None:
-        """Copy ``leaves`` (canonical order) into ``block``: one ``cat`` per dtype."""
+        """Copy ``leaves`` (canonical order) into ``block``: one ``stack`` per run of
+        same-shaped leaves."""
         with torch.no_grad():
-            for (dtype, start, sizes, positions), region in zip(
+            for (dtype, start, nbytes, runs), region in zip(
                 self.groups, self.regions(block)
             ):
-                flat = [leaves[p].reshape(-1) for p in positions]
-                if flat[0].device != region.device:
-                    flat = [t.to(region.device) for t in flat]
-                torch.cat(flat, out=region)
+                parts = region.split([len(pos) * numel for _, pos, numel in runs])
+                for (shape, positions, _), part in zip(runs, parts):
+                    run = [leaves[p] for p in positions]
+                    if run[0].device != part.device:
+                        run = [t.to(part.device) for t in run]
+                    if len(run) == 1:
+                        part.view(shape).copy_(run[0])
+                    else:
+                        torch.stack(run, out=part.view(-1, *shape))
 
     def unpack(self, block: Tensor, leaves: list) -> None:
         """Copy ``block`` into ``leaves`` (canonical order), in place."""
-        views = self.views(block, [t.shape for t in leaves])
+        views = self.views(block)
         with torch.no_grad():
             torch._foreach_copy_(leaves, views)
 
@@ -162,10 +186,11 @@ class Layout:
         base = block.data_ptr()
         if block.numel() < self.nbytes:
             return False
+        device = block.device
         for leaf, offset in zip(leaves, self.offsets):
             if leaf.data_ptr() - base != offset or not leaf.is_contiguous():
                 return False
-            if leaf.device != block.device:
+            if leaf.device != device:
                 return False
         return True
 

@@ -72,7 +72,9 @@ def test_views_and_copies_of_a_consolidated_tensordict_are_not_consolidated():
 
 def test_consolidate_lazy_stack_and_tensorclass():
     lazy = LazyStackedTensorDict(
-        TensorDict(a=torch.zeros(3)), TensorDict(a=torch.ones(3), b=torch.ones(2)), stack_dim=0
+        TensorDict(a=torch.zeros(3)),
+        TensorDict(a=torch.ones(3), b=torch.ones(2)),
+        stack_dim=0,
     )
     lc = lazy.consolidate()
     assert isinstance(lc, LazyStackedTensorDict) and lc.is_consolidated()
@@ -160,7 +162,9 @@ def test_moved_whole_to_cuda_and_back():
 
 # ----------------------------------------------------------------------------- shared
 def test_share_memory_marks_the_repr_and_pickles_handles_not_bytes():
-    td = TensorDict(a=torch.zeros(1000, 256), b={"c": torch.ones(1000, 256)}, batch_size=[1000])
+    td = TensorDict(
+        a=torch.zeros(1000, 256), b={"c": torch.ones(1000, 256)}, batch_size=[1000]
+    )
     assert not td.is_shared()
     td.share_memory_()
     assert td.is_shared() and td.is_locked
@@ -180,8 +184,12 @@ def _child_writes(queue, done):
 
 
 def test_writes_in_a_child_process_are_seen_by_the_parent():
-    td = TensorDict(a=torch.zeros(3), b={"c": torch.zeros(3)}, batch_size=[3]).share_memory_()
-    lazy = LazyStackedTensorDict(TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(2)))
+    td = TensorDict(
+        a=torch.zeros(3), b={"c": torch.zeros(3)}, batch_size=[3]
+    ).share_memory_()
+    lazy = LazyStackedTensorDict(
+        TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(2))
+    )
     lazy.share_memory_()
     ctx = mp.get_context("spawn")
     queue, done = ctx.Queue(), ctx.Queue()
