@@ -482,9 +482,7 @@ class TensorDictBase:
         # one walk over full paths: a mapping meeting a nested tensordict (or only
         # partly selected by keys_to_update) is merged key by key, anything else is set
         items = (
-            source._own_items()
-            if isinstance(source, TensorDictBase)
-            else source.items()
+            source._own_items() if isinstance(source, TensorDictBase) else source.items()
         )
         for key, value in items:
             path = prefix + unravel_key_to_tuple(key)
