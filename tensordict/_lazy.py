@@ -273,9 +273,7 @@ class LazyStackedTensorDict(
         ``other`` mappings. ``batch_size``, ``batch_dims`` and ``names`` describe the
         stack (the stack dim included); ``auto_batch_size`` gives each tensordict the
         batch dims its entries share."""
-        items = (
-            list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
-        )
+        items = list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
         members, stack_dim, names = _members_from_mappings(
             items + list(other),
             "from_dict",

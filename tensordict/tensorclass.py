@@ -943,11 +943,11 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+
 def _all_same(values: Sequence[Any]) -> bool:
     """Whether ``values`` (a sequence or a flat object array) is not empty and holds
     one value only: the test that keeps one value instead of a stack of copies."""
     return len(values) > 0 and all(_same(v, values[0]) for v in values[1:])
-
 
 def _object_array(value: Any, shape: Sequence[int] = ()) -> np.ndarray:
     """A numpy object array of ``shape`` holding ``value`` in every element (a list
