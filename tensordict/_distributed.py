@@ -1,22 +1,22 @@
 """Moving tensordicts between processes with ``torch.distributed`` (gloo, NCCL, ...).
 
-Every call moves the leaves as one packed block (``tensordict._structure.Layout``:
-leaves in key order, grouped by dtype) rather than one message per leaf; a consolidated
-tensordict (``tensordict/_consolidate.py``) *is* such a block, so it moves without
-being copied first.
+A transfer moves the leaves as few messages as it can: small leaves packed into one
+block (``tensordict._structure.Layout``: leaves in key order, grouped by dtype), large
+ones (``LARGE_LEAF_BYTES`` and more) each straight from and into their own memory, so
+that nothing big is copied. A consolidated tensordict (``tensordict/_consolidate.py``)
+*is* such a block and moves as one message, without a copy on either side when both
+are consolidated.
 
-Point to point (``send``/``recv``/``isend``/``irecv``), the sender sends one stream:
-
-    header (64 bytes) | signature (JSON: path, dtype, shape of every leaf) | block
-
-in at most two messages: the first carries the first ``FIRST_MESSAGE_BYTES`` of the
-stream (all of it for tensordicts up to about 1 MiB), the second the rest. The
-receiver posts a 1 MiB buffer for the first message (a message shorter than the buffer
-is fine for every backend; a longer one would abort the process), reads the header,
-and compares the sender's fingerprint with its own before anything lands in its
-leaves. On a mismatch it still receives the rest (so the sender is never left
-blocked), then raises an error naming the first key that differs. The check costs the
-signature's bytes on the wire (about 40 bytes per leaf) and a hash on each side.
+Point to point (``send``/``recv``/``isend``/``irecv``), the sender first sends a header
+(64 bytes: a format mark, a fingerprint of the structure, sizes) followed by the
+signature (JSON: path, dtype and shape of every leaf, about 35 bytes per leaf) in one
+message, then the data. The receiver posts a ``FIRST_MESSAGE_BYTES`` buffer for that
+first message (a shorter message is fine for every backend; a longer one would abort
+the process), compares the fingerprint with its own, and only then posts the receives
+of the data, sized from its own leaves. On a mismatch it receives the data into scratch
+buffers sized from the sender's signature (so the sender is never left blocked), then
+raises an error naming the first key that differs; nothing is written. The check costs
+one small message and a signature + hash on each side (see ``docs/distributed.md``).
 
 Collectives that need the same structure on every rank (``all_reduce``, ``reduce``,
 ``gather_and_stack``) first all-gather each rank's fingerprint (one small collective)
@@ -46,22 +46,33 @@ from tensordict._structure import (
     signature,
 )
 
-__all__ = ["DistributedMixin", "FIRST_MESSAGE_BYTES"]
+__all__ = ["DistributedMixin", "FIRST_MESSAGE_BYTES", "LARGE_LEAF_BYTES"]
 
-#: The most bytes the first message of a point-to-point transfer carries.
-FIRST_MESSAGE_BYTES = 1 << 20
+#: The buffer a receiver posts for the header and signature (longer: a second message).
+FIRST_MESSAGE_BYTES = 1 << 16
+#: Leaves of this many bytes and more travel as messages of their own, not packed.
+LARGE_LEAF_BYTES = 1 << 17
 _HEADER_BYTES = 64
 _MAGIC = 0x54444431  # "TDD1": this stream format
-_STREAM_TAGS = 2  # tags one point-to-point transfer uses
+_WHOLE, _SPLIT = 1, 2  # one consolidated block / packed small leaves + large leaves
 
 
 # ----------------------------------------------------------------------------- plan
 class _Plan:
-    """What one side knows of its tensordict before moving it: the leaves in block
-    order, their layout and signature, and the consolidated block if there is one
-    with this layout."""
+    """What one side knows of its tensordict before moving it: the leaves in key
+    order, their signature, the consolidated block (if the leaves are its views), and
+    which leaves are packed (``small``) or travel on their own (``large``)."""
 
-    __slots__ = ("leaves", "layout", "sig", "fp", "block")
+    __slots__ = (
+        "leaves",
+        "layout",
+        "sig",
+        "fp",
+        "block",
+        "small",
+        "large",
+        "_small_layout",
+    )
 
     def __init__(self, td) -> None:
         parts = consolidated_parts(td)
@@ -73,42 +84,58 @@ class _Plan:
             order = canonical_order(paths)
             paths = [paths[i] for i in order]
             leaves = [items[i][1] for i in order]
-            layout = Layout.of(leaves)
+            layout = None
             block = None
         self.leaves = leaves
         self.layout = layout
         self.sig = signature(paths, leaves)
         self.fp = fingerprint(self.sig)
         self.block = block
+        self.small, self.large = _split_by_size(
+            [(t.dtype.itemsize, t.numel()) for t in leaves]
+        )
+        self._small_layout = None
+
+    @property
+    def full_layout(self) -> Layout:
+        if self.layout is None:
+            self.layout = Layout.of(self.leaves)
+        return self.layout
+
+    @property
+    def small_layout(self) -> Layout:
+        if self._small_layout is None:
+            self._small_layout = Layout.of([self.leaves[i] for i in self.small])
+        return self._small_layout
 
     def packed(self, device=None) -> Tensor:
-        """The block: the consolidated storage, or the leaves packed into a new one."""
+        """Every leaf in one block: the consolidated storage, or a new packed one."""
+        layout = self.full_layout
         if self.block is not None and (device is None or self.block.device == device):
-            return self.block[: self.layout.nbytes]
-        block = torch.empty(self.layout.nbytes, dtype=torch.uint8, device=device)
-        self.layout.pack(self.leaves, block)
+            return self.block[: layout.nbytes]
+        block = torch.empty(layout.nbytes, dtype=torch.uint8, device=device)
+        layout.pack(self.leaves, block)
         return block
 
-    def receive_into(self) -> Tensor | None:
-        """Where received bytes can land directly (a consolidated storage)."""
-        return None if self.block is None else self.block[: self.layout.nbytes]
+
+def _split_by_size(sizes: list) -> tuple[list, list]:
+    """Positions of the leaves packed together and of those sent on their own."""
+    small, large = [], []
+    for pos, (itemsize, numel) in enumerate(sizes):
+        (large if itemsize * numel >= LARGE_LEAF_BYTES else small).append(pos)
+    return small, large
 
 
-def _sig_room(n: int) -> int:
-    return -(-n // 16) * 16
-
-
-def _write_header(stream: Tensor, fp: int, sig: bytes, nbytes: int) -> None:
-    stream[:_HEADER_BYTES].view(torch.int64).copy_(
-        torch.tensor([_MAGIC, fp, len(sig), nbytes, 0, 0, 0, 0], dtype=torch.int64)
-    )
-    if sig:
-        stream[_HEADER_BYTES : _HEADER_BYTES + len(sig)].copy_(
-            torch.frombuffer(bytearray(sig), dtype=torch.uint8)
-        )
+def _sizes_from_signature(sig: bytes) -> list:
+    return [
+        (getattr(torch, dtype).itemsize, torch.Size(shape).numel())
+        for _, dtype, shape in json.loads(sig)
+    ]
 
 
 def _tags(init_tag: int, pseudo_rand: bool, count: int) -> list[int]:
+    """The tags of one transfer: ``init_tag, init_tag + 1, ...`` or, with
+    ``pseudo_rand``, numbers drawn from a generator seeded by ``init_tag``."""
     if pseudo_rand:
         rng = random.Random(init_tag)
         return [rng.randrange(1, 1 << 24) for _ in range(count)]
@@ -126,7 +153,7 @@ def _peer(name: str, rank, group_rank, group) -> dict:
     if group_rank is not None:
         if group is None:
             raise ValueError(f"group_{name} needs the group it is a rank of")
-        return {f"group_{'dst' if name == 'dst' else 'src'}": group_rank}
+        return {f"group_{name}": group_rank}
     return {name: rank}
 
 
@@ -142,109 +169,157 @@ def _comm_device(group) -> torch.device:
 
 
 # ----------------------------------------------------------------------------- p2p
-def _post_send(td, peer: dict, group, tags: list) -> list:
+def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool):
+    """Post every message of one transfer; ``(works, last tag used)``."""
     plan = _Plan(td)
     device = _comm_device(group)
-    nbytes = plan.layout.nbytes
-    head = _HEADER_BYTES + _sig_room(len(plan.sig))
-    total = head + nbytes
-    first_len = min(total, FIRST_MESSAGE_BYTES)
-    if plan.block is None or head >= FIRST_MESSAGE_BYTES:
-        # no block to send as it is: pack header, signature and leaves in one stream
-        stream = torch.empty(total, dtype=torch.uint8, device=device)
-        _write_header(stream, plan.fp, plan.sig, nbytes)
-        if nbytes:
-            if plan.block is not None:
-                stream[head:].copy_(plan.block[:nbytes])
-            else:
-                plan.layout.pack(plan.leaves, stream[head:])
-        first, rest = stream[:first_len], stream[first_len:]
+    if plan.block is not None:
+        mode = _WHOLE
+        packed = plan.block[: plan.full_layout.nbytes]
+        large = []
     else:
-        # a consolidated block: copy only what rides in the first message
-        first = torch.empty(first_len, dtype=torch.uint8, device=device)
-        _write_header(first, plan.fp, plan.sig, nbytes)
-        block = plan.block[:nbytes]
-        k = first_len - head
-        if k:
-            first[head:].copy_(block[:k])
-        rest = block[k:]
-    works = [dist.isend(first, group=group, tag=tags[0], **peer)]
-    if rest.numel():
-        works.append(dist.isend(rest, group=group, tag=tags[1], **peer))
-    return works
+        mode = _SPLIT
+        small = [plan.leaves[i] for i in plan.small]
+        packed = torch.empty(plan.small_layout.nbytes, dtype=torch.uint8, device=device)
+        if small:
+            plan.small_layout.pack(small, packed)
+        large = [plan.leaves[i].detach().contiguous() for i in plan.large]
+    sig = plan.sig
+    header = torch.tensor(
+        [_MAGIC, plan.fp, len(sig), mode, packed.numel(), len(large), 0, 0],
+        dtype=torch.int64,
+    )
+    stream = torch.empty(_HEADER_BYTES + len(sig), dtype=torch.uint8)
+    stream[:_HEADER_BYTES] = header.view(torch.uint8)
+    stream[_HEADER_BYTES:] = torch.frombuffer(bytearray(sig), dtype=torch.uint8)
+    stream = stream.to(device)
+    tags = _tags(init_tag, pseudo_rand, 3 + len(large))
+    works = [dist.isend(stream[:FIRST_MESSAGE_BYTES], group=group, tag=tags[0], **peer)]
+    if stream.numel() > FIRST_MESSAGE_BYTES:
+        works.append(
+            dist.isend(stream[FIRST_MESSAGE_BYTES:], group=group, tag=tags[1], **peer)
+        )
+    if packed.numel():
+        works.append(dist.isend(packed, group=group, tag=tags[2], **peer))
+    for leaf, tag in zip(large, tags[3:]):
+        works.append(dist.isend(leaf, group=group, tag=tag, **peer))
+    return works, tags[-1]
 
 
 class _PendingRecv:
-    """A receive in flight: ``wait()`` checks the header, receives the rest and writes
+    """A receive in flight: ``wait()`` checks the header, receives the data and writes
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
 
-    def __init__(self, td, peer: dict, group, tags: list) -> None:
+    def __init__(self, td, peer: dict, group, init_tag: int, pseudo_rand: bool):
         self._plan = _Plan(td)
         self._peer = peer
         self._group = group
-        self._tags = tags
-        device = _comm_device(group)
-        self._first = torch.empty(FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=device)
-        self._work = dist.irecv(self._first, group=group, tag=tags[0], **peer)
-        self._done = False
+        self._init_tag = init_tag
+        self._pseudo_rand = pseudo_rand
+        self._device = _comm_device(group)
+        self._first = torch.empty(
+            FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
+        )
+        tag = _tags(init_tag, pseudo_rand, 1)[0]
+        self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
+        self.last_tag = None
 
     def is_completed(self) -> bool:
-        return self._done
+        return self.last_tag is not None
+
+    def _recv(self, tensor: Tensor, tag: int):
+        return dist.irecv(tensor, group=self._group, tag=tag, **self._peer)
 
     def wait(self, timeout=None) -> bool:
-        if self._done:
+        if self.last_tag is not None:
             return True
         self._work.wait()
-        self._done = True
         first = self._first
-        magic, fp, sig_len, nbytes = first[:32].view(torch.int64).tolist()
+        magic, fp, sig_len, mode, nbytes, n_large = (
+            first[:48].view(torch.int64).tolist()
+        )
         if magic != _MAGIC:
             raise RuntimeError(
                 f"recv: the first message from the sender is not a tensordict stream "
-                f"(magic {magic:#x}, expected {_MAGIC:#x}); was it sent by "
+                f"(mark {magic:#x}, expected {_MAGIC:#x}); was it sent by "
                 f"TensorDict.send/isend with the same tags?"
             )
-        head = _HEADER_BYTES + _sig_room(sig_len)
-        total = head + nbytes
+        tags = _tags(self._init_tag, self._pseudo_rand, 3 + n_large)
+        self.last_tag = tags[-1]
         plan = self._plan
-        matches = fp == plan.fp and nbytes == plan.layout.nbytes
-        if total > FIRST_MESSAGE_BYTES:
-            target = plan.receive_into() if matches else None
-            skip = FIRST_MESSAGE_BYTES - head
-            if target is not None and skip >= 0:
-                target[:skip].copy_(first[head:])
-                rest = target[skip:]
-                payload = None
+        if fp != plan.fp:
+            self._refuse(first, sig_len, mode, nbytes, n_large, tags)
+        empty = torch.empty
+        works = []
+        unpack = None
+        if mode == _WHOLE:
+            layout = plan.full_layout
+            if plan.block is not None:
+                into = plan.block[: layout.nbytes]
             else:
-                stream = torch.empty(total, dtype=torch.uint8, device=first.device)
-                stream[:FIRST_MESSAGE_BYTES].copy_(first)
-                rest = stream[FIRST_MESSAGE_BYTES:]
-                payload = stream[head:]
-            dist.recv(rest, group=self._group, tag=self._tags[1], **self._peer)
+                into = empty(nbytes, dtype=torch.uint8, device=self._device)
+                unpack = (layout, into, plan.leaves)
+            works.append(self._recv(into, tags[2]))
         else:
-            stream = first
-            payload = first[head:total]
-            target = None
-        if not matches:
-            theirs = bytes(stream[_HEADER_BYTES : _HEADER_BYTES + sig_len].tolist())
-            where = first_difference(plan.sig, theirs) or "the leaves differ"
-            raise RuntimeError(
-                f"recv: the tensordict sent does not match the receiving one: {where}. "
-                f"Nothing was written; the receiving tensordict must have the sender's "
-                f"keys, shapes and dtypes (or use TensorDict.from_remote_init to learn "
-                f"the structure from the sender)"
-            )
-        if payload is not None:
-            into = plan.receive_into()
-            if into is not None:
-                into.copy_(payload)
-            else:
-                plan.layout.unpack(payload, plan.leaves)
+            if nbytes:
+                into = empty(nbytes, dtype=torch.uint8, device=self._device)
+                small = [plan.leaves[i] for i in plan.small]
+                unpack = (plan.small_layout, into, small)
+                works.append(self._recv(into, tags[2]))
+            copies = []
+            for pos, tag in zip(plan.large, tags[3:]):
+                leaf = plan.leaves[pos].detach()
+                if leaf.is_contiguous() and leaf.device == self._device:
+                    works.append(self._recv(leaf, tag))
+                else:
+                    temp = empty(leaf.shape, dtype=leaf.dtype, device=self._device)
+                    works.append(self._recv(temp, tag))
+                    copies.append((leaf, temp))
+        for work in works:
+            work.wait()
+        if unpack is not None:
+            layout, block, leaves = unpack
+            layout.unpack(block, leaves)
+        if mode != _WHOLE:
+            with torch.no_grad():
+                for leaf, temp in copies:
+                    leaf.copy_(temp)
         return True
 
-
-def _tensorclass_wrapped(td):
-    return td._tensordict if getattr(td, "_is_tensorclass", False) else td
+    def _refuse(self, first, sig_len, mode, nbytes, n_large, tags):
+        """The sender's structure differs: receive (and drop) what it sends, then
+        raise naming the first key that differs."""
+        room = FIRST_MESSAGE_BYTES - _HEADER_BYTES
+        sig = bytes(first[_HEADER_BYTES : _HEADER_BYTES + min(sig_len, room)].tolist())
+        if sig_len > room:
+            rest = torch.empty(sig_len - room, dtype=torch.uint8, device=self._device)
+            self._recv(rest, tags[1]).wait()
+            sig += bytes(rest.tolist())
+        works = []
+        if nbytes:
+            works.append(
+                self._recv(
+                    torch.empty(nbytes, dtype=torch.uint8, device=self._device), tags[2]
+                )
+            )
+        if mode != _WHOLE:
+            sizes = _sizes_from_signature(sig)
+            _, large = _split_by_size(sizes)
+            for pos, tag in zip(large, tags[3:]):
+                itemsize, numel = sizes[pos]
+                scratch = torch.empty(
+                    itemsize * numel, dtype=torch.uint8, device=self._device
+                )
+                works.append(self._recv(scratch, tag))
+        for work in works:
+            work.wait()
+        where = first_difference(self._plan.sig, sig) or "the leaves differ"
+        raise RuntimeError(
+            f"recv: the tensordict sent does not match the receiving one: {where}. "
+            f"Nothing was written; the receiving tensordict must have the sender's "
+            f"keys, shapes and dtypes (or use TensorDict.from_remote_init to learn the "
+            f"structure from the sender)"
+        )
 
 
 # ----------------------------------------------------------------------------- checks
@@ -306,15 +381,13 @@ def _reduce_leaves(td, group, run, what: str, write_back: bool, async_op: bool):
     consolidated storage itself where there is one), then write the result back."""
     plan = _Plan(td)
     _check_same(plan.sig, plan.fp, group, what)
-    block = plan.receive_into()
-    packed = block is None
-    if packed:
-        block = plan.packed(_comm_device(group) if _on_cpu(plan) else None)
-    works = [run(region) for region in plan.layout.regions(block)]
+    packed = plan.block is None
+    block = plan.packed(_comm_device(group) if _on_cpu(plan) else None)
+    works = [run(region) for region in plan.full_layout.regions(block)]
 
     def finish():
         if packed and write_back:
-            plan.layout.unpack(block, plan.leaves)
+            plan.full_layout.unpack(block, plan.leaves)
 
     pending = _Reduced(works, finish)
     if async_op:
@@ -395,13 +468,12 @@ class DistributedMixin:
         source = self
         if consolidated and consolidated_parts(self) is None:
             source = self.consolidate()
-        tags = _tags(init_tag, pseudo_rand, _STREAM_TAGS)
-        works = _post_send(source, peer, group, tags)
+        works, last_tag = _post_send(source, peer, group, init_tag, pseudo_rand)
         if return_early:
             return works
         for work in works:
             work.wait()
-        return tags[-1]
+        return last_tag
 
     def send(
         self,
@@ -444,8 +516,7 @@ class DistributedMixin:
         compatibility: a consolidated receiver always receives straight into its
         storage."""
         peer = _peer("src", src, group_src, group)
-        tags = _tags(init_tag, pseudo_rand, _STREAM_TAGS)
-        pending = _PendingRecv(self, peer, group, tags)
+        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
         if return_premature:
             return [pending]
         pending.wait()
@@ -464,9 +535,9 @@ class DistributedMixin:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
         the last tag used."""
         peer = _peer("src", src, group_src, group)
-        tags = _tags(init_tag, pseudo_rand, _STREAM_TAGS)
-        _PendingRecv(self, peer, group, tags).wait()
-        return tags[-1]
+        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        pending.wait()
+        return pending.last_tag
 
     async def asend(self, dst) -> None:
         """``await td.asend(dst)``: :meth:`isend` to rank ``dst``, awaited without
@@ -650,7 +721,7 @@ class DistributedMixin:
         _check_same(sig, fp, group, "gather_and_stack")
         comm = _comm_device(group)
         if is_dst:
-            nbytes = plan.layout.nbytes
+            nbytes = plan.full_layout.nbytes
             bufs = [
                 torch.empty(nbytes, dtype=torch.uint8, device=comm)
                 for _ in range(world)
@@ -659,7 +730,7 @@ class DistributedMixin:
             others = [r for r in range(world) if r != me]
             for row, r in zip(rows, others):
                 leaves = _Plan(row).leaves
-                plan.layout.unpack(bufs[r], leaves)
+                plan.full_layout.unpack(bufs[r], leaves)
             return self
         dist.gather(plan.packed(comm), None, dst=dst, group=group)
         return None

@@ -112,7 +112,7 @@ def point_to_point(rank, world):
     if rank == 0:
         td = _nested(5.0)
         assert td.send(dst=1) is None
-        assert td.isend(dst=1) == 1  # the last tag used
+        assert td.isend(dst=1) == 2  # the last tag used: a transfer uses 3 tags here
         works = td.isend(dst=1, init_tag=10, return_early=True)
         for w in works:
             w.wait()
@@ -123,6 +123,12 @@ def point_to_point(rank, world):
         big = TensorDict(x=torch.arange(600_000, dtype=torch.float32), batch_size=[])
         big.send(dst=1)
         big.consolidate().send(dst=1, init_tag=20)
+        # large and small leaves together; a large one into a non-contiguous leaf
+        mixed = TensorDict(
+            x=torch.arange(300_000, dtype=torch.float32).reshape(600, 500),
+            s=torch.ones(3),
+        )
+        mixed.send(dst=1, init_tag=30)
         # consolidated on both sides: init_remote, then sends into the same storage
         c = _nested(1.0).consolidate()
         c.init_remote(dst=1)
@@ -138,7 +144,7 @@ def point_to_point(rank, world):
         _nested(4.0).send(dst=1)
     else:
         td = _zeros_like_nested()
-        assert td.recv(src=peer) == 1
+        assert td.recv(src=peer) == 2
         assert (td["obs"] == 5).all() and (td["next", "obs"] == 6).all()
         assert (td["step"] == torch.arange(4) + 5).all() and not td[
             "next", "done"
@@ -170,6 +176,10 @@ def point_to_point(rank, world):
         big_c = TensorDict(x=torch.zeros(600_000), batch_size=[]).consolidate()
         big_c.recv(src=peer, init_tag=20)
         assert torch.equal(big_c["x"], torch.arange(600_000, dtype=torch.float32))
+        mixed = TensorDict(x=torch.zeros(500, 600).t(), s=torch.zeros(3))
+        mixed.recv(src=peer, init_tag=30)
+        expected = torch.arange(300_000, dtype=torch.float32).reshape(600, 500)
+        assert torch.equal(mixed["x"], expected) and (mixed["s"] == 1).all()
         remote = TensorDict.from_remote_init(src=peer)
         assert remote.is_consolidated() and remote.batch_size == (4,)
         assert (remote["obs"] == 1).all() and (
