@@ -9,6 +9,7 @@ the rank numbers, never against what the code under test returned elsewhere.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import os
 import socket
@@ -142,6 +143,8 @@ def point_to_point(rank, world):
         _nested(1.0).send(dst=1)  # receiver has another dtype
         big.send(dst=1)  # two-message stream, receiver too small
         _nested(4.0).send(dst=1)
+        asyncio.run(_nested(8.0).asend(1))
+        _frame(6.0).init_remote(dst=1)
     else:
         td = _zeros_like_nested()
         assert td.recv(src=peer) == 2
@@ -210,6 +213,11 @@ def point_to_point(rank, world):
         after = _zeros_like_nested()
         after.recv(src=peer)
         assert (after["obs"] == 4).all()
+        got = asyncio.run(after.arecv(peer))
+        assert got is after and (after["obs"] == 8).all()
+        frame = TensorDict.from_remote_init(src=peer)
+        assert isinstance(frame, Frame) and frame.is_consolidated()
+        assert (frame.obs == 6).all() and frame.label == "ignored"
 
 
 def test_point_to_point_two_ranks(tmp_path):
@@ -306,6 +314,21 @@ def collectives(rank, world):
             assert not out["next", "done"][row].any()
     else:
         assert _nested(float(rank)).gather_and_stack(dst=0) is None
+    # the same with a lazy stack on dst (one member per other rank) and tensorclasses
+    if rank == 0:
+        rows = LazyStackedTensorDict(
+            *[TensorDict(v=torch.zeros(3)) for _ in range(world - 1)]
+        )
+        rows.gather_and_stack(dst=0)
+        assert [float(m["v"][0]) for m in rows.tensordicts] == list(range(1, world))
+    else:
+        TensorDict(v=torch.full((3,), float(rank))).gather_and_stack(dst=0)
+    frames = [_frame(float(r)) for r in range(world)] if rank == 0 else None
+    mine = TensorDict().scatter(src=0, tensordicts=frames)
+    assert isinstance(mine, Frame) and (mine.obs == rank).all()
+    lazy = _lazy(float(rank))
+    lazy.reduce(dst=0)
+    assert (lazy.tensordicts[0]["a"] == (total if rank == 0 else rank)).all()
     # a mismatch raises on every rank, naming the key, instead of hanging
     odd = _nested(float(rank))
     if rank == world - 1:
