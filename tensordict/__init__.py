@@ -16,6 +16,7 @@ from tensordict._td import TensorDict
 from tensordict._generated.functions import cat, stack
 from tensordict.functional import from_dict, fromkeys, make_tensordict
 from tensordict._lazy import LazyStackedTensorDict
+from tensordict._consolidate import from_consolidated
 from tensordict.functional import (
     dense_stack_tds,
     lazy_stack,
@@ -59,6 +60,7 @@ __all__ = [
     "TensorDictBase",
     "cat",
     "stack",
+    "from_consolidated",
     "from_dict",
     "fromkeys",
     "is_tensor_collection",

@@ -27,6 +27,8 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._registry import container_class, register
@@ -65,6 +67,8 @@ _FULL = slice(None)
 @register
 class LazyStackedTensorDict(
     PersistenceMixin,
+    ConsolidateMixin,
+    DistributedMixin,
     LazyStackedTensorDictGeneratedOps,
     ModuleStateMixin,
     TensorDictBase,
@@ -100,6 +104,7 @@ class LazyStackedTensorDict(
         "_last_lock_op",
         "_lock_stack",
         "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated",  # the storage of a consolidated stack (_consolidate.py)
         "__weakref__",
     )
 

@@ -14,6 +14,8 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
@@ -142,7 +144,12 @@ def _new_tensordict(
 
 @register
 class TensorDict(
-    PersistenceMixin, TensorDictGeneratedOps, ModuleStateMixin, TensorDictBase
+    PersistenceMixin,
+    ConsolidateMixin,
+    DistributedMixin,
+    TensorDictGeneratedOps,
+    ModuleStateMixin,
+    TensorDictBase,
 ):
     """A dictionary of tensors that share leading batch dimensions.
 
@@ -163,6 +170,7 @@ class TensorDict(
         "_last_lock_op",
         "_lock_stack",
         "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated",  # the storage of a consolidated tensordict (_consolidate.py)
         "__weakref__",
     )
 

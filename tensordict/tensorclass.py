@@ -41,6 +41,7 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors, _torch_function
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
@@ -326,7 +327,9 @@ def _unwrap(value: Any) -> Any:
 
 
 @register
-class TensorClass(PersistenceMixin, TensorClassGeneratedOps, TensorDictBase):
+class TensorClass(
+    PersistenceMixin, DistributedMixin, TensorClassGeneratedOps, TensorDictBase
+):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
     The annotated class attributes are the fields (as in a dataclass, with defaults and
@@ -771,8 +774,13 @@ def _install_forwarders() -> None:
     """Every public method of TensorDict that TensorClass and the generated ops do not
     define: forwarded to the wrapped tensordict (classmethods: to TensorDict), results
     re-wrapped."""
-    own = set(TensorClass.__dict__) | set(TensorClassGeneratedOps.__dict__)
-    own |= set(PersistenceMixin.__dict__)  # saving must see the tensorclass itself
+    # what TensorClass, its generated ops and its feature mixins define is its own
+    own = {
+        name
+        for klass in TensorClass.__mro__
+        if klass not in (TensorDictBase, object)
+        for name in vars(klass)
+    }
     for name in dir(TensorDict):
         if name.startswith("_") or name in own or name in _NATIVE:
             continue

@@ -10,7 +10,9 @@ implementation 0.15.3, which prints a compact repr: an intended divergence.
 Seed samples not run here (what they need is not built yet, or they cannot run as
 printed):
 
-- 001 "Distributed capabilities": ``isend``/``irecv``.
+- 001 "Distributed capabilities": ``isend``/``irecv`` need two processes; the sample
+  runs as written in a two-process gloo group in
+  ``tests/test_distributed.py::test_seed_001_distributed_sample``.
 - 001 "Functional programming" and 004 "Functional Programming": the ``vmap`` halves are
   registered but marked xfail (``torch.vmap`` does not accept a TensorDict until the func
   branch lands; they must then be unmarked); their first halves run.
