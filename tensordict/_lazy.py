@@ -66,8 +66,8 @@ _FULL = slice(None)
 
 @register
 class LazyStackedTensorDict(
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
-    ConsolidateMixin,
     DistributedMixin,
     LazyStackedTensorDictGeneratedOps,
     ModuleStateMixin,

@@ -144,8 +144,8 @@ def _new_tensordict(
 
 @register
 class TensorDict(
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
-    ConsolidateMixin,
     DistributedMixin,
     TensorDictGeneratedOps,
     ModuleStateMixin,
