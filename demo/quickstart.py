@@ -600,6 +600,56 @@ def seed000_lazy_stack():
 
 
 # ---------------------------------------------------------------------------------------
+# Data on disk: memory-mapped tensordicts and MemoryMappedTensor (seeds 001, 002)
+# ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _scratch_folder():
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="tensordict-demo-")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@example("001", "Parameter serialization and datasets: a dataset on disk (memmap_like)")
+def seed001_memmap_dataset():
+    with _scratch_folder() as scratch:
+        # SEED FIX: the seed writes to the placeholder "/path/to/dataset"; a scratch
+        # folder here (the files are sparse: 49 GB of zeros take no disk until written).
+        dataset_path = scratch + "/path/to/dataset"
+        # allocate memory of the dataset on disk
+        data = TensorDict({
+            "images": torch.zeros((128, 128, 3), dtype=torch.uint8),
+            "labels": torch.zeros((), dtype=torch.int)}, batch_size=[])
+        data = data.expand(1000000)
+        data = data.memmap_like(dataset_path)
+        # ==> Fill your dataset here
+        # Let's get 3 items of our dataset:
+        data[torch.tensor([1, 10000, 500000])]  # This is much faster than loading the 3 images independently
+        # -- what it gives --
+        items = data[torch.tensor([1, 10000, 500000])]
+        assert data.is_memmap() and data.batch_size == torch.Size([1000000])
+        assert items.batch_size == torch.Size([3]) and items["images"].shape == (3, 128, 128, 3)
+        print("dataset:", data.batch_size, "| 3 items:", items["images"].shape,
+              "| images stored in", type(data["images"]).__name__)
+
+
+@example("002", "Memory-mapped tensors")
+def seed002_memory_mapped_tensor():
+    from tensordict import MemoryMappedTensor
+    # SEED FIX: the seed writes `dtype=torch.unint8`, a typo (torch has no `unint8`):
+    # torch.uint8 here. The 691 GB tensor lives in an unnamed sparse file: only the
+    # pages that are read or written cost anything.
+    my_images = MemoryMappedTensor.empty((1_000_000, 3, 480, 480), dtype=torch.uint8)
+    mini_batch = my_images[:10]  # just reads the first 10 images of the dataset
+    # -- what it gives --
+    assert mini_batch.shape == (10, 3, 480, 480) and type(mini_batch) is MemoryMappedTensor
+    print("my_images:", tuple(my_images.shape), "| mini_batch:", tuple(mini_batch.shape))
 # tensordict.nn and parameters as tensordicts (seeds 001, 002, 004)
 # ---------------------------------------------------------------------------------------
 
@@ -830,7 +880,7 @@ _SEED_TITLES = {
     "000": "Building tensordicts from streams (tutorial)",
     "001": "The package description",
     "003": "Pre-allocating memory with TensorDict (tutorial)",
-    "002": "The API reference index",
+    "002": "The API reference page",
     "004": "Overview",
 }
 
