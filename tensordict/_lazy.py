@@ -27,9 +27,13 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._registry import container_class, register
+from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
     TensorDict,
@@ -61,7 +65,14 @@ _FULL = slice(None)
 
 
 @register
-class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
+class LazyStackedTensorDict(
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
+    PersistenceMixin,
+    DistributedMixin,
+    LazyStackedTensorDictGeneratedOps,
+    ModuleStateMixin,
+    TensorDictBase,
+):
     """A lazy stack of tensordicts along ``stack_dim``.
 
     >>> a = TensorDict(x=torch.zeros(3), batch_size=[3])
@@ -92,6 +103,8 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated",  # the storage of a consolidated stack (_consolidate.py)
         "__weakref__",
     )
 

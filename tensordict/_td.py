@@ -14,9 +14,13 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
+from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -139,7 +143,14 @@ def _new_tensordict(
 
 
 @register
-class TensorDict(TensorDictGeneratedOps, TensorDictBase):
+class TensorDict(
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
+    PersistenceMixin,
+    DistributedMixin,
+    TensorDictGeneratedOps,
+    ModuleStateMixin,
+    TensorDictBase,
+):
     """A dictionary of tensors that share leading batch dimensions.
 
     >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},
@@ -158,6 +169,8 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated",  # the storage of a consolidated tensordict (_consolidate.py)
         "__weakref__",
     )
 

@@ -891,6 +891,8 @@ class TensorDictBase:
             self._set_lock(False)
         elif op == "unlock":
             self._set_lock(True)
+        elif callable(op):  # an undo action set by a feature (to_module's restore)
+            op()
         return False
 
     # ------------------------------------------------------------------ apply

@@ -41,8 +41,10 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors, _torch_function
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
 from tensordict._repr import _indent
 from tensordict._td import (
@@ -325,7 +327,9 @@ def _unwrap(value: Any) -> Any:
 
 
 @register
-class TensorClass(TensorClassGeneratedOps, TensorDictBase):
+class TensorClass(
+    PersistenceMixin, DistributedMixin, TensorClassGeneratedOps, TensorDictBase
+):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
     The annotated class attributes are the fields (as in a dataclass, with defaults and
@@ -770,7 +774,13 @@ def _install_forwarders() -> None:
     """Every public method of TensorDict that TensorClass and the generated ops do not
     define: forwarded to the wrapped tensordict (classmethods: to TensorDict), results
     re-wrapped."""
-    own = set(TensorClass.__dict__) | set(TensorClassGeneratedOps.__dict__)
+    # what TensorClass, its generated ops and its feature mixins define is its own
+    own = {
+        name
+        for klass in TensorClass.__mro__
+        if klass not in (TensorDictBase, object)
+        for name in vars(klass)
+    }
     for name in dir(TensorDict):
         if name.startswith("_") or name in own or name in _NATIVE:
             continue
@@ -1220,7 +1230,7 @@ def _numpy_index(index: Any) -> Any:
 
 
 @register
-class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
+class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     """Non-tensor values, one per element of the batch (the values of a stack of
     tensordicts whose non-tensor entries differ).
 
