@@ -29,6 +29,9 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
+from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
+    LazyViewTensorDict as _CustomOpTensorDict,
+)
 from tensordict._registry import register
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
@@ -424,7 +427,7 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         """The shape the entry at ``key`` would have if stacked, with ``-1`` for the
         dims where the members differ (nothing is stacked)."""
         path = unravel_key_to_tuple(key)
-        vals = [td.get(path) for td in self.tensordicts]
+        vals = [td._get_path(path) for td in self.tensordicts]
         if vals and isinstance(vals[0], TensorDictBase):
             return LazyStackedTensorDict._new_unsafe(vals, self.stack_dim).batch_size
         return _stacked_shape(vals, self.stack_dim, len(self._batch_size))
@@ -531,7 +534,15 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
             return self._get_path(unravel_key_to_tuple(index))
         return self._index(index)
 
-    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         tds = self.tensordicts
         if self._is_locked and not inplace:
             raise _errors.locked(f"set the key {key!r}")

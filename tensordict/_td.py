@@ -17,6 +17,7 @@ from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import register
+from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -475,7 +476,15 @@ class TensorDict(TensorDictGeneratedOps, TensorDictBase):
             return tensor
         return value  # non-tensor data, stored as given
 
-    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         storage = self._tensordict
         if inplace:
             existing = storage.get(key)

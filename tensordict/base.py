@@ -20,8 +20,16 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
-from tensordict import _errors
+from tensordict import _errors, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
+    _NESTED_TENSORS_AS_LISTS,
+    _NESTED_TENSORS_AS_LISTS_NONTENSOR,
+    CompatMethods,
+    _default_is_leaf,
+    _is_leaf_nontensor,
+)
+from tensordict._tensorcollection import TensorCollection
 
 
 class _NoDefault(enum.IntEnum):
@@ -122,7 +130,7 @@ class _KeysView:
         return f"{type(self).__name__}({list(self)})"
 
 
-class TensorDictBase:
+class TensorDictBase(CompatMethods, TensorCollection):
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
     __slots__ = ()
@@ -137,7 +145,15 @@ class TensorDictBase:
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         raise NotImplementedError
 
-    def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value: Any,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         raise NotImplementedError
 
     def _del_str(self, key: str) -> None:
@@ -353,11 +369,15 @@ class TensorDictBase:
         return self._index(index)
 
     def get(self, key: NestedKey, *args, **kwargs) -> Any:
-        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
+        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing,
+        and ``get(key)`` returns ``None`` (as 0.15.3 does; ``td[key]`` raises a
+        ``KeyError``, and so does ``get(key, NO_DEFAULT)``)."""
         if args:
             default = args[0]
+        elif "default" in kwargs:
+            default = kwargs["default"]
         else:
-            default = kwargs.get("default", NO_DEFAULT)
+            default = None if _modes._STATE["get_defaults_to_none"] else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
         return self._get_path(unravel_key_to_tuple(key), default)
@@ -547,7 +567,7 @@ class TensorDictBase:
 
     def entry_class(self, key: NestedKey) -> type:
         """The class of the entry at ``key`` (``NonTensorData`` for non-tensor data)."""
-        value = self.get(key)
+        value = self._get_path(unravel_key_to_tuple(key))
         if _is_non_tensor_value(value) and not isinstance(value, TensorDictBase):
             from tensordict.tensorclass import NonTensorData
 
@@ -567,7 +587,7 @@ class TensorDictBase:
 
     def is_non_tensor(self, key: NestedKey) -> bool:
         """True when the entry at ``key`` is non-tensor data."""
-        return _is_non_tensor_value(self.get(key))
+        return _is_non_tensor_value(self._get_path(unravel_key_to_tuple(key)))
 
     def non_tensor_items(self, include_nested: bool = False) -> list[tuple]:
         """``(key, value)`` for every non-tensor entry."""
