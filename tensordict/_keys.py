@@ -39,6 +39,14 @@ def _is_nested_key(obj) -> bool:
 KEY_SEPARATOR = "."
 
 
+class InvalidKeyError(KeyError, TypeError):
+    """Something that is not a key (a string or a tuple of strings) was used as one.
+    A ``TypeError``; 0.15.3 raised a ``KeyError``, so code catching either works."""
+
+    def __str__(self) -> str:  # the message as written, not quoted as a KeyError's
+        return str(self.args[0]) if self.args else ""
+
+
 def _flatten_into(key, out: list) -> None:
     if isinstance(key, str):
         out.append(key)
@@ -46,7 +54,7 @@ def _flatten_into(key, out: list) -> None:
         for part in key:
             _flatten_into(part, out)
     else:
-        raise TypeError(
+        raise InvalidKeyError(
             f"a key must be a string or a tuple of strings, got {key!r} "
             f"of type {type(key).__name__}"
         )
@@ -70,7 +78,7 @@ def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
         if not out:
             raise KeyError(f"the key {key!r} names no entry")
         return tuple(out)
-    raise TypeError(
+    raise InvalidKeyError(
         f"a key must be a string or a tuple of strings, got {key!r} "
         f"of type {type(key).__name__}"
     )

@@ -33,6 +33,12 @@ FLAGS = (
 )
 
 
+def are_flags(flags) -> bool:
+    """True when the subscript of ``cls[...]`` is strings (options), not types."""
+    parts = flags if isinstance(flags, tuple) else (flags,)
+    return all(isinstance(part, str) for part in parts)
+
+
 def parse_flags(flags) -> frozenset:
     """The options named by the subscript of ``TensorClass[...]``."""
     if isinstance(flags, str):

@@ -812,6 +812,11 @@ class TensorDictBase(CompatMethods, TensorCollection):
                         f"without `gradient` every entry must be a scalar"
                     )
             grads = None
+        elif not is_tensor_collection(gradient):
+            raise TypeError(
+                f"backward(): gradient must be a tensordict with the same keys as this "
+                f"one (one gradient per entry), got {type(gradient).__name__}"
+            )
         else:
             grads = self._operand_leaves(gradient, "backward")
         if isinstance(inputs, TensorDictBase):
@@ -1131,6 +1136,8 @@ class TensorDictBase(CompatMethods, TensorCollection):
             if _is_node(value) and (is_leaf is None or not is_leaf(type(value))):
                 continue
             name = key if isinstance(key, str) else separator.join(key)
+            if out._get_str(name, _MISSING, missing_ok=True) is not _MISSING:
+                raise _errors.keys_collide("flatten_keys", [key, name])
             out._set_str(name, value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
@@ -1146,12 +1153,14 @@ class TensorDictBase(CompatMethods, TensorCollection):
             if isinstance(value, TensorDictBase):
                 value = value.unflatten_keys(separator)
             path = tuple(key.split(separator)) if separator in key else (key,)
-            existing = out._get_path(path, None) if len(path) > 0 else None
+            existing = _get_or_missing(out, path)
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, TensorDictBase
             ):
                 existing.update(value)
                 continue
+            if existing is not _MISSING:
+                raise _errors.keys_collide("unflatten_keys", [key, path])
             out._set_path(path, value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
@@ -1407,6 +1416,18 @@ def _expand_names(names: tuple, ndim: int, op: str) -> list:
     if len(names) != ndim:
         raise ValueError(f"{op}(): {len(names)} names for {ndim} batch dims")
     return names
+
+
+def _get_or_missing(td, path: tuple):
+    """The entry at ``path``, or ``_MISSING`` (also where a level on the way is not a
+    tensordict: the caller then sees a collision)."""
+    for part in path[:-1]:
+        td = td._get_str(part, _MISSING, missing_ok=True)
+        if td is _MISSING:
+            return _MISSING
+        if not isinstance(td, TensorDictBase):
+            return td
+    return td._get_str(path[-1], _MISSING, missing_ok=True)
 
 
 def _is_node(value) -> bool:

@@ -405,6 +405,11 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     def __class_getitem__(cls, flags):
         """``TensorClass["nocast"]``, ``TensorClass["frozen", "shadow"]``: a base class
         whose subclasses get those class options (``tensordict/_tc_options.py``)."""
+        if cls._is_non_tensor or not _tc_options.are_flags(flags):
+            # a generic alias, as for a generic class: MetaData[str]("meta", ...)
+            if cls is TensorClass or not cls._is_non_tensor:
+                _tc_options.parse_flags(flags)  # raises, naming the options
+            return types.GenericAlias(cls, flags)
         options = _tc_options.parse_flags(flags)
         key = (cls, tuple(flags) if isinstance(flags, tuple) else (flags,))
         template = TensorClass._tc_templates.get(key)
