@@ -71,7 +71,10 @@ def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
                 break
         else:
             if not key:
-                raise KeyError("an empty tuple is not a key")
+                raise KeyError(
+                    "the key () is an empty tuple: a key is a string or a non-empty "
+                    "tuple of strings"
+                )
             return key
         out: list[str] = []
         _flatten_into(key, out)

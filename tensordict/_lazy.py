@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _errors
+from tensordict import _atomic, _errors
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
@@ -1110,15 +1110,22 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
     ) -> TensorDictBase:
         """A lazy stack of each member's selection (nested keys keep their
         structure)."""
-        results = [
-            td.select(*keys, inplace=inplace, strict=strict) for td in self.tensordicts
-        ]
-        return self if inplace else self._per_member(results)
+        if inplace:  # every member, or none (a failed call changes nothing)
+            with _atomic.unchanged_on_error(self):
+                for td in self.tensordicts:
+                    td.select(*keys, inplace=True, strict=strict)
+            return self
+        results = [td.select(*keys, strict=strict) for td in self.tensordicts]
+        return self._per_member(results)
 
     def exclude(self, *keys: NestedKey, inplace: bool = False) -> TensorDictBase:
         """A lazy stack of each member without ``keys`` (missing keys are ignored)."""
-        results = [td.exclude(*keys, inplace=inplace) for td in self.tensordicts]
-        return self if inplace else self._per_member(results)
+        if inplace:  # every member, or none (a failed call changes nothing)
+            with _atomic.unchanged_on_error(self):
+                for td in self.tensordicts:
+                    td.exclude(*keys, inplace=True)
+            return self
+        return self._per_member([td.exclude(*keys) for td in self.tensordicts])
 
     def set_(self, key: NestedKey, item: Any, *, non_blocking: bool = False):
         """Update the existing entry at ``key`` in place, in every member."""
@@ -1131,8 +1138,9 @@ class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
         """Rename the entry in every member (no copy)."""
         if self._is_locked:
             raise _errors.locked(f"rename the key {old_key!r}")
-        for td in self.tensordicts:
-            td.rename_key_(old_key, new_key, safe=safe)
+        with _atomic.unchanged_on_error(self):  # every member, or none
+            for td in self.tensordicts:
+                td.rename_key_(old_key, new_key, safe=safe)
         return self
 
     def flatten_keys(self, separator: str = ".", inplace: bool = False, is_leaf=None):

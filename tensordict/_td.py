@@ -829,6 +829,11 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                     f"{op}: key {prefix + (key,)!r} is a tensor here but a "
                     f"{type(other_value).__name__} in the other operand"
                 )
+            elif op[-1] == "_" and (
+                other_value.shape != value.shape or other_value.dtype != value.dtype
+            ):
+                # in place: every leaf is checked before the first one is written
+                _check_in_place_operand(op, prefix + (key,), value, other_value)
             out.append(other_value)
             continue
         if other_value is NO_DEFAULT:
@@ -856,6 +861,34 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                     f"{op}: key {prefix + (k,)!r} is in the other operand but not in "
                     f"this tensordict"
                 )
+
+
+# In-place ops whose result is not the operands' promoted type (comparisons write
+# booleans as the leaf's dtype): only their shapes are checked.
+_NO_PROMOTION_CHECK = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_", "copy_")
+
+
+def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) -> None:
+    """Raise, naming ``key``, when ``leaf.<op>(other)`` would fail: ``other`` does not
+    broadcast to the leaf's shape, or the result's dtype cannot be written into it. Run
+    for every leaf before any is written, so that a failed in-place op changes nothing."""
+    try:
+        fits = torch.broadcast_shapes(leaf.shape, other.shape) == leaf.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise _errors.InplaceWriteError(
+            f"{op}: the entry {key!r} has shape {tuple(leaf.shape)} but the other "
+            f"operand's has shape {tuple(other.shape)}, which does not broadcast to it"
+        )
+    if not op.startswith(_NO_PROMOTION_CHECK):
+        result = torch.result_type(leaf, other)
+        if not torch.can_cast(result, leaf.dtype):
+            raise _errors.InplaceWriteError(
+                f"{op}: the entry {key!r} is {leaf.dtype} but the result with the "
+                f"other operand's {other.dtype} is {result}, which cannot be written "
+                f"into it in place"
+            )
 
 
 def _index_names(names, idx, new_ndim):

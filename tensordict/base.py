@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
-from tensordict import _errors, _modes
+from tensordict import _atomic, _errors, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
     _NESTED_TENSORS_AS_LISTS,
@@ -420,7 +420,11 @@ class TensorDictBase(CompatMethods, TensorCollection):
         if type(key) is str:
             self._set_str(key, item, inplace=inplace, validated=False)
             return self
-        return self._set_path(unravel_key_to_tuple(key), item, inplace=inplace)
+        path = unravel_key_to_tuple(key)
+        if len(path) == 1:
+            return self._set_path(path, item, inplace=inplace)
+        with _atomic.unchanged_on_error(self):  # levels created on the way
+            return self._set_path(path, item, inplace=inplace)
 
     def set_(
         self, key: NestedKey, item: Any, *, non_blocking: bool = False
@@ -434,9 +438,12 @@ class TensorDictBase(CompatMethods, TensorCollection):
         if type(index) is str:
             self._set_str(index, value, inplace=False, validated=False)
         elif isinstance(index, tuple) and index and _looks_like_key(index):
-            self._set_path(unravel_key_to_tuple(index), value, inplace=False)
+            with _atomic.unchanged_on_error(self):  # levels created on the way
+                self._set_path(unravel_key_to_tuple(index), value, inplace=False)
         else:
-            self._set_at_index(index, value)
+            with _atomic.unchanged_on_error(self) as snapshot:
+                snapshot.save_at(self, index)
+                self._set_at_index(index, value)
 
     def setdefault(self, key: NestedKey, default: Any, inplace: bool = False) -> Any:
         path = unravel_key_to_tuple(key)
@@ -477,7 +484,7 @@ class TensorDictBase(CompatMethods, TensorCollection):
 
     def update(
         self,
-        input_dict_or_td,
+        input_dict_or_td=None,
         clone: bool = False,
         inplace: bool = False,
         *,
@@ -490,12 +497,17 @@ class TensorDictBase(CompatMethods, TensorCollection):
         tensordicts are updated key by key rather than replaced."""
         if input_dict_or_td is self:
             return self
+        if kwargs and input_dict_or_td is None:  # update(a=..., b=...)
+            input_dict_or_td = kwargs
         allowed = (
             None
             if keys_to_update is None
             else {unravel_key_to_tuple(k) for k in keys_to_update}
         )
-        self._update(input_dict_or_td, clone, inplace, allowed, ())
+        with _atomic.unchanged_on_error(self) as snapshot:
+            if inplace:
+                _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
+            self._update(input_dict_or_td, clone, inplace, allowed, ())
         return self
 
     def _update(self, source, clone, inplace, allowed, prefix):
@@ -531,8 +543,10 @@ class TensorDictBase(CompatMethods, TensorCollection):
         **kwargs,
     ) -> "TensorDictBase":
         """Update existing entries in place; every key must already exist."""
-        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
-            self.set_(path, value)
+        with _atomic.unchanged_on_error(self) as snapshot:
+            _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
+            for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
+                self.set_(path, value)
         return self
 
     def rename_key_(
@@ -546,8 +560,9 @@ class TensorDictBase(CompatMethods, TensorCollection):
         if safe and self._get_path(new, _MISSING) is not _MISSING:
             raise _errors.key_exists(new_key)
         value = self._get_path(old)
-        self._set_path(new, value, inplace=False, validated=True)
-        self.del_(old)
+        with _atomic.unchanged_on_error(self):
+            self._set_path(new, value, inplace=False, validated=True)
+            self.del_(old)
         return self
 
     # ------------------------------------------------------------------ more mapping
@@ -880,7 +895,8 @@ class TensorDictBase(CompatMethods, TensorCollection):
     def lock_(self) -> "TensorDictBase":
         """Refuse new keys and deletions (here and in nested tensordicts) until
         unlocked. Also a context manager: ``with td.lock_(): ...``."""
-        self._set_lock(True)
+        with _atomic.unchanged_on_error(self):
+            self._set_lock(True)
         self._last_lock_op = "lock"
         return self
 
@@ -1085,21 +1101,23 @@ class TensorDictBase(CompatMethods, TensorCollection):
                 target = sub
             target._set_str(path[-1], value, inplace=False, validated=True)
         if inplace:
-            self._replace_contents(out)
+            if self.is_locked:
+                raise _errors.locked(
+                    f"select({', '.join(repr(p if len(p) > 1 else p[0]) for p in paths)}"
+                    f", inplace=True), which removes the other keys"
+                )
+            with _atomic.unchanged_on_error(self):
+                self._replace_contents(out)
             return self
         return out
 
     def exclude(self, *keys: NestedKey, inplace: bool = False) -> "TensorDictBase":
         """A tensordict without ``keys`` (missing keys are ignored)."""
         paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
-        out = self if inplace else self.copy()
-        for path in paths:
-            parent = out._get_path(path[:-1], None) if len(path) > 1 else out
-            if isinstance(parent, TensorDictBase) and (
-                parent._get_str(path[-1], NO_DEFAULT, missing_ok=True) is not NO_DEFAULT
-            ):
-                parent._del_str(path[-1])
-        return out
+        if not inplace:
+            return _exclude_paths(self.copy(), paths)
+        with _atomic.unchanged_on_error(self):
+            return _exclude_paths(self, paths)
 
     def split_keys(
         self,
@@ -1387,6 +1405,41 @@ def _selected_items(source, keys_to_update, clone: bool):
         if clone and isinstance(value, Tensor):
             value = value.clone()
         yield path, value
+
+
+def _exclude_paths(out: TensorDictBase, paths: list) -> TensorDictBase:
+    for path in paths:
+        parent = out._get_path(path[:-1], None) if len(path) > 1 else out
+        if isinstance(parent, TensorDictBase) and (
+            parent._get_str(path[-1], NO_DEFAULT, missing_ok=True) is not NO_DEFAULT
+        ):
+            parent._del_str(path[-1])
+    return out
+
+
+def _save_targets(snapshot, td: TensorDictBase, source, keys_to_update) -> None:
+    """Save, for an in-place update, the tensors of ``td`` it will write."""
+    members = getattr(td, "tensordicts", None)
+    if members is not None:  # a lazy stack: the members' tensors (not stacked copies)
+        for member in members:
+            _save_targets(snapshot, member, source, keys_to_update)
+        return
+    for path, _ in _selected_items(source, keys_to_update, False):
+        target = td._get_path(path, _MISSING) if _path_ok(td, path) else _MISSING
+        if isinstance(target, Tensor):
+            snapshot.save_data(target)
+        elif isinstance(target, TensorDictBase):
+            for leaf in target._leaves():
+                snapshot.save_data(leaf)
+
+
+def _path_ok(td, path) -> bool:
+    # every level on the way is a tensordict (else the update raises, naming it)
+    for part in path[:-1]:
+        td = td._get_str(part, _MISSING, missing_ok=True)
+        if not isinstance(td, TensorDictBase):
+            return False
+    return True
 
 
 def _leaf_items(source):
