@@ -90,4 +90,3 @@ def unchanged_on_error(td):
     except BaseException:
         snap.restore()
         raise
-

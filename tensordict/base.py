@@ -29,6 +29,7 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _default_is_leaf,
     _is_leaf_nontensor,
 )
+from tensordict._conversions import ConversionMethods
 from tensordict._tensorcollection import TensorCollection
 
 
@@ -130,7 +131,7 @@ class _KeysView:
         return f"{type(self).__name__}({list(self)})"
 
 
-class TensorDictBase(CompatMethods, TensorCollection):
+class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
     __slots__ = ()
@@ -341,9 +342,11 @@ class TensorDictBase(CompatMethods, TensorCollection):
         return key in self.keys(include_nested=True)
 
     def is_empty(self) -> bool:
-        """True when no tensor is stored, at any depth."""
-        for _ in self.keys(True, True):
-            return False
+        """True when no entry is stored, at any depth (nested tensordicts that are
+        empty do not count; a tensor or non-tensor data does)."""
+        for value in self._own_values():
+            if not _is_node(value) or not value.is_empty():
+                return False
         return True
 
     # ------------------------------------------------------------------ get
@@ -734,6 +737,8 @@ class TensorDictBase(CompatMethods, TensorCollection):
         if isinstance(target, TensorDictBase):
             target._set_at_index(index, value)
         elif isinstance(target, Tensor):
+            if not isinstance(value, (Tensor, int, float, bool)):
+                value = torch.as_tensor(value, device=target.device)  # numpy, lists
             target[index] = value
         else:
             raise TypeError(
@@ -940,12 +945,15 @@ class TensorDictBase(CompatMethods, TensorCollection):
         default: Any = NO_DEFAULT,
         filter_empty: bool | None = None,
         call_on_nested: bool = False,
+        out: "TensorDictBase | None" = None,
         **constructor_kwargs,
     ) -> "TensorDictBase | None":
         """Apply ``fn`` to every tensor (with the matching tensors of ``others``) and
         collect the results in a new tensordict. A ``None`` result drops the entry;
-        nested tensordicts left empty are dropped unless ``filter_empty=False``."""
-        return self._apply(
+        nested tensordicts left empty are dropped unless ``filter_empty=False``, and
+        when nothing is left at all the result is ``None`` (as in 0.15.3). With
+        ``out=``, the results are written into ``out``, which is returned."""
+        result = self._apply(
             fn,
             others,
             named=False,
@@ -959,6 +967,7 @@ class TensorDictBase(CompatMethods, TensorCollection):
             filter_empty=filter_empty is None or filter_empty,
             call_on_nested=call_on_nested,
         )
+        return _apply_result(self, result, inplace, filter_empty, out)
 
     def apply_(self, fn: Callable, *others, **kwargs) -> "TensorDictBase":
         """Apply ``fn`` to every tensor and write the result into it, in place."""
@@ -981,7 +990,8 @@ class TensorDictBase(CompatMethods, TensorCollection):
     ) -> "TensorDictBase | None":
         """Like :meth:`apply`, with the key passed first: ``fn(key, *tensors)``;
         the full nested key as a tuple when ``nested_keys=True``."""
-        return self._apply(
+        out = kwargs.pop("out", None)
+        result = self._apply(
             fn,
             others,
             named=True,
@@ -995,6 +1005,7 @@ class TensorDictBase(CompatMethods, TensorCollection):
             filter_empty=filter_empty is None or filter_empty,
             call_on_nested=call_on_nested,
         )
+        return _apply_result(self, result, inplace, filter_empty, out)
 
     def _apply(
         self,
@@ -1405,6 +1416,23 @@ def _selected_items(source, keys_to_update, clone: bool):
         if clone and isinstance(value, Tensor):
             value = value.clone()
         yield path, value
+
+
+def _apply_result(td, result, inplace, filter_empty, out):
+    """What ``apply`` returns: ``result`` written into ``out`` when given; ``None``
+    when every entry was dropped (unless ``filter_empty=False``)."""
+    if inplace or result is None:
+        return result
+    if (
+        filter_empty is not False
+        and _has_no_entries(result)
+        and not _has_no_entries(td)
+    ):
+        return None
+    if out is not None:
+        out.update(result)
+        return out
+    return result
 
 
 def _exclude_paths(out: TensorDictBase, paths: list) -> TensorDictBase:

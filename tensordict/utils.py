@@ -64,6 +64,20 @@ def expand_as_right(tensor: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
     return expand_right(tensor, dest.shape)
 
 
+def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
+    """``idx`` with its ``...`` replaced by the full slices it stands for, given the
+    ``batch_size`` it indexes: ``(..., 0)`` on ``[3, 4, 5]`` is ``(:, :, 0)``."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if sum(part is Ellipsis for part in parts) > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...'), got {idx!r}")
+    consumed = sum(part is not Ellipsis and part is not None for part in parts)
+    fill = (slice(None),) * max(len(batch_size) - consumed, 0)
+    out = []
+    for part in parts:
+        out.extend(fill if part is Ellipsis else (part,))
+    return tuple(out)
+
+
 def assert_allclose_td(
     actual,
     expected,

@@ -159,3 +159,76 @@ def test_row15_backward_with_a_tensor_gradient_says_what_it_needs():
         td.backward(gradient=torch.ones(2))
     td.backward(gradient=TensorDict(a=torch.ones(2)))
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+# ------------------------------------------------------------------------ row 5
+@pytest.mark.parametrize("kind", KINDS)
+def test_row5_apply_writes_into_out(kind):
+    td = make(kind)
+    out = td.empty()
+    result = td.apply(lambda x: x + 1, out=out)
+    assert result is out
+    assert out["a"].eq(1).all() and out["nested", "b"].eq(1).all()
+    target = td.clone()
+    assert td.apply(lambda x: x + 2, out=target) is target
+    assert target["a"].eq(2).all()
+
+
+# ------------------------------------------------------------------------ row 7
+def test_row7_a_non_tensor_leaf_is_not_empty():
+    assert not TensorDict(n="text").is_empty()
+    assert TensorDict(s={}).is_empty()
+    assert not TensorDict(s={"n": "text"}).is_empty()
+
+
+# ----------------------------------------------------------------------- row 10
+def test_row10_update_with_keywords_and_set_at_with_numpy():
+    import numpy as np
+
+    td = make("dense")
+    td.update(c=torch.zeros(3))
+    assert td["c"].shape == (3,)
+    td.set_at_("a", np.ones(2), 0)
+    assert td["a"][0].tolist() == [1.0, 1.0] and td["a"][1].tolist() == [0.0, 0.0]
+    assert TensorDict.from_dict({"x": torch.zeros(3, 4)}, batch_dims=1).batch_size == (
+        3,
+    )
+
+
+# ----------------------------------------------------------------------- row 11
+@pytest.mark.parametrize("kind", KINDS)
+def test_row11_apply_dropping_everything_returns_none(kind):
+    td = make(kind)
+    assert td.apply(lambda x: None, filter_empty=True) is None
+    assert td.apply(lambda x: None) is None
+    kept = td.apply(lambda x: None, filter_empty=False)
+    assert kept is not None and "nested" in kept.keys()
+
+
+# ----------------------------------------------------------------------- row 13
+def test_row13_missing_public_helpers():
+    import collections
+
+    import numpy as np
+
+    from tensordict.utils import assert_allclose_td, convert_ellipsis_to_idx
+
+    full = slice(None)
+    assert convert_ellipsis_to_idx((Ellipsis, 0), [3, 4, 5]) == (full, full, 0)
+    assert convert_ellipsis_to_idx(Ellipsis, [3, 4]) == (full, full)
+    assert convert_ellipsis_to_idx((0, Ellipsis), [3, 4, 5]) == (0, full, full)
+    td = make("dense")
+    named = td.to_namedtuple()
+    assert named._fields == ("a", "nested") and named.nested.b.shape == (3,)
+    Point = collections.namedtuple("Point", ["x", "y"])
+    from_nt = TensorDict.from_any(Point(torch.zeros(2), torch.ones(2)))
+    assert set(from_nt.keys()) == {"x", "y"}
+    assert TensorDict.from_any(td) is td
+    arr = np.zeros(3, dtype=[("x", "f4"), ("y", "i8", (2,))])
+    structured = TensorDict.from_struct_array(arr)
+    assert structured.batch_size == (3,) and structured["y"].shape == (3, 2)
+    padded = td.pad([0, 2], value=1.0)
+    assert padded.batch_size == (5,) and padded["a"][3:].eq(1).all()
+    stack = td.to_lazystack(0)
+    assert isinstance(stack, LazyStackedTensorDict) and stack.batch_size == (3,)
+    assert_allclose_td(stack.to_tensordict(), td)
