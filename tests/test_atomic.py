@@ -189,6 +189,14 @@ class TestFailedCallsChangeNothing:
         err = assert_unchanged_on_failure(td, lambda t: t.__iadd__(other))
         assert err is not None
 
+    def test_inplace_add_with_a_bad_shape_or_dtype_last(self, kind):
+        td = MAKERS[kind]()
+        for bad in (torch.ones(3, 5), torch.ones(3, dtype=torch.complex64)):
+            other = td.to_tensordict().apply(torch.ones_like)
+            other["n", "c"] = bad  # the last leaf written
+            err = assert_unchanged_on_failure(td, lambda t: t.__iadd__(other), ["c"])
+            assert isinstance(err, RuntimeError)
+
     def test_rename_key_onto_a_locked_level(self, kind):
         td = MAKERS[kind]()
         td.get("n").lock_()
