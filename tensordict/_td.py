@@ -16,6 +16,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._atomic import broadcasts_to
 from tensordict._registry import register
 from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict.base import (
@@ -872,11 +873,7 @@ def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) ->
     """Raise, naming ``key``, when ``leaf.<op>(other)`` would fail: ``other`` does not
     broadcast to the leaf's shape, or the result's dtype cannot be written into it. Run
     for every leaf before any is written, so that a failed in-place op changes nothing."""
-    try:
-        fits = torch.broadcast_shapes(leaf.shape, other.shape) == leaf.shape
-    except RuntimeError:
-        fits = False
-    if not fits:
+    if not broadcasts_to(other.shape, leaf.shape):
         raise _errors.InplaceWriteError(
             f"{op}: the entry {key!r} has shape {tuple(leaf.shape)} but the other "
             f"operand's has shape {tuple(other.shape)}, which does not broadcast to it"

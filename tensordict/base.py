@@ -27,6 +27,7 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _NESTED_TENSORS_AS_LISTS_NONTENSOR,
     CompatMethods,
     _default_is_leaf,
+    _getitem_batch_size,
     _is_leaf_nontensor,
 )
 from tensordict._conversions import ConversionMethods
@@ -443,6 +444,10 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
+        elif type(getattr(self, "_tensordict", None)) is dict and (
+            not _atomic.index_write_fails(self, index, value, _getitem_batch_size)
+        ):
+            self._set_at_index(index, value)  # checked: it cannot fail half-way
         else:
             with _atomic.unchanged_on_error(self) as snapshot:
                 snapshot.save_at(self, index)
