@@ -16,6 +16,7 @@ from tensordict._td import TensorDict
 from tensordict._generated.functions import cat, stack
 from tensordict.functional import from_dict, fromkeys, make_tensordict
 from tensordict._lazy import LazyStackedTensorDict
+from tensordict._consolidate import from_consolidated
 from tensordict.functional import (
     dense_stack_tds,
     lazy_stack,
@@ -35,6 +36,7 @@ from tensordict._modes import (
 )
 from tensordict.utils import assert_allclose_td
 from tensordict._compat import _is_leaf_nontensor as is_leaf_nontensor
+from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
     MetaData,
     NonTensorData,
@@ -45,6 +47,17 @@ from tensordict.tensorclass import (
     is_tensorclass,
     tensorclass,
 )
+from tensordict._module_state import from_module, from_modules
+from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
+    TensorClassModuleBase,
+    TensorClassModuleWrapper,
+    TensorDictParams,
+    as_tensordict_module,
+)
+
+from tensordict.memmap import MemoryMappedTensor
+from tensordict._persistence import load, load_memmap, memmap, save
+from tensordict.persistent import PersistentTensorDict, from_h5
 
 __version__ = "0.1.0"
 
@@ -57,6 +70,7 @@ __all__ = [
     "TensorDictBase",
     "cat",
     "stack",
+    "from_consolidated",
     "from_dict",
     "fromkeys",
     "is_tensor_collection",
@@ -89,4 +103,19 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
+    "MemoryMappedTensor",
+    "PersistentTensorDict",
+    "from_h5",
+    "load",
+    "load_memmap",
+    "memmap",
+    "save",
+    # parameters of nn.Modules as tensordicts (tensordict/_module_state.py, tensordict/nn)
+    "TensorClassModuleBase",
+    "TensorClassModuleWrapper",
+    "TensorDictParams",
+    "as_tensordict_module",
+    "from_module",
+    "from_modules",
 ]

@@ -14,7 +14,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import functional
 from tensordict._registry import container_class
 from tensordict._tensorcollection import TensorCollection
 
@@ -184,6 +183,33 @@ class ConversionMethods:
     def pad(
         self, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True
     ):
-        """:func:`tensordict.pad` of this tensordict: ``(before, after)`` pairs for the
-        batch dims, first dim first."""
-        return functional.pad(self, pad_size, value=value, inplace=inplace, safe=safe)
+        """Pad every tensor along the batch dims (as :func:`tensordict.pad`):
+        ``(before, after)`` pairs for the batch dims, first dim first; the new
+        positions hold ``value``. ``inplace=True`` is taken by :func:`tensordict.pad`."""
+        if inplace:
+            raise TypeError(
+                "td.pad(..., inplace=True): call tensordict.pad(td, pad_size, "
+                "inplace=True), which replaces the entries of td"
+            )
+        sizes = list(pad_size)
+        if len(sizes) % 2 or len(sizes) // 2 > self.batch_dims:
+            raise ValueError(
+                f"pad_size must hold (before, after) pairs for at most the "
+                f"{self.batch_dims} batch dims (batch_size {tuple(self.batch_size)}), "
+                f"got {sizes}"
+            )
+        pairs = [(sizes[i], sizes[i + 1]) for i in range(0, len(sizes), 2)]
+        new_batch = list(self.batch_size)
+        for dim, (before, after) in enumerate(pairs):
+            new_batch[dim] += before + after
+
+        def pad_leaf(x):
+            # torch pads from the last dim backwards: the feature dims get zeros
+            torch_pad = [0, 0] * (x.ndim - len(pairs))
+            for dim in reversed(range(len(pairs))):
+                torch_pad.extend(pairs[dim])
+            return torch.nn.functional.pad(x, torch_pad, value=value)
+
+        dense = self._with_dense_stacks("pad")
+        leaves, rebuild = dense._leaves_and_rebuild()
+        return rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
