@@ -25,7 +25,17 @@ from tensordict.functional import (
     pad,
     pad_sequence,
 )
-from tensordict.utils import lazy_legacy, set_lazy_legacy
+from tensordict._modes import (
+    capture_non_tensor_stack,
+    lazy_legacy,
+    list_to_stack,
+    set_capture_non_tensor_stack,
+    set_get_defaults_to_none,
+    set_lazy_legacy,
+    set_list_to_stack,
+)
+from tensordict.utils import assert_allclose_td
+from tensordict._compat import _is_leaf_nontensor as is_leaf_nontensor
 from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
     MetaData,
@@ -76,6 +86,14 @@ __all__ = [
     "pad",
     "pad_sequence",
     "set_lazy_legacy",
+    # global modes (tensordict/_modes.py)
+    "capture_non_tensor_stack",
+    "list_to_stack",
+    "set_capture_non_tensor_stack",
+    "set_get_defaults_to_none",
+    "set_list_to_stack",
+    "assert_allclose_td",
+    "is_leaf_nontensor",
     # tensorclasses and non-tensor data (tensordict/tensorclass.py)
     "MetaData",
     "NonTensorData",

@@ -25,8 +25,19 @@ def key_missing(key, available) -> KeyError:
     return KeyError(f"key {_fmt_key(key)} not found in TensorDict with keys {keys}")
 
 
+class KeyThroughLeafError(KeyError, ValueError):
+    """A nested key goes through an entry that is not a tensordict. A ``KeyError``
+    here; 0.15.3 raised a ``ValueError``, so code catching either still works."""
+
+
+class InplaceWriteError(ValueError, RuntimeError):
+    """An in-place write whose value does not fit the stored entry. A
+    ``RuntimeError`` here; 0.15.3 raised a ``ValueError`` subclass, so code catching
+    either still works."""
+
+
 def not_a_tensordict(key, value) -> KeyError:
-    return KeyError(
+    return KeyThroughLeafError(
         f"cannot use {_fmt_key(key)} as a nested key: the entry on the way is a "
         f"{type(value).__name__}, not a tensordict"
     )
@@ -59,8 +70,15 @@ def batch_size_incompatible(key, shape, batch_size) -> RuntimeError:
 
 
 def inplace_mismatch(key, shape, target_shape) -> RuntimeError:
-    return RuntimeError(
+    return InplaceWriteError(
         f"cannot update the entry {_fmt_key(key)} in place: the value has shape "
         f"{tuple(shape)}, which does not broadcast to the stored shape "
         f"{tuple(target_shape)}"
+    )
+
+
+def keys_collide(op: str, keys) -> KeyError:
+    return KeyError(
+        f"{op}: the keys {sorted(keys, key=str)} would collide (two entries would get "
+        f"the same key); rename one of them first"
     )

@@ -6,11 +6,45 @@ entry point unravels once, and the core works on flat tuples of strings after th
 
 from __future__ import annotations
 
-from typing import Tuple, Union
+from typing import TYPE_CHECKING, Tuple, Union
 
-NestedKey = Union[str, Tuple["NestedKey", ...]]
+if TYPE_CHECKING:
+    NestedKey = Union[str, Tuple["NestedKey", ...]]
+else:
+
+    class _NestedKeyMeta(type):
+        def __instancecheck__(cls, obj) -> bool:
+            return _is_nested_key(obj)
+
+        def __subclasscheck__(cls, sub) -> bool:
+            return issubclass(sub, str)
+
+    class NestedKey(metaclass=_NestedKeyMeta):
+        """A key: a string, or a non-empty tuple of keys nested to any depth.
+
+        Usable in annotations (``key: NestedKey``, ``NestedKey | None``) and, as in
+        0.15.3, at runtime: ``isinstance(("a", "b"), NestedKey)`` is True."""
+
+        def __new__(cls, *args, **kwargs):
+            raise TypeError("NestedKey is a type of keys, not a class to instantiate")
+
+
+def _is_nested_key(obj) -> bool:
+    if isinstance(obj, str):
+        return True
+    if type(obj) is not tuple or not obj:
+        return False
+    return all(_is_nested_key(part) for part in obj)
 
 KEY_SEPARATOR = "."
+
+
+class InvalidKeyError(KeyError, TypeError):
+    """Something that is not a key (a string or a tuple of strings) was used as one.
+    A ``TypeError``; 0.15.3 raised a ``KeyError``, so code catching either works."""
+
+    def __str__(self) -> str:  # the message as written, not quoted as a KeyError's
+        return str(self.args[0]) if self.args else ""
 
 
 def _flatten_into(key, out: list) -> None:
@@ -20,7 +54,7 @@ def _flatten_into(key, out: list) -> None:
         for part in key:
             _flatten_into(part, out)
     else:
-        raise TypeError(
+        raise InvalidKeyError(
             f"a key must be a string or a tuple of strings, got {key!r} "
             f"of type {type(key).__name__}"
         )
@@ -37,14 +71,17 @@ def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
                 break
         else:
             if not key:
-                raise KeyError("an empty tuple is not a key")
+                raise KeyError(
+                    "the key () is an empty tuple: a key is a string or a non-empty "
+                    "tuple of strings"
+                )
             return key
         out: list[str] = []
         _flatten_into(key, out)
         if not out:
             raise KeyError(f"the key {key!r} names no entry")
         return tuple(out)
-    raise TypeError(
+    raise InvalidKeyError(
         f"a key must be a string or a tuple of strings, got {key!r} "
         f"of type {type(key).__name__}"
     )

@@ -26,11 +26,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _errors
+from tensordict import _atomic, _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
+from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
+    LazyViewTensorDict as _CustomOpTensorDict,
+)
 from tensordict._registry import container_class, register
 from tensordict._persistence import PersistenceMixin
 from tensordict._module_state import ModuleStateMixin
@@ -443,7 +446,7 @@ class LazyStackedTensorDict(
         """The shape the entry at ``key`` would have if stacked, with ``-1`` for the
         dims where the members differ (nothing is stacked)."""
         path = unravel_key_to_tuple(key)
-        vals = [td.get(path) for td in self.tensordicts]
+        vals = [td._get_path(path) for td in self.tensordicts]
         if vals and isinstance(vals[0], TensorDictBase):
             return LazyStackedTensorDict._new_unsafe(vals, self.stack_dim).batch_size
         return _stacked_shape(vals, self.stack_dim, len(self._batch_size))
@@ -550,7 +553,15 @@ class LazyStackedTensorDict(
             return self._get_path(unravel_key_to_tuple(index))
         return self._index(index)
 
-    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         tds = self.tensordicts
         if self._is_locked and not inplace:
             raise _errors.locked(f"set the key {key!r}")
@@ -1118,15 +1129,22 @@ class LazyStackedTensorDict(
     ) -> TensorDictBase:
         """A lazy stack of each member's selection (nested keys keep their
         structure)."""
-        results = [
-            td.select(*keys, inplace=inplace, strict=strict) for td in self.tensordicts
-        ]
-        return self if inplace else self._per_member(results)
+        if inplace:  # every member, or none (a failed call changes nothing)
+            with _atomic.unchanged_on_error(self):
+                for td in self.tensordicts:
+                    td.select(*keys, inplace=True, strict=strict)
+            return self
+        results = [td.select(*keys, strict=strict) for td in self.tensordicts]
+        return self._per_member(results)
 
     def exclude(self, *keys: NestedKey, inplace: bool = False) -> TensorDictBase:
         """A lazy stack of each member without ``keys`` (missing keys are ignored)."""
-        results = [td.exclude(*keys, inplace=inplace) for td in self.tensordicts]
-        return self if inplace else self._per_member(results)
+        if inplace:  # every member, or none (a failed call changes nothing)
+            with _atomic.unchanged_on_error(self):
+                for td in self.tensordicts:
+                    td.exclude(*keys, inplace=True)
+            return self
+        return self._per_member([td.exclude(*keys) for td in self.tensordicts])
 
     def set_(self, key: NestedKey, item: Any, *, non_blocking: bool = False):
         """Update the existing entry at ``key`` in place, in every member."""
@@ -1139,8 +1157,9 @@ class LazyStackedTensorDict(
         """Rename the entry in every member (no copy)."""
         if self._is_locked:
             raise _errors.locked(f"rename the key {old_key!r}")
-        for td in self.tensordicts:
-            td.rename_key_(old_key, new_key, safe=safe)
+        with _atomic.unchanged_on_error(self):  # every member, or none
+            for td in self.tensordicts:
+                td.rename_key_(old_key, new_key, safe=safe)
         return self
 
     def flatten_keys(self, separator: str = ".", inplace: bool = False, is_leaf=None):

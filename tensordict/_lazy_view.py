@@ -108,7 +108,15 @@ class LazyViewTensorDict(TensorDictGeneratedOps, TensorDictBase):
             )
         return value
 
-    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         if not validated:
             # checked (and converted) against this view's batch size
             value = TensorDict._new_unsafe({}, self._batch_size, self.device)._validate(

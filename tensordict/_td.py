@@ -18,7 +18,9 @@ from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._atomic import broadcasts_to
 from tensordict._registry import container_class, register
+from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict._persistence import PersistenceMixin
 from tensordict._module_state import ModuleStateMixin
 from tensordict.base import (
@@ -483,7 +485,15 @@ class TensorDict(
             return tensor
         return value  # non-tensor data, stored as given
 
-    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         storage = self._tensordict
         if inplace:
             existing = storage.get(key)
@@ -826,6 +836,11 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                     f"{op}: key {prefix + (key,)!r} is a tensor here but a "
                     f"{type(other_value).__name__} in the other operand"
                 )
+            elif op[-1] == "_" and (
+                other_value.shape != value.shape or other_value.dtype != value.dtype
+            ):
+                # in place: every leaf is checked before the first one is written
+                _check_in_place_operand(op, prefix + (key,), value, other_value)
             out.append(other_value)
             continue
         if other_value is NO_DEFAULT:
@@ -853,6 +868,30 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                     f"{op}: key {prefix + (k,)!r} is in the other operand but not in "
                     f"this tensordict"
                 )
+
+
+# In-place ops whose result is not the operands' promoted type (comparisons write
+# booleans as the leaf's dtype): only their shapes are checked.
+_NO_PROMOTION_CHECK = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_", "copy_")
+
+
+def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) -> None:
+    """Raise, naming ``key``, when ``leaf.<op>(other)`` would fail: ``other`` does not
+    broadcast to the leaf's shape, or the result's dtype cannot be written into it. Run
+    for every leaf before any is written, so that a failed in-place op changes nothing."""
+    if not broadcasts_to(other.shape, leaf.shape):
+        raise _errors.InplaceWriteError(
+            f"{op}: the entry {key!r} has shape {tuple(leaf.shape)} but the other "
+            f"operand's has shape {tuple(other.shape)}, which does not broadcast to it"
+        )
+    if not op.startswith(_NO_PROMOTION_CHECK):
+        result = torch.result_type(leaf, other)
+        if not torch.can_cast(result, leaf.dtype):
+            raise _errors.InplaceWriteError(
+                f"{op}: the entry {key!r} is {leaf.dtype} but the result with the "
+                f"other operand's {other.dtype} is {result}, which cannot be written "
+                f"into it in place"
+            )
 
 
 def _index_names(names, idx, new_ndim):

@@ -20,8 +20,18 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
-from tensordict import _errors
+from tensordict import _atomic, _errors, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
+    _NESTED_TENSORS_AS_LISTS,
+    _NESTED_TENSORS_AS_LISTS_NONTENSOR,
+    CompatMethods,
+    _default_is_leaf,
+    _getitem_batch_size,
+    _is_leaf_nontensor,
+)
+from tensordict._conversions import ConversionMethods
+from tensordict._tensorcollection import TensorCollection
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
 
@@ -125,7 +135,7 @@ class _KeysView:
 
 
 @register
-class TensorDictBase:
+class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
     __slots__ = ()
@@ -144,7 +154,15 @@ class TensorDictBase:
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         raise NotImplementedError
 
-    def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value: Any,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         raise NotImplementedError
 
     def _del_str(self, key: str) -> None:
@@ -332,9 +350,11 @@ class TensorDictBase:
         return key in self.keys(include_nested=True)
 
     def is_empty(self) -> bool:
-        """True when no tensor is stored, at any depth."""
-        for _ in self.keys(True, True):
-            return False
+        """True when no entry is stored, at any depth (nested tensordicts that are
+        empty do not count; a tensor or non-tensor data does)."""
+        for value in self._own_values():
+            if not _is_node(value) or not value.is_empty():
+                return False
         return True
 
     # ------------------------------------------------------------------ get
@@ -360,11 +380,15 @@ class TensorDictBase:
         return self._index(index)
 
     def get(self, key: NestedKey, *args, **kwargs) -> Any:
-        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
+        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing,
+        and ``get(key)`` returns ``None`` (as 0.15.3 does; ``td[key]`` raises a
+        ``KeyError``, and so does ``get(key, NO_DEFAULT)``)."""
         if args:
             default = args[0]
+        elif "default" in kwargs:
+            default = kwargs["default"]
         else:
-            default = kwargs.get("default", NO_DEFAULT)
+            default = None if _modes._STATE["get_defaults_to_none"] else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
         return self._get_path(unravel_key_to_tuple(key), default)
@@ -407,7 +431,11 @@ class TensorDictBase:
         if type(key) is str:
             self._set_str(key, item, inplace=inplace, validated=False)
             return self
-        return self._set_path(unravel_key_to_tuple(key), item, inplace=inplace)
+        path = unravel_key_to_tuple(key)
+        if len(path) == 1:
+            return self._set_path(path, item, inplace=inplace)
+        with _atomic.unchanged_on_error(self):  # levels created on the way
+            return self._set_path(path, item, inplace=inplace)
 
     def set_(
         self, key: NestedKey, item: Any, *, non_blocking: bool = False
@@ -421,9 +449,16 @@ class TensorDictBase:
         if type(index) is str:
             self._set_str(index, value, inplace=False, validated=False)
         elif isinstance(index, tuple) and index and _looks_like_key(index):
-            self._set_path(unravel_key_to_tuple(index), value, inplace=False)
+            with _atomic.unchanged_on_error(self):  # levels created on the way
+                self._set_path(unravel_key_to_tuple(index), value, inplace=False)
+        elif type(getattr(self, "_tensordict", None)) is dict and (
+            not _atomic.index_write_fails(self, index, value, _getitem_batch_size)
+        ):
+            self._set_at_index(index, value)  # checked: it cannot fail half-way
         else:
-            self._set_at_index(index, value)
+            with _atomic.unchanged_on_error(self) as snapshot:
+                snapshot.save_at(self, index)
+                self._set_at_index(index, value)
 
     def setdefault(self, key: NestedKey, default: Any, inplace: bool = False) -> Any:
         path = unravel_key_to_tuple(key)
@@ -464,7 +499,7 @@ class TensorDictBase:
 
     def update(
         self,
-        input_dict_or_td,
+        input_dict_or_td=None,
         clone: bool = False,
         inplace: bool = False,
         *,
@@ -477,12 +512,17 @@ class TensorDictBase:
         tensordicts are updated key by key rather than replaced."""
         if input_dict_or_td is self:
             return self
+        if kwargs and input_dict_or_td is None:  # update(a=..., b=...)
+            input_dict_or_td = kwargs
         allowed = (
             None
             if keys_to_update is None
             else {unravel_key_to_tuple(k) for k in keys_to_update}
         )
-        self._update(input_dict_or_td, clone, inplace, allowed, ())
+        with _atomic.unchanged_on_error(self) as snapshot:
+            if inplace:
+                _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
+            self._update(input_dict_or_td, clone, inplace, allowed, ())
         return self
 
     def _update(self, source, clone, inplace, allowed, prefix):
@@ -518,8 +558,10 @@ class TensorDictBase:
         **kwargs,
     ) -> "TensorDictBase":
         """Update existing entries in place; every key must already exist."""
-        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
-            self.set_(path, value)
+        with _atomic.unchanged_on_error(self) as snapshot:
+            _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
+            for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
+                self.set_(path, value)
         return self
 
     def rename_key_(
@@ -533,8 +575,9 @@ class TensorDictBase:
         if safe and self._get_path(new, _MISSING) is not _MISSING:
             raise _errors.key_exists(new_key)
         value = self._get_path(old)
-        self._set_path(new, value, inplace=False, validated=True)
-        self.del_(old)
+        with _atomic.unchanged_on_error(self):
+            self._set_path(new, value, inplace=False, validated=True)
+            self.del_(old)
         return self
 
     # ------------------------------------------------------------------ more mapping
@@ -554,7 +597,7 @@ class TensorDictBase:
 
     def entry_class(self, key: NestedKey) -> type:
         """The class of the entry at ``key`` (``NonTensorData`` for non-tensor data)."""
-        value = self.get(key)
+        value = self._get_path(unravel_key_to_tuple(key))
         if _is_non_tensor_value(value) and not isinstance(value, TensorDictBase):
             return container_class("NonTensorData")
         return type(value)
@@ -572,7 +615,7 @@ class TensorDictBase:
 
     def is_non_tensor(self, key: NestedKey) -> bool:
         """True when the entry at ``key`` is non-tensor data."""
-        return _is_non_tensor_value(self.get(key))
+        return _is_non_tensor_value(self._get_path(unravel_key_to_tuple(key)))
 
     def non_tensor_items(self, include_nested: bool = False) -> list[tuple]:
         """``(key, value)`` for every non-tensor entry."""
@@ -705,6 +748,8 @@ class TensorDictBase:
         if isinstance(target, TensorDictBase):
             target._set_at_index(index, value)
         elif isinstance(target, Tensor):
+            if not isinstance(value, (Tensor, int, float, bool)):
+                value = torch.as_tensor(value, device=target.device)  # numpy, lists
             target[index] = value
         else:
             raise TypeError(
@@ -798,6 +843,11 @@ class TensorDictBase:
                         f"without `gradient` every entry must be a scalar"
                     )
             grads = None
+        elif not is_tensor_collection(gradient):
+            raise TypeError(
+                f"backward(): gradient must be a tensordict with the same keys as this "
+                f"one (one gradient per entry), got {type(gradient).__name__}"
+            )
         else:
             grads = self._operand_leaves(gradient, "backward")
         if isinstance(inputs, TensorDictBase):
@@ -861,7 +911,8 @@ class TensorDictBase:
     def lock_(self) -> "TensorDictBase":
         """Refuse new keys and deletions (here and in nested tensordicts) until
         unlocked. Also a context manager: ``with td.lock_(): ...``."""
-        self._set_lock(True)
+        with _atomic.unchanged_on_error(self):
+            self._set_lock(True)
         self._last_lock_op = "lock"
         return self
 
@@ -907,12 +958,15 @@ class TensorDictBase:
         default: Any = NO_DEFAULT,
         filter_empty: bool | None = None,
         call_on_nested: bool = False,
+        out: "TensorDictBase | None" = None,
         **constructor_kwargs,
     ) -> "TensorDictBase | None":
         """Apply ``fn`` to every tensor (with the matching tensors of ``others``) and
         collect the results in a new tensordict. A ``None`` result drops the entry;
-        nested tensordicts left empty are dropped unless ``filter_empty=False``."""
-        return self._apply(
+        nested tensordicts left empty are dropped unless ``filter_empty=False``, and
+        when nothing is left at all the result is ``None`` (as in 0.15.3). With
+        ``out=``, the results are written into ``out``, which is returned."""
+        result = self._apply(
             fn,
             others,
             named=False,
@@ -926,6 +980,7 @@ class TensorDictBase:
             filter_empty=filter_empty is None or filter_empty,
             call_on_nested=call_on_nested,
         )
+        return _apply_result(self, result, inplace, filter_empty, out)
 
     def apply_(self, fn: Callable, *others, **kwargs) -> "TensorDictBase":
         """Apply ``fn`` to every tensor and write the result into it, in place."""
@@ -948,7 +1003,8 @@ class TensorDictBase:
     ) -> "TensorDictBase | None":
         """Like :meth:`apply`, with the key passed first: ``fn(key, *tensors)``;
         the full nested key as a tuple when ``nested_keys=True``."""
-        return self._apply(
+        out = kwargs.pop("out", None)
+        result = self._apply(
             fn,
             others,
             named=True,
@@ -962,6 +1018,7 @@ class TensorDictBase:
             filter_empty=filter_empty is None or filter_empty,
             call_on_nested=call_on_nested,
         )
+        return _apply_result(self, result, inplace, filter_empty, out)
 
     def _apply(
         self,
@@ -1068,21 +1125,23 @@ class TensorDictBase:
                 target = sub
             target._set_str(path[-1], value, inplace=False, validated=True)
         if inplace:
-            self._replace_contents(out)
+            if self.is_locked:
+                raise _errors.locked(
+                    f"select({', '.join(repr(p if len(p) > 1 else p[0]) for p in paths)}"
+                    f", inplace=True), which removes the other keys"
+                )
+            with _atomic.unchanged_on_error(self):
+                self._replace_contents(out)
             return self
         return out
 
     def exclude(self, *keys: NestedKey, inplace: bool = False) -> "TensorDictBase":
         """A tensordict without ``keys`` (missing keys are ignored)."""
         paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
-        out = self if inplace else self.copy()
-        for path in paths:
-            parent = out._get_path(path[:-1], None) if len(path) > 1 else out
-            if isinstance(parent, TensorDictBase) and (
-                parent._get_str(path[-1], NO_DEFAULT, missing_ok=True) is not NO_DEFAULT
-            ):
-                parent._del_str(path[-1])
-        return out
+        if not inplace:
+            return _exclude_paths(self.copy(), paths)
+        with _atomic.unchanged_on_error(self):
+            return _exclude_paths(self, paths)
 
     def split_keys(
         self,
@@ -1119,6 +1178,8 @@ class TensorDictBase:
             if _is_node(value) and (is_leaf is None or not is_leaf(type(value))):
                 continue
             name = key if isinstance(key, str) else separator.join(key)
+            if out._get_str(name, _MISSING, missing_ok=True) is not _MISSING:
+                raise _errors.keys_collide("flatten_keys", [key, name])
             out._set_str(name, value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
@@ -1134,12 +1195,14 @@ class TensorDictBase:
             if isinstance(value, TensorDictBase):
                 value = value.unflatten_keys(separator)
             path = tuple(key.split(separator)) if separator in key else (key,)
-            existing = out._get_path(path, None) if len(path) > 0 else None
+            existing = _get_or_missing(out, path)
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, TensorDictBase
             ):
                 existing.update(value)
                 continue
+            if existing is not _MISSING:
+                raise _errors.keys_collide("unflatten_keys", [key, path])
             out._set_path(path, value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
@@ -1364,6 +1427,58 @@ def _selected_items(source, keys_to_update, clone: bool):
         yield path, value
 
 
+def _apply_result(td, result, inplace, filter_empty, out):
+    """What ``apply`` returns: ``result`` written into ``out`` when given; ``None``
+    when every entry was dropped (unless ``filter_empty=False``)."""
+    if inplace or result is None:
+        return result
+    if (
+        filter_empty is not False
+        and _has_no_entries(result)
+        and not _has_no_entries(td)
+    ):
+        return None
+    if out is not None:
+        out.update(result)
+        return out
+    return result
+
+
+def _exclude_paths(out: TensorDictBase, paths: list) -> TensorDictBase:
+    for path in paths:
+        parent = out._get_path(path[:-1], None) if len(path) > 1 else out
+        if isinstance(parent, TensorDictBase) and (
+            parent._get_str(path[-1], NO_DEFAULT, missing_ok=True) is not NO_DEFAULT
+        ):
+            parent._del_str(path[-1])
+    return out
+
+
+def _save_targets(snapshot, td: TensorDictBase, source, keys_to_update) -> None:
+    """Save, for an in-place update, the tensors of ``td`` it will write."""
+    members = getattr(td, "tensordicts", None)
+    if members is not None:  # a lazy stack: the members' tensors (not stacked copies)
+        for member in members:
+            _save_targets(snapshot, member, source, keys_to_update)
+        return
+    for path, _ in _selected_items(source, keys_to_update, False):
+        target = td._get_path(path, _MISSING) if _path_ok(td, path) else _MISSING
+        if isinstance(target, Tensor):
+            snapshot.save_data(target)
+        elif isinstance(target, TensorDictBase):
+            for leaf in target._leaves():
+                snapshot.save_data(leaf)
+
+
+def _path_ok(td, path) -> bool:
+    # every level on the way is a tensordict (else the update raises, naming it)
+    for part in path[:-1]:
+        td = td._get_str(part, _MISSING, missing_ok=True)
+        if not isinstance(td, TensorDictBase):
+            return False
+    return True
+
+
 def _leaf_items(source):
     """``(path, tensor)`` for every tensor of a tensordict or (nested) dict."""
     if isinstance(source, TensorDictBase):
@@ -1391,6 +1506,18 @@ def _expand_names(names: tuple, ndim: int, op: str) -> list:
     if len(names) != ndim:
         raise ValueError(f"{op}(): {len(names)} names for {ndim} batch dims")
     return names
+
+
+def _get_or_missing(td, path: tuple):
+    """The entry at ``path``, or ``_MISSING`` (also where a level on the way is not a
+    tensordict: the caller then sees a collision)."""
+    for part in path[:-1]:
+        td = td._get_str(part, _MISSING, missing_ok=True)
+        if td is _MISSING:
+            return _MISSING
+        if not isinstance(td, TensorDictBase):
+            return td
+    return td._get_str(path[-1], _MISSING, missing_ok=True)
 
 
 def _is_node(value) -> bool:

@@ -463,7 +463,15 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
                 return _read_rows(item, _normalize_index(index, parent._batch_size))
         return TensorDictBase.get_at(self, key, *args, **kwargs)
 
-    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         self._check_writable(f"set the key {key!r}")
         group = self._group
         exists = key in group

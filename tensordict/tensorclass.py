@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _errors, _torch_function
+from tensordict import _errors, _tc_options, _torch_function
 from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
@@ -105,6 +105,7 @@ class _FieldSpec:
         type | None
     )  # annotated as a tensorclass: a plain tensordict is wrapped in it
     tensordict: bool = False  # annotated as a tensordict: a dict becomes a TensorDict
+    cast: type | None = None  # autocast: values are cast to this type
 
 
 class _Field:
@@ -165,17 +166,31 @@ def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
 def _reserved_names() -> frozenset[str]:
     global _RESERVED
     if _RESERVED is None:
-        _RESERVED = frozenset(n for n in dir(TensorClass) if not n.startswith("__"))
+        _RESERVED = frozenset(
+            n
+            for n in dir(TensorClass)
+            if not n.startswith("__") and n not in _FIELD_NAMES_ALLOWED
+        )
     return _RESERVED
+
+
+# Members that 0.15.3 lets a field hide without ``shadow=True`` (``data`` above all).
+_FIELD_NAMES_ALLOWED = frozenset({"data", "T", "mT", "real", "imag", "layout"})
 
 
 _RESERVED: frozenset[str] | None = None
 _INIT_PARAMS = ("batch_size", "device", "names")
 
 
-def _process_class(cls: type, *, shadow: bool, nocast: bool) -> None:
+def _process_class(cls: type, options: frozenset) -> None:
     """Make ``cls`` (a new subclass of TensorClass) a tensorclass: dataclass fields,
-    a descriptor per field and a generated ``__init__``."""
+    a descriptor per field and a generated ``__init__``; ``options`` are the class
+    options (``tensordict/_tc_options.py``)."""
+    shadow = "shadow" in options
+    nocast = "nocast" in options
+    cls._tc_options = options
+    if "frozen" in options:
+        cls.__hash__ = object.__hash__  # frozen instances are hashable (by identity)
     has_doc = cls.__dict__.get("__doc__") is not None
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = [f for f in dataclasses.fields(cls)]
@@ -198,10 +213,23 @@ def _process_class(cls: type, *, shadow: bool, nocast: bool) -> None:
         hints = typing.get_type_hints(cls)
     except Exception:  # noqa: BLE001 - unresolvable forward references: use the text
         hints = {}
+    tensor_only = "tensor_only" in options
+    if tensor_only:
+        _tc_options.check_tensor_only(
+            cls.__name__,
+            {f.name: hints.get(f.name, f.type) for f in fields},
+            [f.name for f in fields],
+        )
     specs = []
     for f in fields:
-        tensor, tc_cls, tensordict = _annotation_kind(hints.get(f.name, f.type))
-        specs.append(_FieldSpec(f.name, tensor and not nocast, tc_cls, tensordict))
+        annotation = hints.get(f.name, f.type)
+        tensor, tc_cls, tensordict = _annotation_kind(annotation)
+        cast = _tc_options.cast_target(annotation) if "autocast" in options else None
+        specs.append(
+            _FieldSpec(
+                f.name, (tensor or tensor_only) and not nocast, tc_cls, tensordict, cast
+            )
+        )
         default = f.default
         setattr(cls, f.name, _Field(f.name, default))
     cls._tc_fields = {spec.name: spec for spec in specs}
@@ -276,6 +304,8 @@ def _init_instance(self, values, batch_size, device, names) -> None:
     for spec, value in zip(cls._tc_field_list, values):
         if value is None:
             continue
+        if spec.cast is not None:
+            value = _tc_options.autocast(value, spec.cast)
         if type(value) is Tensor:
             if value.shape[:n] != bs:
                 raise _errors.batch_mismatch(spec.name, value.shape, bs)
@@ -288,6 +318,8 @@ def _init_instance(self, values, batch_size, device, names) -> None:
     post_init = getattr(self, "__post_init__", None)
     if post_init is not None:
         post_init()
+    if "frozen" in cls._tc_options:
+        td.lock_()
 
 
 def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
@@ -348,10 +380,74 @@ class TensorClass(
     _is_tensorclass = True
     _tc_fields: dict[str, _FieldSpec] = {}
     _tc_field_list: tuple[_FieldSpec, ...] = ()
+    _tc_options: frozenset = frozenset()
+    _tc_templates: dict = {}
 
-    def __init_subclass__(cls, *, shadow: bool = False, nocast: bool = False, **kwargs):
+    def __init_subclass__(
+        cls,
+        *,
+        shadow: bool = False,
+        nocast: bool = False,
+        autocast: bool = False,
+        frozen: bool = False,
+        tensor_only: bool = False,
+        skip_post_init_on_rebuild: bool = False,
+        **kwargs,
+    ):
         super().__init_subclass__(**kwargs)
-        _process_class(cls, shadow=shadow, nocast=nocast)
+        options = _tc_options.merge(
+            frozenset().union(*(getattr(b, "_tc_options", ()) for b in cls.__bases__)),
+            shadow=shadow,
+            nocast=nocast,
+            autocast=autocast,
+            frozen=frozen,
+            tensor_only=tensor_only,
+            skip_post_init_on_rebuild=skip_post_init_on_rebuild,
+        )
+        _process_class(cls, options)
+
+    def __class_getitem__(cls, flags):
+        """``TensorClass["nocast"]``, ``TensorClass["frozen", "shadow"]``: a base class
+        whose subclasses get those class options (``tensordict/_tc_options.py``)."""
+        if cls._is_non_tensor or not _tc_options.are_flags(flags):
+            # a generic alias, as for a generic class: MetaData[str]("meta", ...)
+            if cls is TensorClass or not cls._is_non_tensor:
+                _tc_options.parse_flags(flags)  # raises, naming the options
+            return types.GenericAlias(cls, flags)
+        options = _tc_options.parse_flags(flags)
+        key = (cls, tuple(flags) if isinstance(flags, tuple) else (flags,))
+        template = TensorClass._tc_templates.get(key)
+        if template is None:
+            name = "_".join((cls.__name__,) + key[1])
+            template = type(cls)(
+                name,
+                (cls,),
+                {"__module__": cls.__module__, "__qualname__": name},
+                **{option: True for option in options},
+            )
+            TensorClass._tc_templates[key] = template
+        return template
+
+    if not typing.TYPE_CHECKING:  # type checkers keep reporting unknown attributes
+
+        def __getattr__(self, name: str) -> Any:
+            # Called when normal lookup fails (and by code calling it directly, as
+            # 0.15.3 allowed): an entry of the wrapped tensordict, else AttributeError.
+            if name.startswith("__") or name == "_tensordict":
+                raise AttributeError(name)
+            try:
+                td = object.__getattribute__(self, "_tensordict")
+            except AttributeError:
+                raise AttributeError(name) from None
+            value = td._get_str(name, _MISSING, missing_ok=True)
+            if value is _MISSING:
+                if name in type(self)._tc_fields:
+                    return None
+                raise AttributeError(
+                    f"{type(self).__name__!r} object has no attribute or field {name!r}; "
+                    f"its fields are {sorted(type(self)._tc_fields)}"
+                )
+            return value
 
     def __init__(
         self,
@@ -500,14 +596,20 @@ class TensorClass(
             if td._get_str(name, NO_DEFAULT, missing_ok=True) is not NO_DEFAULT:
                 td._del_str(name)
             return
+        spec = self._tc_fields.get(name)
+        if spec is not None and spec.cast is not None:
+            value = _tc_options.autocast(value, spec.cast)
         if type(value) is Tensor:
             td._set_str(name, value, inplace=False, validated=False)
             return
-        spec = self._tc_fields.get(name)
         td._set_str(name, _convert(td, spec, value), inplace=False, validated=True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self._tc_fields:
+            if "frozen" in self._tc_options:
+                raise dataclasses.FrozenInstanceError(
+                    f"cannot assign to field {name!r}: {type(self).__name__} is frozen"
+                )
             self._set_field(name, value)
             return
         if name[:1] == "_" or hasattr(getattr(type(self), name, None), "__set__"):
@@ -519,6 +621,10 @@ class TensorClass(
         )
 
     def __delattr__(self, name: str) -> None:
+        if name in self._tc_fields and "frozen" in self._tc_options:
+            raise dataclasses.FrozenInstanceError(
+                f"cannot delete field {name!r}: {type(self).__name__} is frozen"
+            )
         if name in self._tc_fields:
             self._set_field(name, None)
         else:
@@ -585,7 +691,15 @@ class TensorClass(
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         return self._tensordict._get_str(key, default, missing_ok=missing_ok)
 
-    def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value: Any,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         if key in self._tc_fields and not validated and not inplace:
             self._set_field(key, value)  # the field's conversion; None removes it
             return
@@ -822,7 +936,15 @@ def _fix_class_cells(namespace: dict, old: type, new: type) -> None:
 
 
 def tensorclass(
-    cls: type | None = None, /, *, shadow: bool = False, nocast: bool = False
+    cls: type | None = None,
+    /,
+    *,
+    shadow: bool = False,
+    nocast: bool = False,
+    autocast: bool = False,
+    frozen: bool = False,
+    tensor_only: bool = False,
+    skip_post_init_on_rebuild: bool = False,
 ):
     """Make an annotated class a tensorclass (``@tensorclass`` or
     ``@tensorclass(shadow=True)``): the same as deriving it from :class:`TensorClass`.
@@ -836,9 +958,18 @@ def tensorclass(
     (torch.Size([2, 3]), 'none')
     """
 
+    options = dict(
+        shadow=shadow,
+        nocast=nocast,
+        autocast=autocast,
+        frozen=frozen,
+        tensor_only=tensor_only,
+        skip_post_init_on_rebuild=skip_post_init_on_rebuild,
+    )
+
     def wrap(cls: type) -> type:
         if issubclass(cls, TensorClass):
-            _process_class(cls, shadow=shadow, nocast=nocast)
+            _process_class(cls, _tc_options.merge(cls._tc_options, **options))
             return cls
         namespace = dict(cls.__dict__)
         namespace.pop("__dict__", None)
@@ -846,7 +977,7 @@ def tensorclass(
         for slot in namespace.get("__slots__", ()):
             namespace.pop(slot, None)
         bases = tuple(b for b in cls.__bases__ if b is not object) + (TensorClass,)
-        new = type(cls)(cls.__name__, bases, namespace, shadow=shadow, nocast=nocast)
+        new = type(cls)(cls.__name__, bases, namespace, **options)
         _fix_class_cells(namespace, cls, new)
         return new
 
@@ -946,11 +1077,11 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
-
 def _all_same(values: Sequence[Any]) -> bool:
     """Whether ``values`` (a sequence or a flat object array) is not empty and holds
     one value only: the test that keeps one value instead of a stack of copies."""
     return len(values) > 0 and all(_same(v, values[0]) for v in values[1:])
+
 
 def _object_array(value: Any, shape: Sequence[int] = ()) -> np.ndarray:
     """A numpy object array of ``shape`` holding ``value`` in every element (a list
@@ -1373,7 +1504,7 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
             )
         return default
 
-    def _set_str(self, key, value, *, inplace, validated):
+    def _set_str(self, key, value, *, inplace, validated, non_blocking=False):
         raise TypeError(f"cannot set the key {key!r}: a NonTensorStack holds no keys")
 
     def _del_str(self, key):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
 from tensordict._keys import (  # noqa: F401  (re-exported)
@@ -14,13 +12,44 @@ from tensordict._keys import (  # noqa: F401  (re-exported)
     unravel_key_list,
     unravel_key_to_tuple,
 )
-from tensordict.base import NO_DEFAULT, is_tensor_collection  # noqa: F401
+from tensordict.base import (
+    NO_DEFAULT,
+    TensorDictBase,
+    is_tensor_collection,
+)  # noqa: F401
+
+# 0.15.3's private helpers that existing code imports from here (tensordict/_compat.py)
+from tensordict._compat import (  # noqa: F401  (re-exported)
+    Buffer,
+    _default_is_leaf,
+    _getitem_batch_size,
+    _is_leaf_nontensor,
+    _is_non_tensor,
+    _is_tensorclass,
+    _maybe_correct_neg_dim,
+    _shape,
+    _unravel_key_to_tuple,
+    _zip_strict,
+    is_non_tensor,
+    is_seq_of_nested_key,
+    is_tensorclass,
+    logger,
+)
 
 
 def expand_right(tensor: torch.Tensor, shape) -> torch.Tensor:
     """Expand ``tensor`` to ``shape`` by adding dims on the right (not the left, as
-    broadcasting does): a ``[3]`` tensor expanded to ``[3, 4]`` repeats each value."""
+    broadcasting does): a ``[3]`` tensor expanded to ``[3, 4]`` repeats each value.
+    A tensordict is expanded along its batch dims the same way."""
     shape = torch.Size(shape)
+    if isinstance(tensor, TensorDictBase):
+        bs = tensor.batch_size
+        if len(bs) > len(shape) or bs != shape[: len(bs)]:
+            raise RuntimeError(
+                f"cannot expand a tensordict of batch size {tuple(bs)} on the right "
+                f"to {tuple(shape)}: its batch size must be a prefix of the target"
+            )
+        return tensor.reshape(bs + (1,) * (len(shape) - len(bs))).expand(shape)
     if tensor.ndim > len(shape) or tensor.shape != shape[: tensor.ndim]:
         raise RuntimeError(
             f"cannot expand a tensor of shape {tuple(tensor.shape)} on the right to "
@@ -31,68 +60,83 @@ def expand_right(tensor: torch.Tensor, shape) -> torch.Tensor:
 
 
 def expand_as_right(tensor: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
-    """:func:`expand_right` to the shape of ``dest``."""
+    """:func:`expand_right` to the shape of ``dest`` (a tensordict's batch size)."""
     return expand_right(tensor, dest.shape)
 
 
-# --------------------------------------------------------------------------------------
-# lazy legacy mode: torch.stack of tensordicts builds a LazyStackedTensorDict
-# --------------------------------------------------------------------------------------
-
-_LAZY_LEGACY: bool | None = None  # None: never set (reads as False)
-
-
-def lazy_legacy(allow_none: bool = False) -> bool | None:
-    """Whether :func:`torch.stack` of tensordicts builds a lazy stack (see
-    :class:`set_lazy_legacy`). ``False`` by default: stacking is dense; with
-    ``allow_none=True``, ``None`` while the mode was never set."""
-    if _LAZY_LEGACY is None:
-        return None if allow_none else False
-    return _LAZY_LEGACY
+def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
+    """``idx`` with its ``...`` replaced by the full slices it stands for, given the
+    ``batch_size`` it indexes: ``(..., 0)`` on ``[3, 4, 5]`` is ``(:, :, 0)``."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if sum(part is Ellipsis for part in parts) > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...'), got {idx!r}")
+    consumed = sum(part is not Ellipsis and part is not None for part in parts)
+    fill = (slice(None),) * max(len(batch_size) - consumed, 0)
+    out = []
+    for part in parts:
+        out.extend(fill if part is Ellipsis else (part,))
+    return tuple(out)
 
 
-class set_lazy_legacy:
-    """Make :func:`torch.stack` of tensordicts lazy (a ``LazyStackedTensorDict``
-    whose writes go through to the stacked tensordicts) or dense (the default).
+def assert_allclose_td(
+    actual,
+    expected,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = True,
+    intersection: bool = False,
+    msg: str = "",
+    prefix=(),
+) -> bool:
+    """Assert that two tensordicts hold close tensors at the same keys (as
+    :func:`torch.testing.assert_close`, key by key); return ``True``.
 
-    Works three ways, like :class:`torch.set_grad_enabled`:
+    A key one side lacks raises ``KeyError`` naming it (only the common keys are
+    compared with ``intersection=True``); values that differ, or differ in shape or
+    dtype, raise ``AssertionError`` naming the key; anything but two tensor
+    collections raises ``TypeError``. Non-tensor entries are not compared."""
+    if not (is_tensor_collection(actual) and is_tensor_collection(expected)):
+        raise TypeError(
+            f"assert_allclose_td compares two tensordicts, got "
+            f"{type(actual).__name__} and {type(expected).__name__}"
+        )
+    prefix = unravel_key_to_tuple(prefix) if prefix != () else ()
+    actual_keys = set(actual.keys())
+    expected_keys = set(expected.keys())
+    if not intersection and actual_keys != expected_keys:
+        only_actual = actual_keys - expected_keys
+        only_expected = expected_keys - actual_keys
+        raise KeyError(
+            f"the tensordicts' keys differ at {prefix or 'the root'}: only the first "
+            f"has {sorted(only_actual)}, only the second has {sorted(only_expected)}"
+        )
+    for key in actual.keys():
+        if key not in expected_keys:
+            continue
+        a, b = actual.get(key), expected.get(key)
+        full = prefix + (key,)
+        if is_tensor_collection(a) and not is_non_tensor(a):
+            assert_allclose_td(
+                a, b, rtol, atol, equal_nan, intersection, msg, prefix=full
+            )
+            continue
+        if not isinstance(a, torch.Tensor):
+            continue  # non-tensor data
+        try:
+            torch.testing.assert_close(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        except AssertionError as err:
+            detail = f"key {full!r} does not match: {err}"
+            raise AssertionError(f"{msg}\n{detail}" if msg else detail) from None
+    return True
 
-    - as a function, ``set_lazy_legacy(True)`` sets the mode from then on;
-    - as a context manager, ``with set_lazy_legacy(True): ...`` sets it inside the
-      block and restores the previous mode on exit;
-    - as a decorator, ``@set_lazy_legacy(True)`` sets it while the function runs.
-    """
 
-    def __init__(self, mode: bool) -> None:
-        global _LAZY_LEGACY
-        self.mode = bool(mode)
-        self._previous = _LAZY_LEGACY
-        _LAZY_LEGACY = self.mode
-
-    def __enter__(self) -> "set_lazy_legacy":
-        global _LAZY_LEGACY
-        _LAZY_LEGACY = self.mode
-        return self
-
-    def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
-        global _LAZY_LEGACY
-        _LAZY_LEGACY = self._previous
-        return False
-
-    def __call__(self, func):
-        global _LAZY_LEGACY
-        # used as a decorator: the mode applies only while func runs
-        _LAZY_LEGACY = self._previous
-        mode = self.mode
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            global _LAZY_LEGACY
-            previous = _LAZY_LEGACY
-            _LAZY_LEGACY = mode
-            try:
-                return func(*args, **kwargs)
-            finally:
-                _LAZY_LEGACY = previous
-
-        return wrapper
+# The global modes and their set_* switches live in tensordict/_modes.py.
+from tensordict._modes import (  # noqa: E402,F401  (re-exported)
+    capture_non_tensor_stack,
+    lazy_legacy,
+    list_to_stack,
+    set_capture_non_tensor_stack,
+    set_get_defaults_to_none,
+    set_lazy_legacy,
+    set_list_to_stack,
+)

@@ -839,11 +839,11 @@ class TestOps:
 
 @pytest.fixture
 def restore_legacy():
-    import tensordict.utils as utils
+    from tensordict import _modes
 
-    saved = utils._LAZY_LEGACY
+    saved = dict(_modes._STATE)
     yield
-    utils._LAZY_LEGACY = saved
+    _modes._STATE.update(saved)
 
 
 def _torch_stack_supported():

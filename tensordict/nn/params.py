@@ -285,7 +285,15 @@ class TensorDictParams(
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         return self._tensordict._get_str(key, default, missing_ok=missing_ok)
 
-    def _set_str(self, key: str, value: Any, *, inplace: bool, validated: bool) -> None:
+    def _set_str(
+        self,
+        key: str,
+        value: Any,
+        *,
+        inplace: bool,
+        validated: bool,
+        non_blocking: bool = False,
+    ) -> None:
         self._tensordict._set_str(
             key, self._convert(value), inplace=inplace, validated=validated
         )
