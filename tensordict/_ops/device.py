@@ -171,7 +171,7 @@ def plain_tensor(x: torch.Tensor) -> torch.Tensor:
 def leaves_at(td: TensorDictBase, key: Any, op: str) -> list:
     """``target: key``: the tensor at ``key``, or every leaf of the tensordict there
     (a missing key raises KeyError naming it; non-tensor data has no leaves)."""
-    value = td.get(key)
+    value = td.get(key, _base.NO_DEFAULT)
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, _base.TensorDictBase):
