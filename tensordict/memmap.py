@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-import weakref
 from multiprocessing import reduction as _mp_reduction
 from typing import Any, Sequence
 
@@ -56,7 +55,12 @@ class _AnonymousFile:
         self.fd = fd
         self.nbytes = nbytes
         self.path = path  # what torch.from_file opens to map it
-        weakref.finalize(self, os.close, fd)
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
 
     @classmethod
     def create(cls, nbytes: int) -> "_AnonymousFile":
