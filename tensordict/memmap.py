@@ -593,7 +593,9 @@ class MemoryMappedTensor(Tensor):
 
     # ------------------------------------------------------------------ views
     def __getitem__(self, index) -> Tensor:
-        return self._keep_mapped(Tensor.__getitem__(self, index))
+        result = Tensor.__getitem__(self, index)
+        # a copy (advanced indexing) is a plain tensor in RAM; a view stays mapped
+        return self._keep_mapped(result) if result._is_view() else result
 
     def unbind(self, dim: int = 0) -> tuple:
         return tuple(self._keep_mapped(t) for t in Tensor.unbind(self, dim))
