@@ -606,6 +606,15 @@ class MemoryMappedTensor(Tensor):
     def split(self, split_size, dim: int = 0) -> tuple:
         return tuple(self._keep_mapped(t) for t in Tensor.split(self, split_size, dim))
 
+    def detach(self) -> "MemoryMappedTensor":
+        """The same mapped storage, out of the autograd graph (still a
+        MemoryMappedTensor, so that ``nn.Parameter`` can wrap one)."""
+        out = Tensor._make_subclass(MemoryMappedTensor, Tensor.detach(self))
+        out._filename = self._filename
+        out._handle = self._handle
+        out._parent_shape = self._parent_shape
+        return out
+
     def _keep_mapped(self, result: Tensor) -> Tensor:
         """``result`` as a MemoryMappedTensor if it views this storage, else as is."""
         if result._is_view():
