@@ -639,6 +639,29 @@ def seed001_memmap_dataset():
               "| images stored in", type(data["images"]).__name__)
 
 
+@example("001", "Parameter serialization and datasets: model weights (memmap, load_memmap)")
+def seed001_parameter_serialization():
+    from torch import nn
+    with _scratch_folder() as scratch:
+        # SEED FIX: the seed's "/path/to/saved/folder/" is a placeholder; the same path
+        # under a scratch folder here.
+        folder = scratch + "/path/to/saved/folder/"
+        model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 3))
+        params = TensorDict.from_module(model)
+        params.memmap(folder, num_threads=16)  # adjust num_threads for speed
+        # load params
+        params = TensorDict.load_memmap(folder, num_threads=16)
+        params.to_module(model)  # load onto model
+        params["0"].to_module(model[0])  # load on a slice of the model
+        # in the latter case we could also have loaded only the slice we needed
+        params0 = TensorDict.load_memmap(folder + "0", num_threads=16)
+        params0.to_module(model[0])  # load on a slice of the model
+        # -- what it gives: the model runs on the weights mapped from the files --
+        assert torch.equal(model[0].weight, params0["weight"])
+        print("layer 0 weight:", tuple(model[0].weight.shape), "mapped from",
+              type(params0["weight"]).__name__)
+
+
 @example("002", "Memory-mapped tensors")
 def seed002_memory_mapped_tensor():
     from tensordict import MemoryMappedTensor

@@ -327,6 +327,20 @@ def _all_tensorclasses():
         stack.extend(cls.__subclasses__())
 
 
+def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle):
+    """``load_memmap``: read the folder, move to ``device``, or load into ``out``."""
+    folder = Path(os.fspath(prefix))
+    if subpath is not None:
+        folder = _subfolder(folder, subpath)
+    result = _read(folder, bool(allow_pickle), mode)
+    if device is not None:
+        result = result.to(device, non_blocking=non_blocking)
+    if out is not None:
+        _load_into(out, result)
+        return out
+    return result
+
+
 def _subfolder(folder: Path, subpath) -> Path:
     """The folder of the nested entry ``subpath`` (looked up in the metadata)."""
     for key in unravel_key_to_tuple(subpath):
@@ -755,17 +769,13 @@ class PersistenceMixin:
         existing tensordict. Damaged or foreign folders raise :class:`SavedDataError`
         naming the key and the file.
         """
-        folder = Path(os.fspath(prefix))
-        if subpath is not None:
-            folder = _subfolder(folder, subpath)
-        result = _read(folder, bool(allow_pickle), mode)
-        if getattr(cls, "_is_tensorclass", False) and not _is_tensorclass(result):
+        result = _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle)
+        if (
+            out is None
+            and getattr(cls, "_is_tensorclass", False)
+            and not _is_tensorclass(result)
+        ):
             result = cls._from_td(result)
-        if device is not None:
-            result = result.to(device, non_blocking=non_blocking)
-        if out is not None:
-            _load_into(out, result)
-            return out
         return result
 
     @classmethod
@@ -927,17 +937,7 @@ def load_memmap(
     allow_pickle: bool | None = None,
 ):
     """Load the tensordict saved in ``prefix`` (see ``TensorDict.load_memmap``)."""
-    return PersistenceMixin.load_memmap.__func__(
-        PersistenceMixin,
-        prefix,
-        device,
-        non_blocking,
-        out=out,
-        subpath=subpath,
-        mode=mode,
-        num_threads=num_threads,
-        allow_pickle=allow_pickle,
-    )
+    return _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle)
 
 
 load = load_memmap

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-import weakref
 from multiprocessing import reduction as _mp_reduction
 from typing import Any, Sequence
 
@@ -56,7 +55,12 @@ class _AnonymousFile:
         self.fd = fd
         self.nbytes = nbytes
         self.path = path  # what torch.from_file opens to map it
-        weakref.finalize(self, os.close, fd)
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
 
     @classmethod
     def create(cls, nbytes: int) -> "_AnonymousFile":
@@ -589,7 +593,9 @@ class MemoryMappedTensor(Tensor):
 
     # ------------------------------------------------------------------ views
     def __getitem__(self, index) -> Tensor:
-        return self._keep_mapped(Tensor.__getitem__(self, index))
+        result = Tensor.__getitem__(self, index)
+        # a copy (advanced indexing) is a plain tensor in RAM; a view stays mapped
+        return self._keep_mapped(result) if result._is_view() else result
 
     def unbind(self, dim: int = 0) -> tuple:
         return tuple(self._keep_mapped(t) for t in Tensor.unbind(self, dim))
@@ -599,6 +605,15 @@ class MemoryMappedTensor(Tensor):
 
     def split(self, split_size, dim: int = 0) -> tuple:
         return tuple(self._keep_mapped(t) for t in Tensor.split(self, split_size, dim))
+
+    def detach(self) -> "MemoryMappedTensor":
+        """The same mapped storage, out of the autograd graph (still a
+        MemoryMappedTensor, so that ``nn.Parameter`` can wrap one)."""
+        out = Tensor._make_subclass(MemoryMappedTensor, Tensor.detach(self))
+        out._filename = self._filename
+        out._handle = self._handle
+        out._parent_shape = self._parent_shape
+        return out
 
     def _keep_mapped(self, result: Tensor) -> Tensor:
         """``result`` as a MemoryMappedTensor if it views this storage, else as is."""

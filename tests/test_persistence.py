@@ -86,8 +86,16 @@ def non_tensor():
     return td
 
 
+def holding_a_lazy_stack():
+    td = TensorDict(x=torch.zeros(2, 3), batch_size=[2])
+    td["stack"] = lazy()
+    td["tc"] = tensorclass_data()[:2]
+    return td
+
+
 KINDS = {
     "dense": dense,
+    "holding_lazy_stack_and_tensorclass": holding_a_lazy_stack,
     "lazy_stack": lazy,
     "tensorclass": tensorclass_data,
     "non_tensor": non_tensor,

@@ -16,10 +16,8 @@ printed):
 - 001 "Functional programming" and 004 "Functional Programming": the ``vmap`` halves are
   registered but marked xfail (``torch.vmap`` does not accept a TensorDict until the func
   branch lands; they must then be unmarked); their first halves run.
-- 001 "Parameter serialization and datasets": the model-weights sample
-  (``TensorDict.from_module``, ``memmap``/``load_memmap``; its calls are tested in
-  ``tests/test_persistence.py``); the dataset sample (``memmap_like``) runs here.
-  "Preprocessing": ``TensorDict.map`` (with its ``map`` workers, issue 12).
+- 001 "Preprocessing": ``TensorDict.map`` (with its ``map`` workers, issue 12). (Both
+  "Parameter serialization and datasets" samples run here.)
 - 004 "Motivation": the ``tree_map`` lines (not valid Python as printed) and the
   dispatch loop over ``pipe[worker]``.
 - 004 "Features": ``tensordict.to("cuda:0")`` (needs a GPU).
@@ -106,6 +104,7 @@ def test_every_seed_in_scope_has_a_sample():
         "seed003_in_place_writes",
         "seed004_nested",
         "seed001_memmap_dataset",
+        "seed001_parameter_serialization",
         "seed002_memory_mapped_tensor",
         "seed001_from_module_to_module",
         "seed002_to_module_context",
