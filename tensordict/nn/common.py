@@ -24,7 +24,7 @@ from tensordict._keys import NestedKey, unravel_key, unravel_key_list
 from tensordict._registry import container_class
 from tensordict.base import TensorDictBase
 from tensordict.functional import make_tensordict  # noqa: F401  (tensordict.nn name)
-from tensordict.nn.utils import _SKIP_EXISTING, outputs_exist
+from tensordict.nn.utils import _DISPATCH_TD_NN_MODULES, _SKIP_EXISTING, outputs_exist
 
 __all__ = [
     "TensorDictModule",
@@ -189,6 +189,8 @@ def _handles_calls(forward: Callable) -> Callable:
             tensordict = kwargs.get("tensordict")
         if not isinstance(tensordict, TensorDictBase):
             if getattr(forward, "_dispatches", False):  # its own @dispatch decides
+                return forward(self, *args, **kwargs)
+            if not _DISPATCH_TD_NN_MODULES.get():  # _set_dispatch_td_nn_modules(False)
                 return forward(self, *args, **kwargs)
             return _call_with_tensors(self, args, kwargs)
         mode = _SKIP_EXISTING.get()

@@ -11,7 +11,8 @@ before it, so that ``get_dist`` / ``log_prob`` work from the raw input.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import torch
 from torch import distributions as D
@@ -78,6 +79,29 @@ def _empirical_mean(dist: D.Distribution, n: int):
     draws = dist.rsample((n,)) if dist.has_rsample else dist.sample((n,))
     return draws.mean(0)
 
+
+
+@contextlib.contextmanager
+def _use_generator(generator: torch.Generator | None) -> Iterator[None]:
+    """Draw the block's global random numbers from ``generator`` (TorchRL samples
+    through it): the global CPU state is saved, replaced by the generator's for the
+    block, written back into the generator afterwards (so its stream advances) and then
+    restored. ``None`` changes nothing. CPU generators only."""
+    if generator is None:
+        yield
+        return
+    if generator.device.type != "cpu":
+        raise NotImplementedError(
+            f"_use_generator: only CPU generators are supported, got one on "
+            f"{generator.device}"
+        )
+    saved = torch.get_rng_state()
+    torch.set_rng_state(generator.get_state())
+    try:
+        yield
+    finally:
+        generator.set_state(torch.get_rng_state())
+        torch.set_rng_state(saved)
 
 class ProbabilisticTensorDictModule(TensorDictModuleBase):
     """Draw a value from a distribution whose parameters are tensordict entries.

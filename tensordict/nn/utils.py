@@ -210,6 +210,40 @@ class set_skip_existing(_SettingScope):
         return forward
 
 
+class _set_skip_existing_None(set_skip_existing):
+    """``set_skip_existing(None)`` under the name TorchRL decorates its forwards with:
+    the wrapped ``forward(self, tensordict, ...)`` follows the enclosing block's mode."""
+
+    def __init__(
+        self,
+        mode: None = None,
+        in_key_attr: str = "in_keys",
+        out_key_attr: str = "out_keys",
+        *,
+        thread_local: bool = False,
+    ) -> None:
+        super().__init__(None, in_key_attr, out_key_attr, thread_local=thread_local)
+
+
+# --------------------------------------------------------------------------------------
+# whether tensordict modules dispatch calls made with tensors
+# --------------------------------------------------------------------------------------
+
+_DISPATCH_TD_NN_MODULES = _Setting(True)
+
+
+class _set_dispatch_td_nn_modules(_SettingScope):
+    """Whether tensordict modules called with something other than a tensordict gather
+    it into one (the default, ``True``) or hand the call to ``forward`` unchanged
+    (``False``). TorchRL turns it off around transforms applied to plain tensors."""
+
+    _setting = _DISPATCH_TD_NN_MODULES
+
+    @staticmethod
+    def _check(mode):
+        return bool(mode)
+
+
 def outputs_exist(tensordict, in_keys, out_keys, mode) -> bool:
     """Whether a module with these keys may be skipped under ``mode`` (see
     :class:`set_skip_existing`)."""
