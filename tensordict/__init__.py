@@ -26,6 +26,7 @@ from tensordict.functional import (
     pad_sequence,
 )
 from tensordict.utils import lazy_legacy, set_lazy_legacy
+from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
     MetaData,
     NonTensorData,
@@ -36,6 +37,17 @@ from tensordict.tensorclass import (
     is_tensorclass,
     tensorclass,
 )
+from tensordict._module_state import from_module, from_modules
+from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
+    TensorClassModuleBase,
+    TensorClassModuleWrapper,
+    TensorDictParams,
+    as_tensordict_module,
+)
+
+from tensordict.memmap import MemoryMappedTensor
+from tensordict._persistence import load, load_memmap, memmap, save
+from tensordict.persistent import PersistentTensorDict, from_h5
 
 __version__ = "0.1.0"
 
@@ -73,4 +85,19 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
+    "MemoryMappedTensor",
+    "PersistentTensorDict",
+    "from_h5",
+    "load",
+    "load_memmap",
+    "memmap",
+    "save",
+    # parameters of nn.Modules as tensordicts (tensordict/_module_state.py, tensordict/nn)
+    "TensorClassModuleBase",
+    "TensorClassModuleWrapper",
+    "TensorDictParams",
+    "as_tensordict_module",
+    "from_module",
+    "from_modules",
 ]

@@ -66,12 +66,25 @@ def _rebuild_consolidated(block: Tensor, tree_json: str, locked: bool):
     return _from_block(block, tree["tree"], tree["leaves"], locked=locked)
 
 
+def _dtype(name: str) -> torch.dtype:
+    """The torch dtype called ``name`` (descriptions may come from untrusted files)."""
+    dtype = getattr(torch, name, None) if isinstance(name, str) else None
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"a consolidated description names {name!r}, not a torch dtype")
+    return dtype
+
+
+# Unpickling a consolidated tensordict builds it from a tensor and a JSON description,
+# without running code from the file: safe for torch.load(weights_only=True).
+torch.serialization.add_safe_globals([_rebuild_consolidated])
+
+
 def _from_block(
     block: Tensor, tree: dict, leaf_specs: list, *, locked: bool, set_device=False
 ):
     """A consolidated container over ``block`` from its description (recorded devices
     become the block's; ``set_device``: every level's)."""
-    dtypes = [getattr(torch, d) for d, _ in leaf_specs]
+    dtypes = [_dtype(d) for d, _ in leaf_specs]
     shapes = [torch.Size(s) for _, s in leaf_specs]
     layout = Layout(dtypes, shapes)
     if block.numel() < layout.nbytes:

@@ -31,7 +31,9 @@ from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
-from tensordict._registry import register
+from tensordict._registry import container_class, register
+from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
     TensorDict,
@@ -64,9 +66,11 @@ _FULL = slice(None)
 
 @register
 class LazyStackedTensorDict(
-    ConsolidateMixin,
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
+    PersistenceMixin,
     DistributedMixin,
     LazyStackedTensorDictGeneratedOps,
+    ModuleStateMixin,
     TensorDictBase,
 ):
     """A lazy stack of tensordicts along ``stack_dim``.
@@ -99,6 +103,7 @@ class LazyStackedTensorDict(
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
         "_consolidated",  # the storage of a consolidated stack (_consolidate.py)
         "__weakref__",
     )
@@ -242,6 +247,12 @@ class LazyStackedTensorDict(
             strict_shape=strict_shape,
             **kwargs,
         )
+
+    @staticmethod
+    def _mapping_members(mappings: list, op: str, **options: Any):
+        """The tensordicts ``from_dict`` builds from ``mappings`` (``TensorDict.from_list``
+        reaches this through the registry)."""
+        return _members_from_mappings(mappings, op, **options)
 
     @classmethod
     def maybe_dense_stack(
@@ -1466,9 +1477,7 @@ def _is_non_tensor(value) -> bool:
 def _stack_non_tensor(vals: list, dim: int, member_batch) -> Any:
     """The members' non-tensor entries stacked as a dense stack holds them: the value
     when they are all the same, a ``NonTensorStack`` otherwise."""
-    from tensordict.tensorclass import stack_non_tensor
-
-    return stack_non_tensor(vals, dim, member_batch)
+    return container_class("NonTensorStack")._stack_values(vals, dim, member_batch)
 
 
 def _stack_tensorclasses(key, vals: list, dim: int) -> Any:

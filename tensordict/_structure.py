@@ -22,7 +22,7 @@ check or rebuild the container around them. This module holds the shared pieces:
 from __future__ import annotations
 
 import hashlib
-import importlib
+import sys
 import json
 from typing import Any
 
@@ -341,14 +341,15 @@ def build(tree: dict, leaves: list, device=None, *, set_device: bool = False):
 
 
 def _import_class(path: str):
-    """The tensorclass named ``module:qualname``, or None where this process cannot
-    import it (the data then arrives as the TensorDict it wraps)."""
+    """The tensorclass named ``module:qualname``, or None where this process has not
+    imported its module (the data then arrives as the TensorDict it wraps). A module is
+    never imported on behalf of received or unpickled data: that would run its code."""
     module_name, _, qualname = path.partition(":")
     try:
-        obj = importlib.import_module(module_name)
+        obj = sys.modules[module_name]
         for part in qualname.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+    except (KeyError, AttributeError):
         return None
     if not getattr(obj, "_is_tensorclass", False):
         return None
