@@ -175,7 +175,7 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool):
     device = _comm_device(group)
     if plan.block is not None:
         mode = _WHOLE
-        packed = plan.block[: plan.full_layout.nbytes]
+        packed = plan.block[: plan.full_layout.nbytes].to(device)
         large = []
     else:
         mode = _SPLIT
@@ -183,7 +183,7 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool):
         packed = torch.empty(plan.small_layout.nbytes, dtype=torch.uint8, device=device)
         if small:
             plan.small_layout.pack(small, packed)
-        large = [plan.leaves[i].detach().contiguous() for i in plan.large]
+        large = [plan.leaves[i].detach().to(device).contiguous() for i in plan.large]
     sig = plan.sig
     header = torch.tensor(
         [_MAGIC, plan.fp, len(sig), mode, packed.numel(), len(large), 0, 0],
@@ -254,7 +254,7 @@ class _PendingRecv:
         unpack = None
         if mode == _WHOLE:
             layout = plan.full_layout
-            if plan.block is not None:
+            if plan.block is not None and plan.block.device == self._device:
                 into = plan.block[: layout.nbytes]
             else:
                 into = empty(nbytes, dtype=torch.uint8, device=self._device)

@@ -16,7 +16,7 @@ check or rebuild the container around them. This module holds the shared pieces:
 - :func:`describe` / :func:`build`: the whole container (classes, batch sizes, names,
   devices, non-tensor values) as JSON-able data, and back, for a receiver that does not
   know the structure. Only JSON travels: nothing is unpickled, and a tensorclass is
-  found again by importing its module.
+  found again in its module if this process has imported it (never imported for it).
 """
 
 from __future__ import annotations
