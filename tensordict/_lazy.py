@@ -29,6 +29,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
+from tensordict._pytree import PytreeMixin
 from tensordict._registry import register
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
@@ -61,7 +62,9 @@ _FULL = slice(None)
 
 
 @register
-class LazyStackedTensorDict(LazyStackedTensorDictGeneratedOps, TensorDictBase):
+class LazyStackedTensorDict(
+    LazyStackedTensorDictGeneratedOps, PytreeMixin, TensorDictBase
+):
     """A lazy stack of tensordicts along ``stack_dim``.
 
     >>> a = TensorDict(x=torch.zeros(3), batch_size=[3])

@@ -16,6 +16,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._pytree import PytreeMixin
 from tensordict._registry import register
 from tensordict.base import (
     _MISSING,
@@ -139,7 +140,7 @@ def _new_tensordict(
 
 
 @register
-class TensorDict(TensorDictGeneratedOps, TensorDictBase):
+class TensorDict(TensorDictGeneratedOps, PytreeMixin, TensorDictBase):
     """A dictionary of tensors that share leading batch dimensions.
 
     >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},

@@ -345,9 +345,15 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     _tc_fields: dict[str, _FieldSpec] = {}
     _tc_field_list: tuple[_FieldSpec, ...] = ()
 
+    # Called with every new tensorclass once it is made (tensordict/_pytree.py
+    # registers it as a pytree node).
+    _subclass_hooks: list[Callable[[type], None]] = []
+
     def __init_subclass__(cls, *, shadow: bool = False, nocast: bool = False, **kwargs):
         super().__init_subclass__(**kwargs)
         _process_class(cls, shadow=shadow, nocast=nocast)
+        for hook in TensorClass._subclass_hooks:
+            hook(cls)
 
     def __init__(
         self,
@@ -696,7 +702,10 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         )
 
 
-_SET_TD = TensorClass.__dict__["_tensordict"].__set__
+def _SET_TD(obj: TensorClass, td: TensorDictBase) -> None:
+    # object.__setattr__ rather than the slot's __set__, which torch.compile cannot
+    # trace
+    object.__setattr__(obj, "_tensordict", td)
 
 
 def _field_repr(value: Any) -> str:
