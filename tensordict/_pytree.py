@@ -372,7 +372,6 @@ def _dumpable_td_context(context: TensorDictContext) -> dict:
 
 def _loaded_td_context(dumped: dict) -> TensorDictContext:
     non_tensor = {int(i): value for i, value in dumped["non_tensor"]}
-    n_children = len(dumped["keys"]) - len(non_tensor)
     device = dumped["device"]
     return TensorDictContext(
         dumped["keys"],
@@ -380,7 +379,7 @@ def _loaded_td_context(dumped: dict) -> TensorDictContext:
         None if device is None else torch.device(device),
         dumped["names"],
         non_tensor,
-        0 if n_children else -1,
+        -1,  # no probe: a spec read back from disk holds no leaf to compare with
         None,
     )
 
