@@ -155,16 +155,21 @@ def _fitted(children: Sequence, batch_size: torch.Size, names):
     n = len(batch_size)
     if not n:
         return batch_size, names
-    for child in children:
-        if type(child) is Tensor:
-            if child.shape[:n] != batch_size:
+    if n == 1:  # the common batch, checked without slicing
+        first = batch_size[0]
+        for child in children:
+            shape = child.shape if type(child) is Tensor else _shape_of(child)
+            if shape is not None and (not shape or shape[0] != first):
                 break
         else:
-            shape = _shape_of(child)
+            return batch_size, names
+    else:
+        for child in children:
+            shape = child.shape if type(child) is Tensor else _shape_of(child)
             if shape is not None and shape[:n] != batch_size:
                 break
-    else:
-        return batch_size, names
+        else:
+            return batch_size, names
     shapes = [s for s in map(_shape_of, children) if s is not None]
     common = []
     for dims in zip(*shapes):

@@ -83,6 +83,27 @@ def _name(func: Callable) -> str:
     return _vmap_module._get_name(func)
 
 
+_TUPLE_SPECS: dict[int, Any] = {}
+
+
+def _flat(args: tuple) -> tuple[list, Any]:
+    """``tree_flatten(args)`` with tensordicts as leaves; when no argument is a
+    container (the common call, ``vmap(f)(td, x)``), without walking anything."""
+    nodes = _pytree.SUPPORTED_NODES
+    for arg in args:
+        kind = type(arg)
+        if kind in nodes and not isinstance(arg, TensorDictBase):
+            return _pytree.tree_flatten(args, is_leaf=_is_collection)
+        if _pytree.is_namedtuple_class(kind):
+            return _pytree.tree_flatten(args, is_leaf=_is_collection)
+    spec = _TUPLE_SPECS.get(len(args))
+    if spec is None:
+        spec = _TUPLE_SPECS[len(args)] = _pytree.tree_structure(
+            (0,) * len(args)
+        )
+    return list(args), spec
+
+
 def _leaf_dims(dims: Any, tree: Any, flat: list, spec) -> list | None:
     """``dims`` (an int, or a tuple matching ``tree``) given to each of the ``flat``
     leaves of ``tree``: torch's ``_broadcast_to_and_flatten``, with the two common
@@ -238,7 +259,7 @@ def _process_batched_inputs(in_dims, args: tuple, func: Callable):
             f"be int or a (potentially nested) tuple matching the structure of "
             f"inputs, got: {type(in_dims)}."
         )
-    flat_args, args_spec = _pytree.tree_flatten(args, is_leaf=_is_collection)
+    flat_args, args_spec = _flat(args)
     flat_in_dims = _leaf_dims(in_dims, args, flat_args, args_spec)
     if flat_in_dims is None:
         raise ValueError(
