@@ -1,65 +1,27 @@
-"""How each spec entry runs on a :class:`~tensordict.LazyStackedTensorDict`.
+"""How an op runs on a :class:`~tensordict.LazyStackedTensorDict`: the ways, and the
+emitters of the lazy forms every family can use.
 
-``codegen/templates/lazy_ops.py.jinja`` renders the lazy form of every op from the same
-spec entries as the ``TensorDict`` methods; :func:`lazy_strategy` picks, per entry, one
-of the ways below (the template has one macro per way). The choice follows from what
-the entry already says (its family, batch-size rule, result kind, receiver), so a new
-entry gets a lazy form without any lazy-specific key; :data:`DENSE_OPS` lists the ops
-of a lazily supported rule that still need the dense stack.
+Each family's op type names its way (``lazy_way``) and renders its lazy form
+(``lazy_code``), rendered into ``tensordict/_generated/lazy_ops.py``:
 
-- ``inherit``: leaf-wise ops that keep the batch size, the keys and the nesting
-  (pointwise, binary, cast, and the ``keep`` ops of the device family): the
-  ``TensorDict`` form is inherited as it is. It runs on the lazy stack's primitives
-  (``_leaves`` / ``_leaves_and_rebuild`` / ``_operand_leaves``), whose leaves are the
-  members' leaves and whose rebuild builds a lazy stack of rebuilt members: one
-  foreach call over every member's leaves, members of any shapes.
-- ``rule``: batch-dim ops whose rule has a lazy counterpart in
-  ``tensordict/_lazy_rules.py`` (``<rule>(stack, <rule args>, op)``): the dims are
-  translated around the stack dim and the op runs per member (a permutation moves the
-  stack dim, a flip or narrow of the stack dim reorders or selects the members, ...);
-  where the op crosses the stack dim the rule runs it on the dense stack.
-- ``reduce``: reductions and scans (``_lazy_rules.reduce``): per member over the other
-  dims; over the stack dim, on the dense stack; reducing every leaf to one value
-  (``reduce=True``, ``all()``), on the members' leaves.
-- ``each``: ops reading a key (``target``), run on each member as they are.
-- ``dense``: the rest (free reshapes, expansions, gathers, masks, conversions to Python
-  data, new tensordicts): the op runs on the dense stack (``to_tensordict``), and an
-  in-place form writes the result back into the members; a stack whose members cannot
-  be stacked densely raises an error naming the op.
+- ``inherit``: leaf-wise ops that keep the batch size, the keys and the nesting: the
+  ``TensorDict`` form, inherited, runs on the lazy stack's primitives (the members'
+  leaves, one foreach call for all of them; the rebuild makes a lazy stack);
+- ``rule``: batch-dim ops whose batch rule has a lazy counterpart in
+  ``tensordict/_lazy_rules.py`` (dims translated around the stack dim, one op per
+  member; where the op crosses the stack dim, the dense stack);
+- ``reduce``: reductions and scans: per member over the other dims; over the stack
+  dim, on the dense stack;
+- ``each``: ops reading a key (``target``), run on each member as they are;
+- ``dense``: the rest: the op runs on the dense stack (``_dense_op``), and an in-place
+  form writes the result back into the members;
 - ``stacking``: ``stack`` / ``cat`` classmethods (``_lazy_rules.stack`` / ``cat``).
 """
 
 from __future__ import annotations
 
-from codegen.model import Op
-from codegen.schema import RESULTS
-
-# The batch-size rules (codegen/schema.py BATCH_RULES) with a lazy counterpart in
-# tensordict/_lazy_rules.py, taking the entry's rule arguments.
-LAZY_RULES = frozenset(
-    {
-        "permute",
-        "transpose",
-        "movedim",
-        "squeeze",
-        "unsqueeze",
-        "flatten",
-        "unflatten",
-        "narrow",
-        "flip",
-        "roll",
-        "rot90",
-        "split",
-        "chunk",
-        "tensor_split",
-        "unbind",
-    }
-)
-
-# Entries of a lazily supported family that still need the dense stack.
-DENSE_OPS = frozenset({"norm"})
-
-INHERITED_FAMILIES = frozenset({"pointwise", "binary", "cast"})
+from codegen import emit
+from codegen.model import Op, Role
 
 NOTES = {
     "inherit": (
@@ -85,35 +47,71 @@ NOTES = {
         "``cat`` along their stack dim joins their tensordicts without a copy."
     ),
 }
+# How the reference page names each way.
+WAYS = {
+    "inherit": "leaf-wise",
+    "rule": "per member",
+    "reduce": "reduction",
+    "each": "each",
+    "dense": "dense",
+    "stacking": "stacking",
+}
 
 
-def lazy_strategy(op: Op) -> str:
-    """How ``op`` runs on a lazy stack: ``inherit``, ``rule``, ``reduce``, ``each``,
-    ``dense`` or ``stacking`` (see the module docstring)."""
-    if op.family in INHERITED_FAMILIES or getattr(op, "is_property", False):
-        return "inherit"
-    if op.signature.receiver == "cls":
-        return "stacking"
-    if op.name in DENSE_OPS:
-        return "dense"
-    if op.family == "reduction":
-        return "reduce" if op.signature.has("dim") else "dense"
-    if op.target is not None:
-        return "each"
-    if op.result not in RESULTS:  # gathered into Python data
-        return "dense"
-    if op.batch_size == "keep":
-        # a dim counts batch dims, which the stacked tensordicts' leaves lack
-        return "dense" if op.signature.has("dim") else "inherit"
-    if op.batch_size in LAZY_RULES:
-        return "rule"
-    return "dense"
+def note_line(way: str) -> str:
+    """The note of ``way`` on one line (for tables)."""
+    return " ".join(NOTES[way].split())
 
 
-def lazy_note(op: Op) -> str:
-    return NOTES[lazy_strategy(op)]
+def docstring(op: Op) -> str:
+    return emit.docstring(op.summary, NOTES[op.lazy_way], f"See :meth:`TensorDict.{op.name}`.")
 
 
-def lazy_note_for(strategy: str) -> str:
-    """The note of ``strategy`` on one line (for tables)."""
-    return " ".join(NOTES[strategy].split())
+def method(op: Op, body: str, decorators: tuple[str, ...] = ()) -> str:
+    """The lazy form of ``op`` (and the write-back of its in-place variant)."""
+    code = emit.function(op.name, op.signature.text, docstring(op), body, decorators)
+    if op.inplace is not None:
+        code += "\n\n" + write_back(op)
+    return code
+
+
+def dense(op: Op) -> str:
+    """``way: dense``: the op on the dense stack."""
+    body = []
+    inplace = op.signature.role(Role.INPLACE)
+    if inplace is not None:
+        body.append(f'if {inplace.name}:\n    raise _lazy_rules.not_in_place(self, "{op.name}")')
+    body.append(f'return self._dense_op("{op.name}").{op.name}({op.signature.forward_args()})')
+    return method(op, "\n".join(body))
+
+
+def each(op: Op) -> str:
+    """``way: each``: the op on every member, as it is."""
+    args = op.signature.forward_args()
+    return method(op, f"for td in self.tensordicts:\n    td.{op.name}({args})\nreturn self")
+
+
+def write_back(op: Op) -> str:
+    """An in-place variant: on the dense stack, the result written into the members."""
+    ip = op.inplace
+    doc = emit.docstring(
+        f"In-place :meth:`{op.name}`, returning ``self``.",
+        "On a lazy stack it runs on the dense stack and writes the result back into\nthe stacked tensordicts.",
+    )
+    body = (
+        f'dense = self._dense_op("{ip.name}")\n'
+        f"dense.{ip.name}({ip.signature.forward_args()})\n"
+        "return self._write_back(dense)"
+    )
+    return emit.function(ip.name, ip.signature.text, doc, body)
+
+
+def code_for(op: Op) -> str | None:
+    """The lazy form of the generic ways (``inherit``: none, ``dense``, ``each``)."""
+    if op.lazy_way == "inherit":
+        return None
+    if op.lazy_way == "dense":
+        return dense(op)
+    if op.lazy_way == "each":
+        return each(op)
+    raise ValueError(f"{op.name}: way {op.lazy_way!r} needs the family's own lazy_code")

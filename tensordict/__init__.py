@@ -16,6 +16,7 @@ from tensordict._td import TensorDict
 from tensordict._generated.functions import cat, stack
 from tensordict.functional import from_dict, fromkeys, make_tensordict
 from tensordict._lazy import LazyStackedTensorDict
+from tensordict._consolidate import from_consolidated
 from tensordict.functional import (
     dense_stack_tds,
     lazy_stack,
@@ -25,6 +26,7 @@ from tensordict.functional import (
     pad_sequence,
 )
 from tensordict.utils import lazy_legacy, set_lazy_legacy
+from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
     MetaData,
     NonTensorData,
@@ -35,6 +37,17 @@ from tensordict.tensorclass import (
     is_tensorclass,
     tensorclass,
 )
+from tensordict._module_state import from_module, from_modules
+from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
+    TensorClassModuleBase,
+    TensorClassModuleWrapper,
+    TensorDictParams,
+    as_tensordict_module,
+)
+
+from tensordict.memmap import MemoryMappedTensor
+from tensordict._persistence import load, load_memmap, memmap, save
+from tensordict.persistent import PersistentTensorDict, from_h5
 
 from tensordict._pytree import from_pytree, register_nodes
 from tensordict import _functorch, _vmap
@@ -54,6 +67,7 @@ __all__ = [
     "TensorDictBase",
     "cat",
     "stack",
+    "from_consolidated",
     "from_dict",
     "from_pytree",
     "fromkeys",
@@ -79,4 +93,19 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
+    "MemoryMappedTensor",
+    "PersistentTensorDict",
+    "from_h5",
+    "load",
+    "load_memmap",
+    "memmap",
+    "save",
+    # parameters of nn.Modules as tensordicts (tensordict/_module_state.py, tensordict/nn)
+    "TensorClassModuleBase",
+    "TensorClassModuleWrapper",
+    "TensorDictParams",
+    "as_tensordict_module",
+    "from_module",
+    "from_modules",
 ]

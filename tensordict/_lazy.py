@@ -27,10 +27,14 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._pytree import PytreeMixin
-from tensordict._registry import register
+from tensordict._registry import container_class, register
+from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
     TensorDict,
@@ -63,7 +67,13 @@ _FULL = slice(None)
 
 @register
 class LazyStackedTensorDict(
-    LazyStackedTensorDictGeneratedOps, PytreeMixin, TensorDictBase
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
+    PersistenceMixin,
+    DistributedMixin,
+    LazyStackedTensorDictGeneratedOps,
+    ModuleStateMixin,
+    PytreeMixin,
+    TensorDictBase,
 ):
     """A lazy stack of tensordicts along ``stack_dim``.
 
@@ -95,6 +105,8 @@ class LazyStackedTensorDict(
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated",  # the storage of a consolidated stack (_consolidate.py)
         "__weakref__",
     )
 
@@ -237,6 +249,12 @@ class LazyStackedTensorDict(
             strict_shape=strict_shape,
             **kwargs,
         )
+
+    @staticmethod
+    def _mapping_members(mappings: list, op: str, **options: Any):
+        """The tensordicts ``from_dict`` builds from ``mappings`` (``TensorDict.from_list``
+        reaches this through the registry)."""
+        return _members_from_mappings(mappings, op, **options)
 
     @classmethod
     def maybe_dense_stack(
@@ -1461,9 +1479,7 @@ def _is_non_tensor(value) -> bool:
 def _stack_non_tensor(vals: list, dim: int, member_batch) -> Any:
     """The members' non-tensor entries stacked as a dense stack holds them: the value
     when they are all the same, a ``NonTensorStack`` otherwise."""
-    from tensordict.tensorclass import stack_non_tensor
-
-    return stack_non_tensor(vals, dim, member_batch)
+    return container_class("NonTensorStack")._stack_values(vals, dim, member_batch)
 
 
 def _stack_tensorclasses(key, vals: list, dim: int) -> Any:

@@ -1,6 +1,6 @@
 """The batch-dim ops of :class:`~tensordict.LazyStackedTensorDict`, one function per
-batch-size rule of the spec (``codegen/schema.py``), called by the generated lazy forms
-in ``tensordict/_generated/lazy_ops.py``.
+batch-size rule of the spec (``codegen/rules.py``), called by the generated lazy forms
+in ``tensordict/_generated/lazy_ops.py``: plain functions, each called once.
 
 Each function checks its arguments with the same rule as the ``TensorDict`` op
 (``tensordict._ops.<rule>_rule``, so errors read the same), then translates the dims
@@ -18,8 +18,33 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensordict import _ops
-from tensordict._td import TensorDict
+from tensordict._ops.batch_shape import (
+    as_int,
+    assign_inplace,
+    batch_dim,
+    batch_dim_tuple,
+    flatten_rule,
+    flip_rule,
+    movedim_rule,
+    narrow_rule,
+    permute_rule,
+    roll_rule,
+    rot90_rule,
+    squeeze_rule,
+    transpose_rule,
+    unflatten_rule,
+    unsqueeze_rule,
+)
+from tensordict._ops.indexing import chunk_rule, split_rule, tensor_split_rule, unbind_rule
+from tensordict._ops.reduction import (
+    dims_given,
+    reduce_batch_rule,
+    reduce_one_rule,
+    reduce_rule,
+)
+from tensordict._ops.stacking import cat_rule, lazy_stack, stack_inputs
+from tensordict._registry import container_class
+from tensordict.utils import lazy_legacy
 
 _FULL = slice(None)
 
@@ -41,9 +66,7 @@ def _done(stack, result, op: str, inplace: bool):
     """``result``, or with ``inplace`` the stack given ``result``'s tensordicts."""
     if not inplace:
         return result
-    from tensordict._lazy import LazyStackedTensorDict
-
-    if not isinstance(result, LazyStackedTensorDict) or len(result.tensordicts) != len(
+    if not _is_lazy_stack(result) or len(result.tensordicts) != len(
         stack.tensordicts
     ):
         raise not_in_place(stack, op)
@@ -53,17 +76,25 @@ def _done(stack, result, op: str, inplace: bool):
         )
     for member, new in zip(stack.tensordicts, result.tensordicts):
         if member is not new:
-            _ops.assign_inplace(member, new)
+            assign_inplace(member, new)
     stack.stack_dim = result.stack_dim
     stack._refresh()
     return stack
 
 
+def _is_lazy_stack(value: Any) -> bool:
+    return isinstance(value, container_class("LazyStackedTensorDict"))
+
+
 def _each(stack, fn: Callable, stack_dim: int):
-    """``fn`` applied to every stacked tensordict, stacked lazily along ``stack_dim``
-    (a result of several tensordicts, like ``max(dim)``'s ``(values, indices)``, gives
-    the same kind of result holding one lazy stack per position)."""
-    results = [fn(td) for td in stack.tensordicts]
+    """``fn`` applied to every stacked tensordict, stacked lazily along ``stack_dim``."""
+    return restack(stack, [fn(td) for td in stack.tensordicts], stack_dim)
+
+
+def restack(stack, results: list, stack_dim: int):
+    """The results of an op on each stacked tensordict, stacked lazily along
+    ``stack_dim`` (results of several tensordicts, like ``max(dim)``'s ``(values,
+    indices)``, give the same kind of result holding one lazy stack per position)."""
     if results and isinstance(results[0], tuple):
         parts = [stack._restack(list(group), stack_dim) for group in zip(*results)]
         kind = type(results[0])
@@ -89,19 +120,19 @@ def _permuted(stack, order: list[int]):
 
 
 def permute(stack, args: tuple, kwargs: dict, op: str):
-    dims, _, _ = _ops.permute_rule(stack._batch_size, args, kwargs, op)
+    dims, _, _ = permute_rule(stack._batch_size, args, kwargs, op)
     return _permuted(stack, list(dims))
 
 
 def transpose(stack, dim0: Any, dim1: Any, op: str):
-    d0, d1, _ = _ops.transpose_rule(stack._batch_size, dim0, dim1, op)
+    d0, d1, _ = transpose_rule(stack._batch_size, dim0, dim1, op)
     order = list(range(len(stack._batch_size)))
     order[d0], order[d1] = order[d1], order[d0]
     return _permuted(stack, order)
 
 
 def movedim(stack, source: Any, destination: Any, op: str):
-    src, dst, _ = _ops.movedim_rule(stack._batch_size, source, destination, op)
+    src, dst, _ = movedim_rule(stack._batch_size, source, destination, op)
     n = len(stack._batch_size)
     order: list = [None] * n
     for s, d in zip(src, dst):
@@ -116,7 +147,7 @@ def movedim(stack, source: Any, destination: Any, op: str):
 
 
 def squeeze(stack, args: tuple, kwargs: dict, op: str):
-    dims, _ = _ops.squeeze_rule(stack._batch_size, args, kwargs, op)
+    dims, _ = squeeze_rule(stack._batch_size, args, kwargs, op)
     sd = stack.stack_dim
     others = tuple(_member_dim(d, sd) for d in dims if d != sd)
     if sd in dims:  # a stack of one: its tensordict, squeezed
@@ -128,7 +159,7 @@ def squeeze(stack, args: tuple, kwargs: dict, op: str):
 
 
 def unsqueeze(stack, args: tuple, kwargs: dict, op: str):
-    d, _ = _ops.unsqueeze_rule(stack._batch_size, args, kwargs, op)
+    d, _ = unsqueeze_rule(stack._batch_size, args, kwargs, op)
     sd = stack.stack_dim
     if d <= sd:
         return _each(stack, lambda td: td.unsqueeze(d), sd + 1)
@@ -136,7 +167,7 @@ def unsqueeze(stack, args: tuple, kwargs: dict, op: str):
 
 
 def flatten(stack, start_dim: Any, end_dim: Any, op: str, *, inplace: bool = False):
-    start, end, _ = _ops.flatten_rule(stack._batch_size, start_dim, end_dim, op)
+    start, end, _ = flatten_rule(stack._batch_size, start_dim, end_dim, op)
     sd = stack.stack_dim
     if start == end:
         result = stack._restack(list(stack.tensordicts), sd)
@@ -152,7 +183,7 @@ def flatten(stack, start_dim: Any, end_dim: Any, op: str, *, inplace: bool = Fal
 
 
 def unflatten(stack, dim: Any, sizes: Any, op: str, *, inplace: bool = False):
-    d, sizes, _ = _ops.unflatten_rule(stack._batch_size, dim, sizes, op)
+    d, sizes, _ = unflatten_rule(stack._batch_size, dim, sizes, op)
     sd = stack.stack_dim
     if d == sd:
         if len(sizes) != 1:  # splits the stack dim
@@ -168,13 +199,15 @@ def unflatten(stack, dim: Any, sizes: Any, op: str, *, inplace: bool = False):
 
 
 def narrow(stack, dim: Any, start: Any, length: Any, op: str):
-    _ops.narrow_rule(stack._batch_size, dim, start, length, op)
-    d = _ops.batch_dim(dim, stack._batch_size, op)
+    narrow_rule(stack._batch_size, dim, start, length, op)
+    d = batch_dim(dim, stack._batch_size, op)
     sd = stack.stack_dim
-    start = _ops._as_int(start, op, "start")
+    start = as_int(start, op, "start")
     if start < 0:
         start += stack._batch_size[d]
-    length = _ops._as_int(length, op, "length")
+    length = as_int(length, op, "length")
+    if d == sd and length == 0:  # no member left to hold the keys: the dense stack
+        return stack._dense_op(op).narrow(dim, start, length)
     if d == sd:  # a range of the stacked tensordicts
         return stack._index((_FULL,) * sd + (slice(start, start + length),))
     return _each(stack, lambda td: td.narrow(_member_dim(d, sd), start, length), sd)
@@ -186,8 +219,8 @@ def narrow(stack, dim: Any, start: Any, length: Any, op: str):
 
 
 def flip(stack, dims: Any, op: str):
-    _ops.flip_rule(stack._batch_size, dims, op)
-    flipped = _ops.batch_dim_tuple(dims, stack._batch_size, op)
+    flip_rule(stack._batch_size, dims, op)
+    flipped = batch_dim_tuple(dims, stack._batch_size, op)
     sd = stack.stack_dim
     others = tuple(_member_dim(d, sd) for d in flipped if d != sd)
     members = list(stack.tensordicts)
@@ -199,7 +232,7 @@ def flip(stack, dims: Any, op: str):
 
 
 def roll(stack, shifts: Any, dims: Any, op: str, *, inplace: bool = False):
-    _ops.roll_rule(stack._batch_size, shifts, dims, op)
+    roll_rule(stack._batch_size, shifts, dims, op)
     if dims is None:  # the flattened batch rolls: across the stack dim
         if inplace:
             raise not_in_place(stack, op)
@@ -207,13 +240,13 @@ def roll(stack, shifts: Any, dims: Any, op: str, *, inplace: bool = False):
     sd = stack.stack_dim
     shift_list = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
     dim_list = list(dims) if isinstance(dims, (list, tuple)) else [dims]
-    dim_list = [_ops.batch_dim(d, stack._batch_size, op) for d in dim_list]
+    dim_list = [batch_dim(d, stack._batch_size, op) for d in dim_list]
     members = list(stack.tensordicts)
     member_shifts, member_dims = [], []
     for shift, d in zip(shift_list, dim_list):
         if d == sd:
             n = len(members)
-            k = _ops._as_int(shift, op, "shifts") % n if n else 0
+            k = as_int(shift, op, "shifts") % n if n else 0
             members = members[n - k :] + members[: n - k]
         else:
             member_shifts.append(shift)
@@ -229,8 +262,8 @@ def roll(stack, shifts: Any, dims: Any, op: str, *, inplace: bool = False):
 
 
 def rot90(stack, k: Any, dims: Any, op: str):
-    _ops.rot90_rule(stack._batch_size, k, dims, op)
-    d0, d1 = (_ops.batch_dim(d, stack._batch_size, op) for d in dims)
+    rot90_rule(stack._batch_size, k, dims, op)
+    d0, d1 = (batch_dim(d, stack._batch_size, op) for d in dims)
     sd = stack.stack_dim
     if sd in (d0, d1):
         return stack._dense_op(op).rot90(k, dims)
@@ -260,24 +293,24 @@ def _pieces(stack, d: int, batch_sizes: list, fn: Callable):
 
 
 def split(stack, split_size: Any, dim: Any, op: str):
-    split_size, d, sizes = _ops.split_rule(stack._batch_size, split_size, dim, op)
+    split_size, d, sizes = split_rule(stack._batch_size, split_size, dim, op)
     return _pieces(stack, d, sizes, lambda td, md: td.split(split_size, md))
 
 
 def chunk(stack, chunks: Any, dim: Any, op: str):
-    chunks, d, sizes = _ops.chunk_rule(stack._batch_size, chunks, dim, op)
+    chunks, d, sizes = chunk_rule(stack._batch_size, chunks, dim, op)
     return _pieces(stack, d, sizes, lambda td, md: td.chunk(chunks, md))
 
 
 def tensor_split(stack, indices_or_sections: Any, dim: Any, op: str):
-    ios, d, sizes = _ops.tensor_split_rule(
+    ios, d, sizes = tensor_split_rule(
         stack._batch_size, indices_or_sections, dim, op
     )
     return _pieces(stack, d, sizes, lambda td, md: td.tensor_split(ios, md))
 
 
 def unbind(stack, dim: Any, op: str):
-    d, _ = _ops.unbind_rule(stack._batch_size, dim, op)
+    d, _ = unbind_rule(stack._batch_size, dim, op)
     sd = stack.stack_dim
     if d == sd:  # the stacked tensordicts themselves
         return tuple(stack.tensordicts)
@@ -290,57 +323,54 @@ def unbind(stack, dim: Any, op: str):
 # --------------------------------------------------------------------------------------
 
 
-def reduce(
-    stack,
-    dim: Any,
-    keepdim: Any,
-    op: str,
-    member: Callable,
-    whole: Callable,
-    *,
-    reduce: Any = None,
-    out: Any = None,
-    no_dim: str = "each_leaf",
-    one: bool = False,
-    prefix: tuple = (),
-    scan: bool = False,
-):
-    """A reduction (or a scan, ``scan=True``) of a lazy stack.
+def no_dim(dim: Any) -> bool:
+    """Whether a reduction's ``dim`` names no dim (``all()`` / ``any()``: one bool)."""
+    return not dims_given(dim)
 
-    ``member(td, dim)`` runs the op on a stacked tensordict over its dim ``dim``;
-    ``whole(td)`` runs the ``TensorDict`` form of the op on ``td`` as called. Over dims
-    other than the stack dim the op runs per stacked tensordict (a lazy stack); over
-    the stack dim, on the dense stack; reducing every leaf to one value
-    (``reduce=True``, or ``all()`` / ``any()`` without a dim) reads the stacked
-    tensordicts' leaves directly.
-    """
+
+def _per_member(stack, dim: Any, keepdim: bool, prefix: Any):
+    """Where a reduction over the (normalised) batch dims ``dim`` runs: ``(the dims of
+    each stacked tensordict, the result's stack dim)``, or None when it reduces the
+    stack dim (or every dim): then it runs on the dense stack."""
     sd = stack.stack_dim
-    if out is not None:
-        return whole(stack._dense_op(op))
-    if reduce:
-        return whole(stack)
-    if scan:
-        d = _ops.batch_dim(dim, stack._batch_size, op)
-        if d == sd:
-            return whole(stack._dense_op(op))
-        return _each(stack, lambda td: member(td, _member_dim(d, sd)), sd)
-    dim, keepdim, _ = _ops.reduce_rule(
-        stack._batch_size, dim, keepdim, op, one=one, no_dim=no_dim, prefix=prefix
-    )
+    shift = len(tuple(prefix))  # leading dims the result gains (quantile)
     if dim is None:
-        if no_dim in ("all", "any"):
-            return whole(stack)
-        return whole(stack._dense_op(op))
-    shift = len(tuple(prefix))
+        return None
     if dim == "feature":
-        return _each(stack, lambda td: member(td, "feature"), sd + shift)
+        return "feature", sd + shift
     dims = dim if isinstance(dim, tuple) else (dim,)
     if sd in dims:
-        return whole(stack._dense_op(op))
+        return None
     member_dims = tuple(_member_dim(d, sd) for d in dims)
-    member_dim = member_dims if isinstance(dim, tuple) else member_dims[0]
     new_sd = sd if keepdim else sd - sum(d < sd for d in dims)
-    return _each(stack, lambda td: member(td, member_dim), new_sd + shift)
+    return (member_dims if isinstance(dim, tuple) else member_dims[0]), new_sd + shift
+
+
+def reduced_dims(stack, dim: Any, keepdim: Any, op: str, prefix: Any = ()):
+    """A reduction whose ``dim`` may be a tuple (``sum``): ``(member dims, stack dim)``
+    or None (:func:`_per_member`)."""
+    dim, keepdim, _ = reduce_rule(stack._batch_size, dim, keepdim, op, prefix)
+    return _per_member(stack, dim, keepdim, prefix)
+
+
+def reduced_dim(stack, dim: Any, keepdim: Any, op: str, prefix: Any = ()):
+    """A reduction over one batch dim (``max``, ``quantile``)."""
+    dim, keepdim, _ = reduce_one_rule(stack._batch_size, dim, keepdim, op, prefix)
+    return _per_member(stack, dim, keepdim, prefix)
+
+
+def batch_reduced_dims(stack, dim: Any, keepdim: Any, op: str, prefix: Any = ()):
+    """A reduction whose no-dim form reduces every batch dim (``logsumexp``)."""
+    dim, keepdim, _ = reduce_batch_rule(stack._batch_size, dim, keepdim, op, prefix)
+    return _per_member(stack, dim, keepdim, prefix)
+
+
+def scanned_dim(stack, dim: Any, op: str):
+    """A scan along batch dim ``dim`` (``cummax``, ``softmax``): ``(the member dim,
+    the stack dim)``, or None along the stack dim."""
+    d = batch_dim(dim, stack._batch_size, op)
+    sd = stack.stack_dim
+    return None if d == sd else (_member_dim(d, sd), sd)
 
 
 # --------------------------------------------------------------------------------------
@@ -349,34 +379,27 @@ def reduce(
 
 
 def _dense_inputs(items: list, op: str) -> list:
-    from tensordict._lazy import LazyStackedTensorDict
-
-    return [
-        x._dense_op(op) if isinstance(x, LazyStackedTensorDict) else x for x in items
-    ]
+    return [x._dense_op(op) if _is_lazy_stack(x) else x for x in items]
 
 
 def stack(cls, input, dim: int = 0, *, out=None, op: str = "stack"):
     """``torch.stack`` of lazy stacks: a dense stack, or under
     ``set_lazy_legacy(True)`` a lazy stack of them."""
-    items = _ops._stack_inputs(input, op)
-    if _ops.lazy_legacy():
-        return _ops.lazy_stack(items, dim, out=out)
-    return TensorDict.stack(_dense_inputs(items, op), dim, out=out)
+    items = stack_inputs(input, op)
+    if lazy_legacy():
+        return lazy_stack(items, dim, out=out)
+    return container_class("TensorDict").stack(_dense_inputs(items, op), dim, out=out)
 
 
 def cat(cls, input, dim: int = 0, *, out=None, op: str = "cat"):
     """``torch.cat`` of lazy stacks stacked along the same dim: along that dim, one lazy
     stack of all their tensordicts (no copy); along another dim, their tensordicts
     concatenated one by one (when the stacks hold as many). Otherwise dense."""
-    from tensordict._lazy import LazyStackedTensorDict
-
-    items = _ops._stack_inputs(input, op)
-    tds, d, _ = _ops.cat_rule(items, dim, op)
+    items = stack_inputs(input, op)
+    tds, d, _ = cat_rule(items, dim, op)
     first = tds[0]
     if out is None and all(
-        isinstance(x, LazyStackedTensorDict) and x.stack_dim == first.stack_dim
-        for x in tds
+        _is_lazy_stack(x) and x.stack_dim == first.stack_dim for x in tds
     ):
         sd = first.stack_dim
         if d == sd:
@@ -390,4 +413,4 @@ def cat(cls, input, dim: int = 0, *, out=None, op: str = "cat"):
                 for group in zip(*(x.tensordicts for x in tds))
             ]
             return first._restack(members, sd)
-    return TensorDict.cat(_dense_inputs(tds, op), dim, out=out)
+    return container_class("TensorDict").cat(_dense_inputs(tds, op), dim, out=out)

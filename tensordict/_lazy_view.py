@@ -23,6 +23,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._registry import register
 from tensordict._td import TensorDict
 from tensordict.base import _MISSING, NO_DEFAULT, TensorDictBase
+from tensordict.utils import set_lazy_legacy
 
 
 def _dense(td: TensorDictBase) -> TensorDictBase:
@@ -31,8 +32,6 @@ def _dense(td: TensorDictBase) -> TensorDictBase:
 
 def _eager(op: Callable, td: TensorDictBase) -> TensorDictBase:
     """The shape op applied now (not as another lazy view)."""
-    from tensordict.utils import set_lazy_legacy
-
     with set_lazy_legacy(False):
         return op(td)
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from tensordict._registry import container_class
+
 _INDENT = "    "
 
 
@@ -59,11 +61,9 @@ def non_tensor_repr(value, container) -> str:
 
 
 def entry_repr(value, container) -> str:
-    from tensordict.base import TensorDictBase
-
     if isinstance(value, Tensor):
         return tensor_repr(value)
-    if isinstance(value, TensorDictBase):
+    if isinstance(value, container_class("TensorDictBase")):
         return repr(value)
     return non_tensor_repr(value, container)
 

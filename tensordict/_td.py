@@ -14,10 +14,14 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._consolidate import ConsolidateMixin
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._pytree import PytreeMixin
-from tensordict._registry import register
+from tensordict._registry import container_class, register
+from tensordict._persistence import PersistenceMixin
+from tensordict._module_state import ModuleStateMixin
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -140,7 +144,15 @@ def _new_tensordict(
 
 
 @register
-class TensorDict(TensorDictGeneratedOps, PytreeMixin, TensorDictBase):
+class TensorDict(
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
+    PersistenceMixin,
+    DistributedMixin,
+    TensorDictGeneratedOps,
+    ModuleStateMixin,
+    PytreeMixin,
+    TensorDictBase,
+):
     """A dictionary of tensors that share leading batch dimensions.
 
     >>> td = TensorDict({"obs": torch.zeros(3, 4), "next": {"obs": torch.ones(3, 4)}},
@@ -159,6 +171,8 @@ class TensorDict(TensorDictGeneratedOps, PytreeMixin, TensorDictBase):
         "_is_locked",
         "_last_lock_op",
         "_lock_stack",
+        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated",  # the storage of a consolidated tensordict (_consolidate.py)
         "__weakref__",
     )
 
@@ -265,13 +279,8 @@ class TensorDict(TensorDictGeneratedOps, PytreeMixin, TensorDictBase):
         keys and shapes, else a :class:`LazyStackedTensorDict`; ``lazy=True`` always
         gives a lazy stack, ``lazy=False`` always a dense one (an error where the
         tensordicts differ)."""
-        from tensordict._lazy import (
-            LazyStackedTensorDict,
-            _members_from_mappings,
-            maybe_dense_stack,
-        )
-
-        members, _, names = _members_from_mappings(
+        lazy_cls = container_class("LazyStackedTensorDict")
+        members, _, names = lazy_cls._mapping_members(
             list(input),
             "from_list",
             stack_dim=0,
@@ -282,9 +291,9 @@ class TensorDict(TensorDictGeneratedOps, PytreeMixin, TensorDictBase):
             names=names,
         )
         if lazy:
-            stack = LazyStackedTensorDict(*members, stack_dim=0)
+            stack = lazy_cls(*members, stack_dim=0)
         elif lazy is None:
-            stack = maybe_dense_stack(members, 0)
+            stack = lazy_cls.maybe_dense_stack(members, 0)
         else:
             stack = torch.stack(members, 0)
         if names is not None:
@@ -578,9 +587,7 @@ class TensorDict(TensorDictGeneratedOps, PytreeMixin, TensorDictBase):
                 elif isinstance(existing, TensorDictBase):
                     existing._set_at_index(idx, sub)
                 else:  # non-tensor data: one value, or one per element if they differ
-                    from tensordict.tensorclass import write_non_tensor_at
-
-                    self._tensordict[key] = write_non_tensor_at(
+                    self._tensordict[key] = container_class("NonTensorStack")._write_at(
                         existing, idx, sub, self._batch_size
                     )
             return

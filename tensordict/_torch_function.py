@@ -25,24 +25,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tensordict.base import is_tensor_collection
-
-_TABLE: dict[Callable, tuple] | None = None
-
-
-def _table() -> dict[Callable, tuple]:
-    """The generated table, imported on first use (the generated module imports the
-    package, which imports this module)."""
-    global _TABLE
-    if _TABLE is None:
-        from tensordict._generated.torch_functions import TORCH_FUNCTIONS
-
-        _TABLE = TORCH_FUNCTIONS
-    return _TABLE
+from tensordict._generated.torch_functions import TORCH_FUNCTIONS
+from tensordict.base import TensorDictBase, is_tensor_collection
 
 
 def dispatch(func: Callable, types, args: tuple, kwargs: dict) -> Any:
-    entry = (_TABLE if _TABLE is not None else _table()).get(func)
+    entry = TORCH_FUNCTIONS.get(func)
     if entry is None:
         return _tensor_operator(func, args, kwargs)
     kind, target, params = entry
@@ -140,3 +128,7 @@ def _tensor_operator(func: Callable, args: tuple, kwargs: dict) -> Any:
     if method is None:
         return NotImplemented
     return method(args[0])
+
+
+# TensorDictBase.__torch_function__ calls this (base is a layer below the table).
+TensorDictBase._torch_dispatch = staticmethod(dispatch)

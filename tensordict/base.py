@@ -22,6 +22,8 @@ from torch import Tensor
 
 from tensordict import _errors
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+from tensordict._registry import container_class, register
+from tensordict._repr import container_repr
 
 
 class _NoDefault(enum.IntEnum):
@@ -122,10 +124,15 @@ class _KeysView:
         return f"{type(self).__name__}({list(self)})"
 
 
+@register
 class TensorDictBase:
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
     __slots__ = ()
+
+    # torch.X(td) dispatch: the table is generated from the spec, in a layer above this
+    # module; tensordict/_torch_function.py installs its dispatcher here on import.
+    _torch_dispatch: Callable | None = None
 
     # True for the containers of non-tensor values (tensordict/tensorclass.py:
     # NonTensorData, NonTensorStack): walks carry them over as data, not as nodes.
@@ -549,9 +556,7 @@ class TensorDictBase:
         """The class of the entry at ``key`` (``NonTensorData`` for non-tensor data)."""
         value = self.get(key)
         if _is_non_tensor_value(value) and not isinstance(value, TensorDictBase):
-            from tensordict.tensorclass import NonTensorData
-
-            return NonTensorData
+            return container_class("NonTensorData")
         return type(value)
 
     def get_item_shape(self, key: NestedKey) -> torch.Size:
@@ -616,9 +621,10 @@ class TensorDictBase:
     @classmethod
     def fromkeys(cls, keys: Sequence[NestedKey], value: Any = 0) -> "TensorDictBase":
         """A tensordict with ``value`` at every key of ``keys``."""
-        from tensordict.functional import fromkeys
-
-        return fromkeys(keys, value)
+        td = container_class("TensorDict")()
+        for key in keys:
+            td.set(key, value.clone() if isinstance(value, torch.Tensor) else value)
+        return td
 
     def separates(
         self,
@@ -885,6 +891,8 @@ class TensorDictBase:
             self._set_lock(False)
         elif op == "unlock":
             self._set_lock(True)
+        elif callable(op):  # an undo action set by a feature (to_module's restore)
+            op()
         return False
 
     # ------------------------------------------------------------------ apply
@@ -1200,7 +1208,7 @@ class TensorDictBase:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """``torch.X(td, ...)``: dispatched through the table that
         ``tensordict/_torch_function.py`` builds from the spec."""
-        return _torch_function.dispatch(func, types, args, kwargs or {})
+        return TensorDictBase._torch_dispatch(func, types, args, kwargs or {})
 
     # ------------------------------------------------------------------ lazy stacks
     # (implemented in tensordict/_lazy.py)
@@ -1208,16 +1216,14 @@ class TensorDictBase:
     def lazy_stack(cls, input, dim: int = 0, *, out=None, **kwargs):
         """Stack tensordicts lazily along ``dim``: a LazyStackedTensorDict keeping them
         (indexing it along ``dim`` returns them; writes go through to them)."""
-        from tensordict._lazy import lazy_stack
-
-        return lazy_stack(input, dim, out=out, **kwargs)
+        lazy_cls = container_class("LazyStackedTensorDict")
+        return lazy_cls.lazy_stack(input, dim, out=out, **kwargs)
 
     @classmethod
     def maybe_dense_stack(cls, input, dim: int = 0, *, out=None, **kwargs):
         """A dense stack where the tensordicts' keys and shapes allow it, else lazy."""
-        from tensordict._lazy import maybe_dense_stack
-
-        return maybe_dense_stack(input, dim, out=out, **kwargs)
+        lazy_cls = container_class("LazyStackedTensorDict")
+        return lazy_cls.maybe_dense_stack(input, dim, out=out, **kwargs)
 
     def densify(self, layout: torch.layout = torch.strided) -> "TensorDictBase":
         """Turn the lazy stacks held here into dense entries (see
@@ -1235,8 +1241,6 @@ class TensorDictBase:
         return bool(leaves) and all(leaf.is_shared() for leaf in leaves)
 
     def __repr__(self) -> str:
-        from tensordict._repr import container_repr
-
         return container_repr(self)
 
 
@@ -1422,5 +1426,3 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
 # A tensordict is a mapping of keys to entries: torch.testing.assert_close, and anything
 # else that walks mappings, compares two tensordicts key by key.
 collections.abc.Mapping.register(TensorDictBase)
-
-from tensordict import _torch_function  # noqa: E402  (needs TensorDictBase defined)

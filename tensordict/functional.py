@@ -7,6 +7,10 @@ from typing import Any, Sequence
 import torch
 
 from tensordict._keys import NestedKey, unravel_key_to_tuple
+from tensordict._lazy import dense_stack_tds as _dense_stack_tds
+from tensordict._lazy import lazy_stack as _lazy_stack
+from tensordict._lazy import maybe_dense_stack as _maybe_dense_stack
+from tensordict._td import TensorDict
 
 
 def from_dict(
@@ -23,8 +27,6 @@ def from_dict(
     Without ``batch_size`` the batch size is empty, unless ``auto_batch_size=True``
     (or ``batch_dims``) asks for the longest one every entry shares.
     """
-    from tensordict._td import TensorDict
-
     return TensorDict.from_dict(
         d,
         auto_batch_size=auto_batch_size,
@@ -44,8 +46,6 @@ def make_tensordict(
 ):
     """Build a tensordict from a dict and/or keyword entries; without ``batch_size``
     the batch size is inferred (the longest one every entry shares)."""
-    from tensordict._td import TensorDict
-
     entries = dict(input_dict or {})
     entries.update(kwargs)
     if batch_size is None and auto_batch_size is not False:
@@ -55,12 +55,7 @@ def make_tensordict(
 
 def fromkeys(keys: Sequence[NestedKey], value: Any = 0):
     """A tensordict with every key of ``keys`` set to ``value`` (batch size empty)."""
-    from tensordict._td import TensorDict
-
-    td = TensorDict()
-    for key in keys:
-        td.set(key, value.clone() if isinstance(value, torch.Tensor) else value)
-    return td
+    return TensorDict.fromkeys(keys, value)
 
 
 # --------------------------------------------------------------------------------------
@@ -72,24 +67,18 @@ def lazy_stack(input, dim: int = 0, *, out=None, **kwargs):
     """Stack tensordicts lazily along ``dim``: a
     :class:`~tensordict.LazyStackedTensorDict` that keeps them (always lazy, whatever
     :func:`~tensordict.lazy_legacy` says). Tensors are stacked with ``torch.stack``."""
-    from tensordict._lazy import lazy_stack as _lazy_stack
-
     return _lazy_stack(input, dim, out=out, **kwargs)
 
 
 def maybe_dense_stack(input, dim: int = 0, *, out=None, **kwargs):
     """Stack densely (a :class:`~tensordict.TensorDict`) when the tensordicts share
     their keys and shapes, lazily otherwise."""
-    from tensordict._lazy import maybe_dense_stack as _maybe_dense_stack
-
     return _maybe_dense_stack(input, dim, out=out, **kwargs)
 
 
 def dense_stack_tds(td_list, dim: int | None = None):
     """Stack a list of tensordicts, or the members of a lazy stack (along its stack
     dim unless ``dim`` is given), into one dense :class:`~tensordict.TensorDict`."""
-    from tensordict._lazy import dense_stack_tds as _dense_stack_tds
-
     return _dense_stack_tds(td_list, dim)
 
 
@@ -99,8 +88,6 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
     the same key, the first one's entry is kept, unless ``callback_exist`` (a callable,
     or a dict from key to callable) says otherwise: it is called as
     ``callback(existing, new)`` and its result is stored."""
-    from tensordict._td import TensorDict
-
     if len(tensordicts) < 2:
         raise ValueError("merge_tensordicts needs at least two tensordicts")
     common = []
@@ -185,8 +172,6 @@ def pad_sequence(
     ``[len(list_of_tensordicts), *padded batch size]``. With ``return_mask`` (``True``
     for the key ``"masks"``, or a key), a boolean mask of the real values is stored
     for every tensor under that key."""
-    from tensordict._td import TensorDict
-
     tds = list(list_of_tensordicts)
     if not tds:
         raise ValueError("pad_sequence needs at least one tensordict")

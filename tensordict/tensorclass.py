@@ -16,7 +16,7 @@ tensordict. The core touches tensorclasses in two places only: preallocation kee
 written tensorclass's class, and writing non-tensor data at an index goes through
 :func:`write_non_tensor_at`. The ops generated from
 ``spec/`` come from ``tensordict/_generated/tensorclass_ops.py`` (rendered by
-``codegen/templates/tensorclass_ops.py.jinja``): each forwards to the wrapped tensordict
+``codegen/render.py``): each forwards to the wrapped tensordict
 and re-wraps a tensordict result in the user's class (``TensorClass._wrap``). Every other
 public method of ``TensorDict`` is forwarded the same way (``_install_forwarders``).
 
@@ -41,8 +41,10 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors, _torch_function
+from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
 from tensordict._repr import _indent
 from tensordict._td import (
@@ -54,7 +56,7 @@ from tensordict._td import (
     _parse_device,
     _parse_names,
 )
-from tensordict import _ops
+from tensordict._ops.batch_shape import batch_dim
 from tensordict.base import NO_DEFAULT, TensorDictBase, _looks_like_key
 
 __all__ = [
@@ -325,7 +327,9 @@ def _unwrap(value: Any) -> Any:
 
 
 @register
-class TensorClass(TensorClassGeneratedOps, TensorDictBase):
+class TensorClass(
+    PersistenceMixin, DistributedMixin, TensorClassGeneratedOps, TensorDictBase
+):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
     The annotated class attributes are the fields (as in a dataclass, with defaults and
@@ -779,7 +783,13 @@ def _install_forwarders() -> None:
     """Every public method of TensorDict that TensorClass and the generated ops do not
     define: forwarded to the wrapped tensordict (classmethods: to TensorDict), results
     re-wrapped."""
-    own = set(TensorClass.__dict__) | set(TensorClassGeneratedOps.__dict__)
+    # what TensorClass, its generated ops and its feature mixins define is its own
+    own = {
+        name
+        for klass in TensorClass.__mro__
+        if klass not in (TensorDictBase, object)
+        for name in vars(klass)
+    }
     for name in dir(TensorDict):
         if name.startswith("_") or name in own or name in _NATIVE:
             continue
@@ -1207,9 +1217,9 @@ def _stack_or_cat(func, items, dim):
         bs = sizes[0]
         result = stack_non_tensor(items, dim, bs)
         new_bs = list(bs)
-        new_bs.insert(_ops.batch_dim(dim, torch.Size(bs), "stack", extra=1), len(items))
+        new_bs.insert(batch_dim(dim, torch.Size(bs), "stack", extra=1), len(items))
     else:
-        d = _ops.batch_dim(dim, torch.Size(sizes[0]), "cat")
+        d = batch_dim(dim, torch.Size(sizes[0]), "cat")
         result = cat_non_tensor(items, dim, sizes)
         new_bs = list(sizes[0])
         new_bs[d] = sum(s[d] for s in sizes)
@@ -1229,7 +1239,7 @@ def _numpy_index(index: Any) -> Any:
 
 
 @register
-class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
+class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     """Non-tensor values, one per element of the batch (the values of a stack of
     tensordicts whose non-tensor entries differ).
 
@@ -1256,6 +1266,13 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
     )
 
     _is_non_tensor = True
+
+    # The non-tensor entries of stacked, cut and written tensordicts, for the layers
+    # below this module, which reach them through container_class("NonTensorStack").
+    _stack_values = staticmethod(stack_non_tensor)
+    _stack_entries = staticmethod(stack_non_tensor_entries)
+    _split_entries = staticmethod(split_non_tensor_entries)
+    _write_at = staticmethod(write_non_tensor_at)
 
     def __init__(
         self, *items: Any, batch_size=None, device=None, names=None, stack_dim: int = 0

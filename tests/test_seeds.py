@@ -10,21 +10,25 @@ implementation 0.15.3, which prints a compact repr: an intended divergence.
 Seed samples not run here (what they need is not built yet, or they cannot run as
 printed):
 
-- 001 "Distributed capabilities": ``isend``/``irecv``.
-- 001 "Functional programming": ``TensorDict.from_module``, ``to_module``, ``vmap`` (its
-  ``unflatten_keys`` lines do run here).
-- 001 "Parameter serialization and datasets": ``memmap``, ``load_memmap``,
-  ``memmap_like``, ``MemoryMappedTensor``; "Preprocessing": ``TensorDict.map``.
+- 001 "Distributed capabilities": ``isend``/``irecv`` need two processes; the sample
+  runs as written in a two-process gloo group in
+  ``tests/test_distributed.py::test_seed_001_distributed_sample``.
+- 001 "Functional programming" and 004 "Functional Programming": the ``vmap`` halves are
+  registered but marked xfail (``torch.vmap`` does not accept a TensorDict until the func
+  branch lands; they must then be unmarked); their first halves run.
+- 001 "Parameter serialization and datasets": the model-weights sample
+  (``TensorDict.from_module``, ``memmap``/``load_memmap``; its calls are tested in
+  ``tests/test_persistence.py``); the dataset sample (``memmap_like``) runs here.
+  "Preprocessing": ``TensorDict.map`` (with its ``map`` workers, issue 12).
 - 004 "Motivation": the ``tree_map`` lines (not valid Python as printed) and the
   dispatch loop over ``pipe[worker]``.
 - 004 "Features": ``tensordict.to("cuda:0")`` (needs a GPU).
-- 004 "TensorDictModule", "TensorDictSequential", "Functional Programming":
-  ``tensordict.nn``, ``make_functional``.
 - 000: the asyncio ``StreamedTensorDict`` part runs in ``tests/test_seed_streams.py``
   (with its sleeps shortened).
 - 002: ``lock_``/``unlock_`` as context managers is tested in ``tests/test_core.py``; the
   snippet itself is not runnable as printed (undefined ``data``/``value``) and calls
-  ``data.is_locked()`` although ``is_locked`` is a property in the API users call.
+  ``data.is_locked()`` although ``is_locked`` is a property in the API users call. Its
+  ``to_module`` snippet runs (with ``module`` and ``x`` defined first).
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ def _param(ex):
                 reason="the seed sample uses device='cuda:0'; no CUDA device here",
             )
         )
+    if ex.xfail is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=ex.xfail))
     return pytest.param(ex, id=f"{ex.seed}-{ex.name}", marks=marks)
 
 
@@ -82,10 +88,10 @@ def test_seed_output(ex):
 
 
 def test_every_seed_in_scope_has_a_sample():
-    """The registry covers the in-scope parts of seeds 000, 001, 003 and 004."""
+    """The registry covers the in-scope parts of seeds 000, 001, 002, 003 and 004."""
     sections = {(ex.seed, ex.name) for ex in quickstart.EXAMPLES}
     seeds = {seed for seed, _ in sections}
-    assert seeds == {"000", "001", "003", "004"}
+    assert seeds == {"000", "001", "002", "003", "004"}
     names = {name for _, name in sections}
     for needed in (
         "seed001_nested_keys",
@@ -99,6 +105,14 @@ def test_every_seed_in_scope_has_a_sample():
         "seed003_first_write",
         "seed003_in_place_writes",
         "seed004_nested",
+        "seed001_memmap_dataset",
+        "seed002_memory_mapped_tensor",
+        "seed001_from_module_to_module",
+        "seed002_to_module_context",
+        "seed004_tensordictmodule",
+        "seed004_tensordictmodule_kwargs",
+        "seed004_tensordictsequential",
+        "seed004_make_functional",
     ):
         assert needed in names
 

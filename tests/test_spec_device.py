@@ -2,110 +2,104 @@
 
 One parametrized test walks every entry of the family (loaded through
 ``codegen.loader``) and calls the generated method (or, for ``method: false`` entries,
-the torch function) with each argument form of ``CASES`` on a dense tensordict, a
-nested one (whose nested tensordicts have more batch dims than their parent) and a
-non-contiguous one (strided, transposed leaves). The oracle is the entry's ``leaf``
-evaluated leaf by leaf on a copy of each leaf, with the names the entry's rules define
-(the new batch size, the target device and dtype): the result must have the input's
-keys, the rule's batch size (every nested level keeping its extra dims) and device, and
-those leaves. ``result: in_place`` entries run their statement on a clone; the
-collectors (``numpy``, ``tolist``) are checked against an independent walk.
+the torch function) with each argument form of its spec entry (``tests: calls``) on a
+dense tensordict, a nested one (whose nested tensordicts have more batch dims than
+their parent) and a non-contiguous one (strided, transposed leaves). The oracle is
+torch, never the entry's expressions: the tensor method (or torch function) of the
+op's name applied leaf by leaf to a copy of each leaf with the call's arguments
+(``x.to(torch.float64)``, ``torch.zeros_like(x, dtype=...)``); ``ORACLES`` says what
+torch does where the op's arguments are the tensordict's own (``clone(recurse)``,
+``new_zeros(*size)``: the new batch size followed by each leaf's feature dims). The
+result must have the input's keys, the expected batch size (every nested level
+keeping its extra dims) and device, and those leaves; in-place ops write them into
+the stored tensors; the collectors (``numpy``, ``tolist``) are checked against an
+independent walk.
 
 CUDA and pinned memory are checked where a GPU is present (skipped otherwise). The
-examples run in ``test_spec_examples.py``. An entry without cases fails
+examples run in ``test_spec_examples.py``. An entry without calls fails
 ``test_every_entry_has_cases``.
 """
 
 from __future__ import annotations
 
-import ast
-import sys
-from pathlib import Path
+import warnings
 
 import numpy as np
 import pytest
 import torch
+from spec_cases import arguments, ops_of, torch_oracle
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
-    sys.path.insert(0, str(ROOT))
+from codegen.checks import split_torch_function
+from codegen.model import Form, Op
+from tensordict import TensorDict, TensorDictBase
 
-import tensordict._ops as _ops
-from codegen.loader import load_spec, split_torch_function
-from codegen.model import Op
-from codegen.schema import BATCH_RULES, DEVICE_RULES
-from tensordict import NO_DEFAULT, TensorDict
-
-SPEC = load_spec(ROOT / "spec")
-OPS = [op for op in SPEC.ops() if op.family == "device"]
+OPS = ops_of("device")
 IDS = [op.name for op in OPS]
 STRUCTURES = ("dense", "nested", "noncontiguous")
 CUDA = torch.cuda.is_available()
-
-
-def A(*args, **kwargs):
-    return args, kwargs
-
-
-def _nested_key(td):
-    for key, value in td.items():
-        if isinstance(value, TensorDict):
-            return key
-    return "a"
-
-
-# Argument forms per op; "td" stands for a tensordict shaped like the input, "td_cpu"
-# for one on the cpu device, a callable computes the case from the input.
-CASES = {
-    "to": [
-        A(torch.float64),
-        A("cpu"),
-        A(torch.device("cpu"), torch.float16),
-        A(torch.zeros(1, dtype=torch.int32)),
-        A(dtype=torch.float32, non_blocking=True),
-        A("td_cpu"),
-        A(device="cpu", dtype=torch.bfloat16),
-    ],
-    "cpu": [A(), A(non_blocking=True)],
-    "cuda": [A(), A(0)],
-    "pin_memory": [A(), A(inplace=True)],
-    "pin_memory_": [A()],
-    "share_memory_": [A()],
-    "detach": [A()],
-    "requires_grad_": [A(), A(False)],
-    "zero_": [A()],
-    "fill_": [A("a", 2.5), lambda td: A(_nested_key(td), 1)],
-    "zero_grad": [A(), A(set_to_none=False)],
-    "clone": [A(), A(False), A(memory_format=torch.contiguous_format)],
-    "as_tensor": [A()],
-    "numpy": [A()],
-    "tolist": [
-        A(),
-        A(convert_tensors=True),
-        A(convert_nodes=False),
-        A(tolist_first=True),
-        A(convert_tensors="numpy", tolist_first=True),
-    ],
-    "record_stream": [lambda td: A(torch.cuda.current_stream())],
-    "new_zeros": [A(2), A(2, 5), A([2]), A(torch.Size([1, 2])), A(2, dtype=torch.float64), A(3, device="cpu")],
-    "new_ones": [A(2), A((2, 3)), A(1, dtype=torch.int32)],
-    "new_empty": [A(2), A(2, 5, dtype=torch.float16)],
-    "new_full": [A([2], 7.5), A((2, 3), 1, dtype=torch.int32), A(2, True)],
-    "new_tensor": [A("td"), A("td", dtype=torch.float64)],
-    "zeros_like": [A(), A(dtype=torch.float64), A(device="cpu")],
-    "ones_like": [A(), A(dtype=torch.int32)],
-    "empty_like": [A()],
-    "full_like": [A(3), A(2.5, dtype=torch.float64)],
-    "rand_like": [A(), A(dtype=torch.float64)],
-    "randn_like": [A(), A(dtype=torch.float64)],
-}
 # ops torch accepts on floating (and complex) leaves only
 FLOATS_ONLY = {"requires_grad_", "rand_like", "randn_like"}
+# ops that write into the stored leaves and return the tensordict
+IN_PLACE = {"share_memory_", "requires_grad_", "zero_", "fill_", "zero_grad", "record_stream", "pin_memory_"}
 
 
-# --------------------------------------------------------------------------------------
-# Data.
-# --------------------------------------------------------------------------------------
+def _size(args) -> tuple:
+    """``new_zeros(2, 5)``, ``new_zeros((2, 5))``: the size."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _new(name: str):
+    """``new_zeros(*size, **kw)`` on a leaf: the new batch size, then its feature dims."""
+
+    def oracle(td, key, x, args, kwargs):
+        kwargs = {k: v for k, v in kwargs.items() if k != "empty_lazy"}
+        if name == "new_full":
+            size, rest = tuple(args[0]) if not isinstance(args[0], int) else (args[0],), args[1:]
+        else:
+            size, rest = _size(args), ()
+        return getattr(x, name)(size + x.shape[td.batch_dims :], *rest, **kwargs)
+
+    return oracle
+
+
+def _new_tensor(td, key, x, args, kwargs):
+    data = args[0] if args else kwargs.pop("data")
+    with warnings.catch_warnings():  # torch recommends clone() for tensor data
+        warnings.simplefilter("ignore", UserWarning)
+        return x.new_tensor(data.get(key), **kwargs)
+
+
+def _fill(td, key, x, args, kwargs):
+    target, value = args
+    prefix = target if isinstance(target, tuple) else (target,)
+    path = key if isinstance(key, tuple) else (key,)
+    return x.fill_(value) if path[: len(prefix)] == prefix else x
+
+
+# What torch does to one leaf where the op's arguments are the tensordict's own.
+ORACLES = {
+    "to": lambda td, key, x, args, kwargs: x.to(*_devices(args), **kwargs),
+    "cpu": lambda td, key, x, args, kwargs: x.to("cpu", **kwargs),
+    "pin_memory": lambda td, key, x, args, kwargs: x.pin_memory(),
+    "pin_memory_": lambda td, key, x, args, kwargs: x.pin_memory(),
+    "clone": lambda td, key, x, args, kwargs: (
+        x.clone(**kwargs) if (args[0] if args else kwargs.pop("recurse", True)) else x
+    ),
+    "zero_grad": lambda td, key, x, args, kwargs: x,  # the values stay; grads go
+    "fill_": _fill,
+    "new_zeros": _new("new_zeros"),
+    "new_ones": _new("new_ones"),
+    "new_empty": _new("new_empty"),
+    "new_full": _new("new_full"),
+    "new_tensor": _new_tensor,
+}
+
+
+def _devices(args) -> tuple:
+    """``td.to(other)`` moves to ``other``'s device, as ``Tensor.to(tensor)`` does."""
+    return tuple(a.device if isinstance(a, TensorDictBase) else a for a in args)
 
 
 def make(structure: str, seed: int = 0, floats_only: bool = False) -> TensorDict:
@@ -152,64 +146,15 @@ def tensor_keys(td) -> list:
     return [k for k in td.keys(True, True) if isinstance(td.get(k), torch.Tensor)]
 
 
-def _default(param):
-    if param.default is None:
-        return None
-    if param.default == "NO_DEFAULT":
-        return NO_DEFAULT
-    try:
-        return ast.literal_eval(param.default)
-    except ValueError:
-        return eval(param.default, {"torch": torch})
-
-
-def bind(op: Op, case, td, structure: str, seed: int):
-    """``(args, kwargs, values)``: the call and every parameter's value by name."""
-    args, kwargs = case(td) if callable(case) else case
-    fill = {
-        "td": lambda: make(structure, seed + 50),
-        "td_cpu": lambda: make(structure, seed + 50).to("cpu"),
-    }
-    args = tuple(fill[a]() if isinstance(a, str) and a in fill else a for a in args)
-    kwargs = {k: fill[v]() if isinstance(v, str) and v in fill else v for k, v in kwargs.items()}
-    values = {}
-    rest = list(args)
-    for p in op.signature.params:
-        if p.kind == "var_positional":
-            values[p.name], rest = tuple(rest), []
-        elif p.kind == "var_keyword":
-            values[p.name] = {k: v for k, v in kwargs.items() if k not in op.signature.names}
-        elif p.kind != "keyword_only" and rest:
-            values[p.name] = rest.pop(0)
-        else:
-            values[p.name] = kwargs.get(p.name, _default(p))
-    return args, kwargs, values
+def tensor_keys(td) -> list:
+    return [k for k in td.keys(True, True) if isinstance(td.get(k), torch.Tensor)]
 
 
 def run(op: Op, td, args, kwargs):
-    if op.method:
+    if op.form is not Form.FUNCTION:
         return getattr(td, op.name)(*args, **kwargs)
     fn = eval(split_torch_function(op.torch_functions[0])[0], {"torch": torch})
     return fn(td, *args, **kwargs)
-
-
-def rule_defines(op: Op, td, values: dict) -> dict:
-    """What the entry's rules define, computed by calling them as the method does."""
-    env = dict(values, torch=torch, _ops=_ops)
-    out = {}
-    rule = BATCH_RULES.get(op.batch_size)
-    if rule is not None:
-        args = [eval(a, env) for a in op.batch_args]
-        got = getattr(_ops, f"{op.batch_size}_rule")(td.batch_size, *args, op.name)
-        got = got if len(rule.defines) > 1 else (got,)
-        out.update(zip(rule.defines, got))
-    if op.device_rule is not None:
-        rule = DEVICE_RULES[op.device_rule]
-        args = [eval(a, env) for a in op.device_args]
-        got = getattr(_ops, f"{op.device_rule}_device_rule")(td.device, *args, op.name)
-        got = got if len(rule.defines) > 1 else (got,)
-        out.update(zip(rule.defines, got))
-    return out
 
 
 def needs_gpu(exc: BaseException) -> bool:
@@ -230,19 +175,34 @@ def needs_gpu(exc: BaseException) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def expected_leaves(op: Op, td, values: dict, defines: dict, *, statement=False) -> dict:
-    env = dict(values, torch=torch, _ops=_ops, self=td)
-    env.update(defines)
-    out = {}
-    for key in tensor_keys(td):
-        x = td.get(key).clone()
-        local = dict(env, x=x)
-        for operand in op.operands:
-            value = values[operand]
-            local[operand] = value.get(key) if isinstance(value, TensorDict) else value
-        result = eval(op.leaf, local)
-        out[key] = x if statement else result
-    return out
+def expected_leaves(op: Op, td, args, kwargs) -> dict:
+    fn = ORACLES.get(op.name)
+    if fn is None:
+        method = torch_oracle(op.name)
+        fn = lambda td, key, x, args, kwargs: method(x, *args, **kwargs)  # noqa: E731
+    return {
+        key: fn(td, key, td.get(key).clone(), args, dict(kwargs))
+        for key in tensor_keys(td)
+    }
+
+
+def expected_batch_size(op: Op, td, args, kwargs) -> torch.Size:
+    if op.name == "new_tensor":
+        return (args[0] if args else kwargs["data"]).batch_size
+    if op.name.startswith("new_"):
+        return torch.Size(_size(args if op.name != "new_full" else args[:1]))
+    return td.batch_size
+
+
+def expected_device(op: Op, td, args, kwargs):
+    """The device the call names (as torch parses ``Tensor.to``'s arguments), else the
+    input's."""
+    if op.name in ("to", "cpu"):
+        named = ("cpu",) if op.name == "cpu" else _devices(args)
+        device = torch._C._nn._parse_to(*named, **{k: v for k, v in kwargs.items() if k == "device"})[0]
+        return device if device is not None else td.device
+    device = kwargs.get("device")
+    return torch.device(device) if device is not None else td.device
 
 
 def compare_leaves(result, expected: dict, *, values_too: bool = True) -> None:
@@ -255,19 +215,17 @@ def compare_leaves(result, expected: dict, *, values_too: bool = True) -> None:
             torch.testing.assert_close(got, want, equal_nan=True, msg=lambda m: f"{key}: {m}")
 
 
-def check_structure(result, td, defines: dict) -> None:
+def check_structure(result, td, batch, device) -> None:
     assert isinstance(result, TensorDict)
     assert set(result.keys(True, True)) == set(td.keys(True, True))
     assert result.get("s") == "hello"
-    batch = defines.get("new_batch_size", td.batch_size)
     assert result.batch_size == batch
     root = td.batch_dims
     for key in td.keys(True, False):
         value = td.get(key)
         if isinstance(value, TensorDict):
             assert result.get(key).batch_size == batch + value.batch_size[root:], key
-    device = defines.get("new_device", NO_DEFAULT)
-    assert result.device == (td.device if device is NO_DEFAULT else device)
+    assert result.device == device
 
 
 def same_data(a, b) -> bool:
@@ -323,62 +281,67 @@ def tolist_oracle(td, convert_nodes=True, convert_tensors=False, tolist_first=Fa
 
 def test_every_entry_has_cases() -> None:
     assert OPS, "no device entries in the spec"
-    missing = [op.name for op in OPS if not CASES.get(op.name)]
-    assert not missing, f"add argument cases for {missing} to CASES"
+    missing = [op.name for op in OPS if not op.tests.calls]
+    assert not missing, f"add 'tests: calls' to {missing} in spec/device.yaml"
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_entry(op: Op, structure: str) -> None:
-    for seed, case in enumerate(CASES[op.name]):
+    assert op.name in ORACLES or torch_oracle(op.name) or op.name in ("numpy", "tolist"), (
+        f"torch has no {op.name!r}: add an oracle to ORACLES"
+    )
+    for seed, call in enumerate(op.tests.calls):
         td = make(structure, seed, op.name in FLOATS_ONLY)
         try:
-            args, kwargs, values = bind(op, case, td, structure, seed)
-            check_case(op, td, args, kwargs, values)
+            args, kwargs = arguments(call.args, td, other=make(structure, seed + 50))
+            check_case(op, td, args, kwargs)
         except (RuntimeError, AssertionError, TypeError) as exc:
             if not CUDA and needs_gpu(exc):
                 pytest.skip(f"{op.name} needs a GPU: {exc}")
             raise
 
 
-def check_case(op: Op, td, args, kwargs, values) -> None:
-    defines = rule_defines(op, td, values)
-    if defines.get("unchanged"):
-        assert run(op, td, args, kwargs) is td
-        return
-    if op.result == "in_place":
+def check_case(op: Op, td, args, kwargs) -> None:
+    if op.name in ("to", "cpu") and expected_device(op, td, args, kwargs) == td.device:
+        dtype = torch._C._nn._parse_to(*_devices(args), **kwargs)[1]
+        if dtype is None or all(td.get(k).dtype == dtype for k in tensor_keys(td)):
+            assert run(op, td, args, kwargs) is td  # nothing to move or cast
+            return
+    if op.name in IN_PLACE:
         target = td.clone()
         stored = {k: target.get(k) for k in tensor_keys(target)}
-        expected = expected_leaves(op, td, values, defines, statement=True)
-        if op.target is not None:  # only the leaves at the target key change
-            prefix = values[op.target]
-            prefix = prefix if isinstance(prefix, tuple) else (prefix,)
-            for key in expected:
-                path = key if isinstance(key, tuple) else (key,)
-                if path[: len(prefix)] != prefix:
-                    expected[key] = td.get(key)
+        expected = expected_leaves(op, td, args, kwargs)
         assert run(op, target, args, kwargs) is target
         compare_leaves(target, expected)
         for key, tensor in stored.items():
             assert target.get(key) is tensor, f"{key}: the stored tensor was replaced"
         return
-    if op.result in ("nested_dict", "nested_lists"):
+    if op.name in ("numpy", "tolist"):
         result = run(op, td, args, kwargs)
-        if op.result == "nested_dict":
+        if op.name == "numpy":
             assert same_data(result, numpy_oracle(td))
         else:
-            flags = {k: values[k] for k in ("convert_nodes", "convert_tensors", "tolist_first")}
-            assert same_data(result, tolist_oracle(td, **flags))
+            assert same_data(result, tolist_oracle(td, **kwargs))
         return
     torch.manual_seed(0)
-    expected = expected_leaves(op, td, values, defines)
+    expected = expected_leaves(op, td, args, kwargs)
     torch.manual_seed(0)
-    target = td.clone() if op.result == "replace" or values.get("inplace") else td
+    inplace = op.name == "pin_memory_" or kwargs.get("inplace")
+    target = td.clone() if inplace else td
     result = run(op, target, args, kwargs)
-    if op.result == "replace" or values.get("inplace"):
+    if inplace:
         assert result is target
-    check_structure(result, td, defines)
-    compare_leaves(result, expected, values_too="empty" not in op.leaf)
+    check_structure(result, td, expected_batch_size(op, td, args, kwargs),
+                    expected_device(op, td, args, kwargs))
+    compare_leaves(result, expected, values_too="empty" not in op.name)
+    if op.inplace is not None:  # the out-of-place result, written in place
+        target = td.clone()
+        stored = {k: target.get(k) for k in tensor_keys(target)}
+        assert getattr(target, op.inplace.name)(*args, **kwargs) is target
+        compare_leaves(target, expected)
+        for key, tensor in stored.items():
+            assert target.get(key) is tensor, key
 
 
 # --------------------------------------------------------------------------------------

@@ -1,53 +1,44 @@
 """Spec-driven tests of the indexing family (``spec/indexing.yaml``).
 
 One parametrized test walks every entry of the family (loaded through
-``codegen.loader``) and calls the generated method with each argument form of ``CASES``
-on a dense tensordict, a nested one (whose nested tensordicts have more batch dims than
-their parent) and a non-contiguous one (strided, transposed leaves). Two oracles:
+``codegen.loader``) and calls the generated method with each argument form of its spec
+entry (``tests: calls``) on a dense tensordict, a nested one (whose nested tensordicts
+have more batch dims than their parent) and a non-contiguous one (strided, transposed
+leaves). The oracles come from torch, never from the entry's expressions:
 
 - ops that move batch elements (a rule defining ``new_batch_size`` or
-  ``batch_sizes``): torch itself, applied to a tensor of batch indices
-  (``torch.arange(numel).reshape(batch_size)``) with the entry's ``leaf`` expression,
-  says which batch element lands where; every leaf must equal the input leaf gathered
-  at those indices (feature dims untouched), and every level's batch size must be the
-  index tensor's shape followed by that level's extra dims;
-- ops that keep the batch size: the entry's ``leaf`` evaluated leaf by leaf, with the
-  runtime helpers it calls replaced by independent ones (``expand_right``).
+  ``batch_sizes``): the torch function of the op's name applied to a tensor of batch
+  indices (``torch.split(torch.arange(numel).reshape(batch_size), ...)``) says which
+  batch element lands where; every leaf must equal the input leaf gathered at those
+  indices (feature dims untouched), and every level's batch size must be the index
+  tensor's shape followed by that level's extra dims;
+- ops that keep the batch size: the torch function applied leaf by leaf, the batch
+  mask expanded over the leaf's feature dims (``expand_right``).
+
+``ORACLES`` holds the ops whose torch function takes its arguments differently.
 
 Also checked: in-place variants, ``torch.X(td)`` dispatch, the errors bad arguments
 raise (naming the argument and the batch size); the examples run in
 ``test_spec_examples.py``.
-An entry without cases fails ``test_every_entry_has_cases``.
+An entry without calls fails ``test_every_entry_has_cases``.
 """
 
 from __future__ import annotations
 
-import sys
-import types
-from pathlib import Path
-
 import pytest
 import torch
+from spec_cases import arguments, ops_of, torch_oracle
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
-    sys.path.insert(0, str(ROOT))
-
-from codegen.loader import load_spec, split_torch_function
+from codegen.checks import split_torch_function
+from codegen.loader import load_spec
 from codegen.model import Op
-from codegen.schema import BATCH_RULES
 from tensordict import TensorDict
 from tensordict.utils import expand_right
 
-SPEC = load_spec(ROOT / "spec")
-OPS = [op for op in SPEC.ops() if op.family == "indexing"]
+OPS = ops_of("indexing")
 IDS = [op.name for op in OPS]
 STRUCTURES = ("dense", "nested", "noncontiguous")
 BATCH = (4, 3)
-
-
-def A(*args, **kwargs):
-    return args, kwargs
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -55,25 +46,15 @@ def _gen(seed: int) -> torch.Generator:
 
 
 MASK_4 = torch.tensor([True, False, True, True])
-MASK_43 = torch.rand(4, 3, generator=_gen(1)) > 0.4
-CASES = {
-    "split": [A(2), A([1, 3]), A(2, 1), A([1, 2], -1), A(split_size=3, dim=0), A(4)],
-    "chunk": [A(2), A(3, 1), A(2, dim=-1), A(5)],
-    "tensor_split": [A(3), A([1, 3]), A(torch.tensor([2])), A(2, 1), A((1,), dim=-1)],
-    "unbind": [A(0), A(1), A(-1), A(dim=-2)],
-    "gather": [
-        A(0, torch.randint(0, 4, (2, 3), generator=_gen(2))),
-        A(1, torch.randint(0, 3, (4, 5), generator=_gen(3))),
-        A(-1, torch.randint(0, 3, (3, 2), generator=_gen(4))),
-    ],
-    "masked_fill": [A(MASK_4, 0.5), A(MASK_43, -1), A(mask=MASK_4, value=True)],
-    "masked_select": [A(MASK_4), A(MASK_43), A(mask=torch.zeros(4, dtype=torch.bool))],
-    "where": [
-        A(MASK_4, "td"),
-        A(MASK_43, torch.tensor(0.5)),
-        A(MASK_4, 0),
-        A(condition=MASK_43, other="td"),
-    ],
+# What torch does where its function of the op's name takes other arguments: the
+# elements a batch mask selects (``x[mask]``, over the leading dims it covers), and
+# ``torch.where``, which takes the condition first.
+ORACLES = {
+    "masked_select": lambda x, mask: x[mask],
+    "masked_fill": lambda x, mask, value: x.masked_fill(expand_right(mask, x.shape), value),
+    "where": lambda x, condition, other: torch.where(
+        expand_right(condition, x.shape), x, other
+    ),
 }
 
 
@@ -120,14 +101,11 @@ def tensor_keys(td) -> list:
     return [k for k in td.keys(True, True) if isinstance(td.get(k), torch.Tensor)]
 
 
-def bind(op_signature, args: tuple, kwargs: dict, structure: str, seed: int) -> dict:
-    """The arguments by parameter name ("td" stands for a tensordict like the input)."""
-    names = [p.name for p in op_signature.params]
-    values = dict(zip(names, args))
+def bind(op: Op, call, td, structure: str, seed: int) -> dict:
+    """The arguments by parameter name (``other`` is a tensordict like the input)."""
+    args, kwargs = arguments(call.args, td, other=make(structure, seed + 100))
+    values = dict(zip([p.name for p in op.signature.params], args))
     values.update(kwargs)
-    for name, value in values.items():
-        if isinstance(value, str) and value == "td":
-            values[name] = make(structure, seed + 100)
     return values
 
 
@@ -157,42 +135,34 @@ def assert_same_entries(result, td) -> None:
 # Oracles.
 # --------------------------------------------------------------------------------------
 
-# the runtime helpers a leaf expression may call, written independently
-FAKE_OPS = types.SimpleNamespace(
-    expand_mask=lambda mask, x: expand_right(mask, x.shape),
-    expand_index=lambda index, x: expand_right(index, index.shape + x.shape[index.ndim :]),
-)
-
-
-def leaf_env(op: Op, values: dict) -> dict:
-    """The names the leaf expression uses: the arguments, and what the batch rule
-    defines under a name it also takes (``mask`` from ``condition``)."""
-    env = {"torch": torch, "_ops": FAKE_OPS}
-    env.update({p.name: values.get(p.name, _default(p)) for p in op.signature.params})
-    rule = BATCH_RULES.get(op.batch_size)
-    if rule is not None:
-        for arg_name, expr in zip(rule.args, op.batch_args):
-            if arg_name in rule.defines:
-                env[arg_name] = eval(expr, dict(env))
-    return env
-
-
-def _default(param):
-    import ast
-
-    return ast.literal_eval(param.default) if param.default is not None else None
+def oracle(op: Op):
+    return ORACLES.get(op.name) or torch_oracle(op.name)
 
 
 def moves_elements(op: Op) -> bool:
-    rule = BATCH_RULES.get(op.batch_size)
-    return rule is not None and bool({"new_batch_size", "batch_sizes"} & set(rule.defines))
+    rule = op.batch_rule
+    return rule is not None and bool({"new_batch_size", "batch_sizes"} & set(rule.rule.defines))
+
+
+def positional(op: Op, values: dict) -> list:
+    """The arguments the op was given, in the order of its signature (its defaults
+    where the call left them out), without the ones torch's function has no use for."""
+    out = []
+    for p in op.signature.params:
+        if p.role is not None and p.name not in values:
+            continue  # out=, inplace=, pad=: the op's own options
+        if p.name in values:
+            out.append(values[p.name])
+        elif p.default is not None and p.kind != "keyword_only":
+            out.append(eval(p.default))
+    return out
 
 
 def index_oracle(op: Op, td, values: dict) -> list[torch.Tensor]:
-    """The batch-element indices each result holds (one tensor per result)."""
-    env = leaf_env(op, values)
-    env["x"] = torch.arange(td.numel()).reshape(td.batch_size)
-    out = eval(op.leaf, env)
+    """The batch-element indices each result holds (one tensor per result): torch's
+    function of the op's name applied to a tensor of batch indices."""
+    index = torch.arange(td.numel()).reshape(td.batch_size)
+    out = oracle(op)(index, *positional(op, values))
     return list(out) if op.result == "tensordicts" else [out]
 
 
@@ -209,19 +179,14 @@ def check_against_indices(result, td, idx: torch.Tensor) -> None:
             assert result.get(key).batch_size == idx.shape + value.batch_size[root:]
 
 
-def check_values(op: Op, result, td, values: dict, *, statement: bool = False) -> None:
-    env = leaf_env(op, values)
-    text = op.inplace.leaf if statement else op.leaf
+def check_values(op: Op, result, td, values: dict) -> None:
+    """Every leaf is torch's function of the op's name applied to the input leaf."""
     assert result.batch_size == td.batch_size
     for key in tensor_keys(td):
-        x = td.get(key).clone()
-        local = dict(env, x=x)
-        for operand in op.operands:
-            value = values[operand]
-            local[operand] = value.get(key) if isinstance(value, TensorDict) else value
-        expected = eval(text, local)
-        if statement:
-            expected = x
+        args = [
+            v.get(key) if isinstance(v, TensorDict) else v for v in positional(op, values)
+        ]
+        expected = oracle(op)(td.get(key).clone(), *args)
         torch.testing.assert_close(result.get(key), expected, msg=lambda m: f"{key}: {m}")
 
 
@@ -232,16 +197,17 @@ def check_values(op: Op, result, td, values: dict, *, statement: bool = False) -
 
 def test_every_entry_has_cases() -> None:
     assert OPS, "no indexing entries in the spec"
-    missing = [op.name for op in OPS if not CASES.get(op.name)]
-    assert not missing, f"add argument cases for {missing} to CASES"
+    missing = [op.name for op in OPS if not op.tests.calls]
+    assert not missing, f"add 'tests: calls' to {missing} in spec/indexing.yaml"
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_entry(op: Op, structure: str) -> None:
-    for seed, (args, kwargs) in enumerate(CASES[op.name]):
+    assert oracle(op), f"torch has no {op.name!r}: add an oracle to ORACLES"
+    for seed, case in enumerate(op.tests.calls):
         td = make(structure, seed)
-        values = bind(op.signature, args, kwargs, structure, seed)
+        values = bind(op, case, td, structure, seed)
         result = call(td, op.name, values)
         if moves_elements(op):
             indices = index_oracle(op, td, values)
@@ -254,13 +220,13 @@ def test_entry(op: Op, structure: str) -> None:
         else:
             assert_same_entries(result, td)
             check_values(op, result, td, values)
-        if op.inplace is not None:
+        if op.inplace is not None:  # the out-of-place result, written in place
             target = td.clone()
             stored = {k: target.get(k) for k in tensor_keys(target)}
             assert getattr(target, op.inplace.name)(**values) is target
-            check_values(op, target, td, values, statement=True)
             for key, tensor in stored.items():
                 assert target.get(key) is tensor, key
+                torch.testing.assert_close(tensor, result.get(key).to(tensor.dtype))
         # torch.X(td, ...) does what the method does
         for item in op.torch_functions:
             check_dispatch(op, item, td, values, result)

@@ -6,29 +6,21 @@ One parametrized test walks every entry of the family (loaded through
 (leaves that are transposed or strided views, and a tensordict that is itself indexed),
 with every form of ``dim`` the entry takes: each batch dim (positive and negative), a
 tuple of batch dims where torch takes one, no dim, ``"feature"``, ``keepdim`` and
-``reduce=True``. Every leaf of the result is compared with the entry's own ``leaf`` (or
-``leaf_all``) expression evaluated by hand, leaf by leaf, on the matching input tensor,
-and the batch size of every level is compared with the one computed here from the
-batch dims. Bad dims must raise errors that name the op, the dim and the batch size.
+``reduce=True``. Every leaf of the result is compared with the torch function of the
+op's name (``torch.sum(x, dims, keepdim=...)``) applied by hand, leaf by leaf, to the
+matching input tensor (never with the entry's own expressions), and the batch size of
+every level is compared with the one computed here from the batch dims. The extra
+arguments an op is called with come from its spec entry (``tests: calls``). Bad dims must raise errors that name the op, the dim and the batch size.
 Every ``torch_function`` dispatches (the examples run in ``test_spec_examples.py``).
 """
 
 from __future__ import annotations
 
-import ast
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from spec_cases import A, arguments, ops_of, torch_oracle
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
-    sys.path.insert(0, str(ROOT))
-
-from codegen.loader import load_spec
-from codegen.model import Op
-from codegen.render import leaf_expr
+from codegen.model import Op, Role
 from tensordict import TensorDict
 from tensordict.base import NO_DEFAULT
 
@@ -36,8 +28,7 @@ from tensordict.base import NO_DEFAULT
 # torch says with a warning
 pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
 
-SPEC = load_spec(ROOT / "spec")
-OPS = [op for op in SPEC.ops() if op.family == "reduction"]
+OPS = ops_of("reduction")
 IDS = [op.name for op in OPS]
 STRUCTURES = ("dense", "nested", "noncontiguous")
 BATCH = (3, 4)
@@ -119,23 +110,17 @@ def levels(td):
 # --------------------------------------------------------------------------------------
 
 
-def _literal(param):
-    if param.default in (None, "NO_DEFAULT"):
-        return None
-    return ast.literal_eval(param.default)
-
-
-def env_for(op: Op, **values) -> dict:
-    env = {"torch": torch}
-    for param in op.signature.params:
-        env[param.name] = _literal(param)
-    env["keepdim"] = False
-    env.update(values)
-    return env
-
-
-def evaluate(text: str, env: dict, x):
-    return eval(compile(leaf_expr(text), "<leaf>", "eval"), dict(env, x=x))
+def torch_result(op: Op, x, dim=None, keepdim=False, extra=A()):
+    """What torch's function of the op's name gives for one leaf: over ``dim`` (with
+    ``keepdim`` where the op takes it), or over every dim when ``dim`` is None. The
+    extra arguments are the call's: positional ones (``q``) before the dim."""
+    args, kwargs = extra
+    fn = torch_oracle(op.name)
+    if dim is None:
+        return fn(x, *args, **kwargs)
+    if op.signature.role(Role.KEEPDIM) is not None:
+        kwargs = dict(kwargs, keepdim=keepdim)
+    return fn(x, *args, dim, **kwargs)
 
 
 def normalise(dim, n=len(BATCH)):
@@ -163,37 +148,36 @@ def pairs(value):
 
 
 def expected_leaves(op: Op, td, dim, keepdim, extra) -> dict:
-    """{key: (values, indices or None)} from the spec's expressions, leaf by leaf."""
-    env = env_for(op, **extra)
+    """{key: (values, indices or None)} from torch, leaf by leaf."""
     out = {}
     for key in tensor_keys(td):
         x = td.get(key).clone()
         if dim is None and op.no_dim != "batch":
-            value = evaluate(op.leaf_all, env, x)
+            value = torch_result(op, x, extra=extra)
             if keepdim:
-                prefix = tuple(value.shape[: value.ndim])
-                value = value.reshape(prefix + (1,) * x.ndim)
+                value = value.reshape(tuple(value.shape) + (1,) * x.ndim)
             out[key] = (value, None)
         elif dim == "feature":
             flat = feature_flat(x, level_dims(td, key))
-            out[key] = pairs(evaluate(op.leaf, dict(env, dim=-1, keepdim=False), flat))
+            out[key] = pairs(torch_result(op, flat, -1, False, extra))
         else:
             d = tuple(range(len(BATCH))) if dim is None else normalise(dim)
-            out[key] = pairs(evaluate(op.leaf, dict(env, dim=d, keepdim=keepdim), x))
+            out[key] = pairs(torch_result(op, x, d, keepdim, extra))
     return out
 
 
 def expected_root_size(op: Op, td, dim, keepdim, prefix) -> tuple:
     if dim is None and op.no_dim != "batch":
         return prefix + ((1,) * td.batch_dims if keepdim else ())
-    if dim == "feature" or op.batch_size == "keep":
+    if dim == "feature" or op.scan:
         return prefix + tuple(td.batch_size)
     dims = tuple(range(td.batch_dims)) if dim is None else dim
     return prefix + reduced_size(tuple(td.batch_size), dims, keepdim)
 
 
 def check_result(op, td, result, dim, keepdim, extra, *, indices: bool) -> None:
-    prefix = tuple(extra["q"].shape) if isinstance(extra.get("q"), torch.Tensor) else ()
+    q = extra[0][0] if extra[0] else None
+    prefix = tuple(q.shape) if isinstance(q, torch.Tensor) else ()
     want = expected_leaves(op, td, dim, keepdim, extra)
     if indices:
         assert isinstance(result, tuple) and type(result).__name__ == op.name
@@ -229,22 +213,16 @@ def check_result(op, td, result, dim, keepdim, extra, *, indices: bool) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def extras(op: Op) -> list[dict]:
-    """Values for the required parameters (and the interesting optional ones)."""
-    if op.signature.has("q"):
-        return [{"q": 0.3}, {"q": torch.tensor([0.25, 0.75])}]
-    if op.signature.has("correction"):
-        return [{}, {"correction": 0}]
-    if op.name == "sum":
-        return [{}, {"dtype": torch.float64}]
-    return [{}]
+def extras(op: Op) -> list[tuple]:
+    """The extra arguments each call passes (the entry's ``tests: calls``)."""
+    return [arguments(call.args) for call in op.tests.calls] or [A()]
 
 
 def dim_cases(op: Op) -> list:
     if not op.signature.has("dim"):
         return [None]
     cases = [0, 1, -1, -2]
-    if op.batch_size == "keep":
+    if op.scan:
         return cases
     cases += [None, "feature"]
     if op.dims == "many":
@@ -252,10 +230,10 @@ def dim_cases(op: Op) -> list:
     return cases
 
 
-def call(op: Op, td, dim, keepdim=None, **kwargs):
-    args = []
-    if op.signature.has("q"):
-        args.append(kwargs.pop("q"))
+def call(op: Op, td, dim, keepdim=None, extra=A(), **kwargs):
+    args, more = extra
+    args = list(args)
+    kwargs = dict(more, **kwargs)
     if dim is not None:
         kwargs["dim"] = dim
     if keepdim is not None:
@@ -279,20 +257,17 @@ def test_entry_against_torch(op: Op, structure: str) -> None:
             for keepdim in keepdims:
                 if dim == "feature" and keepdim:
                     continue
-                result = call(op, td, dim, keepdim, **dict(extra))
+                result = call(op, td, dim, keepdim, extra)
                 kd = bool(keepdim)
                 if dim is None and op.no_dim in ("all", "any"):
-                    leaf_all = [
-                        bool(evaluate(op.leaf_all, env_for(op), td.get(k)))
-                        for k in tensor_keys(td)
-                    ]
+                    leaf_all = [bool(torch_result(op, td.get(k))) for k in tensor_keys(td)]
                     want = all(leaf_all) if op.no_dim == "all" else any(leaf_all)
                     assert result is want
                     continue
                 indices = has_indices and dim is not None
                 check_result(op, td, result, dim, kd, extra, indices=indices)
                 if indices:  # return_indices=False: the values only
-                    values = call(op, td, dim, keepdim, return_indices=False, **extra)
+                    values = call(op, td, dim, keepdim, extra, return_indices=False)
                     check_result(op, td, values, dim, kd, extra, indices=False)
 
 
@@ -303,28 +278,27 @@ def test_reduce_true_gives_one_tensor(op: Op) -> None:
         pytest.skip(f"{op.name} takes no reduce")
     td = make_td("nested", profile_for(op))
     extra = extras(op)[0]
-    env = env_for(op, **extra)
     flat = torch.cat([td.get(k).reshape(-1) for k in tensor_keys(td)])
     per_batch = torch.cat([td.get(k).reshape(3, 4, -1) for k in tensor_keys(td)], -1)
-    if op.batch_size == "keep":  # scans: the batch dims, then every feature
-        got = call(op, td, 1, reduce=True, **dict(extra))
-        want = evaluate(op.leaf, dict(env, dim=1), per_batch)
+    if op.scan:  # scans: the batch dims, then every feature
+        got = call(op, td, 1, extra=extra, reduce=True)
+        want = torch_result(op, per_batch, 1, False, extra)
         torch.testing.assert_close(pairs(got)[0], pairs(want)[0])
         return
-    got = call(op, td, None, reduce=True, **dict(extra))
+    got = call(op, td, None, extra=extra, reduce=True)
     assert isinstance(got, torch.Tensor)
-    torch.testing.assert_close(got, evaluate(op.leaf_all, env, flat), equal_nan=True)
-    got = call(op, td, "feature", reduce=True, **dict(extra))
-    want = evaluate(op.leaf, dict(env, dim=-1, keepdim=False), per_batch)
+    torch.testing.assert_close(got, torch_result(op, flat, extra=extra), equal_nan=True)
+    got = call(op, td, "feature", extra=extra, reduce=True)
+    want = torch_result(op, per_batch, -1, False, extra)
     torch.testing.assert_close(pairs(got)[0], pairs(want)[0], equal_nan=True)
     assert pairs(got)[0].shape[-2:] == torch.Size(BATCH)
     # a batch dim and every feature together: one value per element of the other dim
-    got = call(op, td, 0, reduce=True, **dict(extra))
+    got = call(op, td, 0, extra=extra, reduce=True)
     merged = per_batch.movedim(0, -1).reshape(4, -1)
-    want = evaluate(op.leaf, dict(env, dim=-1, keepdim=False), merged)
+    want = torch_result(op, merged, -1, False, extra)
     torch.testing.assert_close(pairs(got)[0], pairs(want)[0], equal_nan=True)
     with pytest.raises(ValueError, match="no tensor leaves"):
-        call(op, TensorDict(batch_size=BATCH), None, reduce=True, **dict(extra))
+        call(op, TensorDict(batch_size=BATCH), None, extra=extra, reduce=True)
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
@@ -335,25 +309,25 @@ def test_bad_dims_name_the_dim_and_batch_size(op: Op) -> None:
         pytest.skip(f"{op.name} takes no dim")
     for bad in (2, -3, 7):
         with pytest.raises(IndexError) as info:
-            call(op, td, bad, **dict(extra))
+            call(op, td, bad, extra=extra)
         message = str(info.value)
         assert f"{op.name}(): dim={bad}" in message
         assert "batch_size [3, 4]" in message and "[-2, 1]" in message
-    if op.batch_size == "keep":
+    if op.scan:
         return
     if op.dims == "one":
         with pytest.raises(TypeError, match=r"one batch dim at a time.*\(0, 1\)"):
-            call(op, td, (0, 1), **dict(extra))
+            call(op, td, (0, 1), extra=extra)
     else:
         with pytest.raises(IndexError, match="dim=5"):
-            call(op, td, (0, 5), **dict(extra))
+            call(op, td, (0, 5), extra=extra)
         with pytest.raises(ValueError, match="more than once"):
-            call(op, td, (0, -2), **dict(extra))
+            call(op, td, (0, -2), extra=extra)
     with pytest.raises(ValueError, match="'feature'"):
-        call(op, td, "features", **dict(extra))
+        call(op, td, "features", extra=extra)
     if op.signature.has("keepdim"):
         with pytest.raises(TypeError, match="keepdim"):
-            call(op, td, "feature", True, **dict(extra))
+            call(op, td, "feature", True, extra=extra)
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
@@ -361,16 +335,14 @@ def test_torch_errors_are_torchs(op: Op) -> None:
     """A leaf torch rejects raises torch's own error (mean of integers...)."""
     td = TensorDict(a=torch.arange(12).reshape(3, 4), batch_size=BATCH)
     extra = extras(op)[0]
-    env = env_for(op, **extra)
     dim = 0 if op.signature.has("dim") else None
-    text = op.leaf if dim is not None else op.leaf_all
     try:
-        want = evaluate(text, dict(env, dim=dim), td["a"])
+        want = torch_result(op, td["a"], dim, False, extra)
     except Exception as exc:  # noqa: BLE001 - the op must raise the same
         with pytest.raises(type(exc)):
-            call(op, td, dim, **dict(extra))
+            call(op, td, dim, extra=extra)
     else:
-        got = call(op, td, dim, **dict(extra))
+        got = call(op, td, dim, extra=extra)
         torch.testing.assert_close(pairs(got)[0]["a"], pairs(want)[0])
 
 
@@ -380,12 +352,12 @@ def test_key_transform(op: Op) -> None:
         pytest.skip(f"{op.name} takes no key_transform")
     td = make_td("nested")
     extra = extras(op)[0]
-    plain = call(op, td, None, **dict(extra))
-    renamed = call(op, td, None, key_transform=lambda k: k + "_x", **dict(extra))
+    plain = call(op, td, None, extra=extra)
+    renamed = call(op, td, None, extra=extra, key_transform=lambda k: k + "_x")
     assert set(renamed.keys()) == {k + "_x" for k in plain.keys()}
     torch.testing.assert_close(renamed["sub_x", "c_x"], plain["sub", "c"])
     if op.signature.has("dim"):
-        renamed = call(op, td, 0, key_transform=str.upper, **dict(extra))
+        renamed = call(op, td, 0, extra=extra, key_transform=str.upper)
         assert "A" in renamed.keys() and ("SUB", "C") in renamed.keys(True)
 
 
@@ -395,7 +367,7 @@ def test_torch_function_dispatches(op: Op) -> None:
     extra = extras(op)[0]
     for dotted in op.torch_functions:
         fn = eval(dotted, {"torch": torch})
-        args = [extra["q"]] if "q" in extra else []
+        args = list(extra[0])
         if op.signature.has("dim"):
             args.append(0)
         got = fn(td, *args)

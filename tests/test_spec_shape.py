@@ -13,93 +13,27 @@ entry's ``storage`` is checked (a write through a view shows in the input, a cop
 shares nothing), and so are ``inplace=True``, bad arguments (errors that name the op,
 the argument and the batch size), ``torch.X(td)`` dispatch and every ``example``.
 
-Argument cases live in ``CASES`` below; an entry without cases fails
-``test_every_entry_has_cases``.
+The argument forms, the test batch size and the bad arguments (with the words their
+errors must hold) of each op are its spec entry's ``tests``; an entry without calls
+fails ``test_every_entry_has_cases``.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import builtins
 
 import pytest
 import torch
+from spec_cases import A, arguments, batch_size, ops_of
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
-    sys.path.insert(0, str(ROOT))
-
-from codegen.loader import load_spec
 from codegen.model import Op
 from tensordict import TensorDict
 
-SPEC = load_spec(ROOT / "spec")
-OPS = [op for op in SPEC.ops() if op.family == "batch_shape"]
+OPS = ops_of("batch_shape")
 IDS = [op.name for op in OPS]
 STRUCTURES = ("dense", "nested", "noncontiguous")
 
 
-def A(*args, **kwargs):
-    return args, kwargs
-
-
-# The argument forms each op is called with, on a tensordict of batch size BATCH[op]
-# (default [3, 4]).
-BATCH = {
-    "squeeze": (3, 1, 4, 1),
-    "expand": (3, 1, 4),
-    "expand_as": (3, 1, 4),
-    "broadcast_to": (3, 1, 4),
-    "atleast_1d": (),
-    "atleast_2d": (4,),
-    "atleast_3d": (4,),
-}
-CASES = {
-    "view": [
-        A(-1),
-        A(2, 6),
-        A((2, 6)),
-        A([4, 3]),
-        A(torch.Size([12])),
-        A(size=[12]),
-        A(batch_size=torch.Size([6, 2])),
-        A(2, -1),
-        A(1, 12, 1),
-    ],
-    "reshape": [A(-1), A(2, 6), A((2, 6)), A(shape=(4, 3)), A(size=[12, 1]), A(6, -1)],
-    "permute": [A(1, 0), A([1, 0]), A((1, 0)), A(dims=(1, 0)), A(-1, 0), A(0, 1)],
-    "transpose": [A(0, 1), A(-1, 0), A(1, 1)],
-    "swapdims": [A(0, 1), A(1, -2)],
-    "swapaxes": [A(0, 1), A(-1, -2)],
-    "movedim": [A(0, 1), A((0, 1), (1, 0)), A(-1, 0), A(source=1, destination=0)],
-    "moveaxis": [A(0, 1), A((0, 1), (1, 0))],
-    "squeeze": [A(), A(1), A(0), A((1, 3)), A(dim=-1), A(-3), A(1, 3)],
-    "unsqueeze": [A(0), A(-1), A(2), A(1), A(-3), A(dim=1)],
-    "flatten": [A(), A(0, 1), A(0, -1), A(1), A(start_dim=1, end_dim=1)],
-    "unflatten": [A(1, (2, 2)), A(-1, (2, -1)), A(0, (3, 1)), A(0, [1, 3])],
-    "expand": [A(3, 5, 4), A((2, 3, 5, 4)), A(torch.Size([3, 2, 4])), A(-1, 2, -1)],
-    "expand_as": [A(torch.zeros(3, 5, 4)), A(TensorDict(batch_size=[2, 3, 5, 4]))],
-    "broadcast_to": [A((3, 5, 4)), A((2, 3, 2, 4)), A(torch.Size([3, 1, 4]))],
-    "repeat": [A(2, 1), A((2, 1)), A(2, 1, 3), A(1, 3)],
-    "repeat_interleave": [
-        A(2, dim=0),
-        A(2),
-        A(torch.tensor([1, 2, 0, 1]), dim=1),
-        A(torch.tensor([1, 2, 0, 1]), 1, output_size=4),
-        A(torch.tensor(3), dim=-1),
-    ],
-    "tile": [A((2, 1)), A((2,)), A(2), A((2, 1, 3))],
-    "flip": [A(0), A((0, 1)), A([1]), A(-1)],
-    "fliplr": [A()],
-    "flipud": [A()],
-    "roll": [A(1, 0), A(1), A((1, 2), (0, 1)), A(-1, -1), A(5)],
-    "rot90": [A(), A(1, (1, 0)), A(2), A(3, (0, 1)), A(k=-1)],
-    "atleast_1d": [A()],
-    "atleast_2d": [A()],
-    "atleast_3d": [A()],
-    "narrow": [A(1, 1, 2), A(-1, 1, 2), A(0, -2, 2), A(0, 0, 0), A(1, 0, 4)],
-    "contiguous": [A()],
-}
 # What the oracle calls on the index tensor, where it is not the tensor method of the
 # same name: atleast_Nd adds its dims in front (torch.atleast_3d adds one at the end of
 # a 2-d tensor; a leaf's end holds its feature dims).
@@ -107,90 +41,6 @@ ORACLE = {
     f"atleast_{n}d": (lambda n: lambda t: t.reshape((1,) * (n - t.ndim) + t.shape))(n)
     for n in (1, 2, 3)
 }
-# Bad arguments: (args, kwargs, error type, fragments the message must hold), on a
-# tensordict of batch size BATCH[op].
-BAD = {
-    "view": [
-        (A(5), RuntimeError, ["view()", "[5]", "batch_size [3, 4]", "12 elements"]),
-        (A(-1, -1), RuntimeError, ["only one may be -1"]),
-        (A(-1, size=[12]), TypeError, ["not both"]),
-        (A(torch.float16, size=[12]), TypeError, ["dtype view"]),
-    ],
-    "reshape": [
-        (A(5, 3), RuntimeError, ["reshape()", "[5, 3]", "batch_size [3, 4]"]),
-        (A(bogus=3), TypeError, ["bogus"]),
-    ],
-    "permute": [
-        (A(0, 2), IndexError, ["permute()", "dims=2", "batch_size [3, 4]", "[-2, 1]"]),
-        (A(0), ValueError, ["not a permutation", "batch_size [3, 4]"]),
-        (A(0, 0), ValueError, ["not a permutation"]),
-    ],
-    "transpose": [
-        (A(0, 2), IndexError, ["transpose()", "dim1=2", "batch_size [3, 4]"])
-    ],
-    "swapdims": [(A(-3, 0), IndexError, ["swapdims()", "dim0=-3"])],
-    "swapaxes": [(A(0, 9), IndexError, ["swapaxes()", "dim1=9"])],
-    "movedim": [
-        (A(0, 3), IndexError, ["movedim()", "destination=3", "batch_size [3, 4]"]),
-        (A((0, 1), 1), ValueError, ["as many dims"]),
-    ],
-    "moveaxis": [(A(2, 0), IndexError, ["moveaxis()", "source=2"])],
-    "squeeze": [(A(4), IndexError, ["squeeze()", "dim=4", "batch_size [3, 1, 4, 1]"])],
-    "unsqueeze": [
-        (A(3), IndexError, ["unsqueeze()", "dim=3", "batch_size [3, 4]", "[-3, 2]"]),
-        (A(), TypeError, ["one dim"]),
-    ],
-    "flatten": [
-        (A(2), IndexError, ["flatten()", "start_dim=2", "batch_size [3, 4]"]),
-        (A(1, 0), ValueError, ["end_dim=0 comes before start_dim=1"]),
-    ],
-    "unflatten": [
-        (A(1, (3, 3)), RuntimeError, ["unflatten()", "[3, 3]", "batch dim 1 (4)"]),
-        (A(2, (1, 1)), IndexError, ["unflatten()", "dim=2"]),
-    ],
-    "expand": [
-        (A(5, 1, 4), RuntimeError, ["expand()", "batch_size [3, 1, 4]", "[5, 1, 4]"]),
-        (A(4), RuntimeError, ["fewer dims", "batch_size [3, 1, 4]"]),
-        (A(-1, 3, 1, 4), RuntimeError, ["new leading dims need a size"]),
-    ],
-    "expand_as": [
-        (A(torch.zeros(3, 2, 5)), RuntimeError, ["expand_as()", "[3, 2, 5]"])
-    ],
-    "broadcast_to": [(A((2, 2, 4)), RuntimeError, ["broadcast_to()", "[2, 2, 4]"])],
-    "repeat": [
-        (A(2), ValueError, ["repeat()", "give one per batch dim", "batch_size [3, 4]"]),
-        (A(2, -1), ValueError, [">= 0"]),
-    ],
-    "repeat_interleave": [
-        (A(torch.tensor([1, 2]), dim=1), ValueError, ["one per element", "size 4"]),
-        (A(2, dim=2), IndexError, ["repeat_interleave()", "dim=2"]),
-    ],
-    "tile": [(A((2, -1)), ValueError, ["tile()", ">= 0"])],
-    "flip": [(A(2), IndexError, ["flip()", "dims=2", "batch_size [3, 4]"])],
-    "roll": [
-        (A(1, 2), IndexError, ["roll()", "dims=2", "batch_size [3, 4]"]),
-        (A((1, 2), 0), ValueError, ["2 shifts for 1 dims"]),
-    ],
-    "rot90": [
-        (A(1, (0, 0)), ValueError, ["rot90()", "more than once"]),
-        (A(1, (0, 2)), IndexError, ["rot90()", "dims=2"]),
-    ],
-    "narrow": [
-        (A(0, 2, 2), IndexError, ["narrow()", "do not fit", "size 3", "[3, 4]"]),
-        (A(2, 0, 1), IndexError, ["narrow()", "dim=2"]),
-    ],
-}
-# Ops whose arguments cannot be wrong on a tensordict with batch dims.
-NO_BAD_INPUT = {
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "contiguous",
-    "fliplr",
-    "flipud",
-}
-
-
 # --------------------------------------------------------------------------------------
 # Data.
 # --------------------------------------------------------------------------------------
@@ -303,20 +153,25 @@ def check_against_oracle(op: Op, td, result, args, kwargs) -> None:
 # --------------------------------------------------------------------------------------
 
 
+def cases(op: Op) -> list:
+    """The argument forms of the entry's ``tests: calls``."""
+    return [arguments(call.args) for call in op.tests.calls]
+
+
+def batch(op: Op) -> tuple:
+    return batch_size(op, (3, 4))
+
+
 def test_every_entry_has_cases() -> None:
-    missing = [op.name for op in OPS if op.name not in CASES]
-    assert not missing, f"add argument cases for {missing} to CASES"
-    no_bad = [
-        op.name for op in OPS if op.name not in BAD and op.name not in NO_BAD_INPUT
-    ]
-    assert not no_bad, f"add bad arguments for {no_bad} to BAD"
+    missing = [op.name for op in OPS if not op.tests.calls]
+    assert not missing, f"add 'tests: calls' to the entries of {missing} in spec/shape.yaml"
 
 
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_entry_against_torch(op: Op, structure: str) -> None:
-    td = make_td(structure, BATCH.get(op.name, (3, 4)))
-    for args, kwargs in CASES[op.name]:
+    td = make_td(structure, batch(op))
+    for args, kwargs in cases(op):
         if op.name == "view" and structure == "noncontiguous":
             # torch refuses to view leaves whose strides do not allow it
             with pytest.raises(RuntimeError, match="view"):
@@ -333,8 +188,8 @@ def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
 def test_storage(op: Op) -> None:
     """``storage: view``: a write through the result shows in the input; ``copy``:
     nothing is shared; ``view_where_possible``: a view of contiguous leaves."""
-    for args, kwargs in CASES[op.name]:
-        td = make_td("nested", BATCH.get(op.name, (3, 4)))
+    for args, kwargs in cases(op):
+        td = make_td("nested", batch(op))
         before = td.clone()
         result = run(op, td, args, kwargs)
         for key in tensor_keys(td):
@@ -370,9 +225,9 @@ def test_storage(op: Op) -> None:
 def test_inplace(op: Op) -> None:
     if not op.signature.has("inplace"):
         pytest.skip(f"{op.name} takes no inplace")
-    batch = BATCH.get(op.name, (3, 4))
-    for args, kwargs in CASES[op.name]:
-        td = make_td("nested", batch)
+    size = batch(op)
+    for args, kwargs in cases(op):
+        td = make_td("nested", size)
         want = run(op, td, args, kwargs)
         out = run(op, td, args, dict(kwargs, inplace=True))
         assert out is td
@@ -380,29 +235,30 @@ def test_inplace(op: Op) -> None:
         for key in tensor_keys(want):
             torch.testing.assert_close(td.get(key), want.get(key))
         assert td["sub"].batch_size == want["sub"].batch_size
-    locked = make_td("dense", batch).lock_()
-    args, kwargs = CASES[op.name][0]
+    locked = make_td("dense", size).lock_()
+    args, kwargs = cases(op)[0]
     with pytest.raises(RuntimeError, match="locked"):
         run(op, locked, args, dict(kwargs, inplace=True))
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_bad_arguments_raise_clear_errors(op: Op) -> None:
-    td = make_td("dense", BATCH.get(op.name, (3, 4)))
-    for (args, kwargs), error, fragments in BAD.get(op.name, []):
-        with pytest.raises(error) as info:
+    td = make_td("dense", batch(op))
+    for case in op.tests.errors:
+        args, kwargs = arguments(case.call.args)
+        with pytest.raises(getattr(builtins, case.raises)) as info:
             run(op, td, args, kwargs)
-        for fragment in fragments:
+        for fragment in case.match:
             assert fragment in str(info.value), (fragment, str(info.value))
 
 
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_torch_function_dispatches(op: Op) -> None:
-    td = make_td("nested", BATCH.get(op.name, (3, 4)))
+    td = make_td("nested", batch(op))
     for dotted in op.torch_functions:
         fn = eval(dotted, {"torch": torch})
         matched = 0
-        for args, kwargs in CASES[op.name]:
+        for args, kwargs in cases(op):
             try:
                 got = fn(td, *args, **kwargs)
             except TypeError:  # an argument form torch's own signature does not take

@@ -10,9 +10,10 @@ own class, its non-tensor fields as they were), tuples of tensordicts as tuples 
 instances, in-place ops return the tensorclass itself, and where the TensorDict method
 raises, the tensorclass method raises the same error.
 
-The arguments of each op are found by trying, on the TensorDict, candidate values for
-its required parameters (``CANDIDATES``, by parameter name, or ``ARGS``, by op) on
-float, int and bool data; the first call the TensorDict accepts is the one compared.
+The arguments of each op are found by trying, on the TensorDict, the calls its spec
+entry declares (``tests: calls``), then candidate values for its required parameters
+(``CANDIDATES``, by parameter name, or ``ARGS``, by op) on float, int and bool data;
+the first call the TensorDict accepts is the one compared.
 An op for which no candidate is accepted is skipped, naming the op.
 """
 
@@ -31,10 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the checkout
     sys.path.insert(0, str(ROOT))
 
-from codegen.loader import load_spec
+from spec_cases import SPEC, arguments
+
+from codegen.model import Form
 from tensordict import TensorClass, TensorDict, TensorDictBase, tensorclass
 
-SPEC = load_spec(ROOT / "spec")
 B = (2, 3)  # the batch size: two batch dims, for the ops that move dims around
 
 
@@ -151,7 +153,7 @@ def _methods():
     """(name, op, signature, kind) for every method of every entry."""
     out = []
     for op in SPEC.ops():
-        if not getattr(op, "method", True):
+        if op.form is Form.FUNCTION:
             continue
         out.append((op.name, op, op.signature, "op"))
         if op.inplace is not None:
@@ -172,8 +174,15 @@ def _required(signature) -> list:
     ]
 
 
-def _argument_sets(name: str, signature):
-    """Candidate (args, kwargs) pairs, with OPERAND placeholders."""
+def _argument_sets(name: str, signature, op=None):
+    """Candidate (args, kwargs) pairs, with OPERAND placeholders: the entry's own calls
+    first."""
+    if op is not None and op.name == name:
+        for call in op.tests.calls:
+            try:
+                yield arguments(call.args, other=OPERAND), None
+            except Exception:  # noqa: BLE001 - a call this machine cannot make (CUDA)
+                continue
     if signature.receiver == "cls":  # stacking: a sequence of collections first
         rest = [p for p in _required(signature) if p.name != signature.params[0].name]
         for combo in itertools.product(*[CANDIDATES.get(p.name, []) for p in rest]):
@@ -229,10 +238,10 @@ def _outcome(fn):
         return None, exc
 
 
-def find_case(name: str, signature):
+def find_case(name: str, signature, op=None):
     """(profile, args, kwargs) of the first call the TensorDict method accepts."""
     for profile in ("float", "int", "bool"):
-        for (args, kwargs), _ in _argument_sets(name, signature):
+        for (args, kwargs), _ in _argument_sets(name, signature, op):
             td = make_tc(profile, 0).to_tensordict()
             operand = make_tc(profile, 1).to_tensordict()
             _, error = _outcome(
@@ -300,7 +309,7 @@ def test_spec_method_on_a_tensorclass(name, op, signature, kind) -> None:
     if name in SKIP:
         pytest.skip(SKIP[name])
     assert hasattr(Sample, name), f"{name} is missing on tensorclasses"
-    case = find_case(name, signature)
+    case = find_case(name, signature, op)
     if case is None:
         pytest.skip(f"no candidate arguments the TensorDict method {name} accepts")
     profile, args, kwargs = case
@@ -368,7 +377,7 @@ def test_every_generated_method_is_a_forwarder() -> None:
 
 def test_coverage_of_the_spec() -> None:
     """Most methods find arguments (the others are skipped above, by name)."""
-    found = [name for name, op, sig, kind in METHODS if name in SKIP or find_case(name, sig)]
+    found = [name for name, op, sig, kind in METHODS if name in SKIP or find_case(name, sig, op)]
     assert len(found) >= 0.9 * len(METHODS), sorted(
         {n for n, *_ in METHODS} - set(found)
     )

@@ -3,8 +3,9 @@
 ``test_dispatch_entry`` walks every ``torch_function`` item of every spec entry (all
 families) and checks that the torch function gives what the method gives, on a nested
 tensordict whose nested levels have more batch dims than their parent. Arguments come
+from the entry's own calls (``tests: calls`` in the spec, at its test batch size), else
 from ``ARGS`` (per torch function) or ``PARAM_VALUES`` (per parameter name); an item
-whose required arguments are in neither fails, naming them.
+whose required arguments are in none fails, naming them.
 
 Then stacking (``torch.stack``/``torch.cat``, ``TensorDict.stack``/``cat``,
 ``tensordict.stack``/``cat``): the seed samples, nested and non-contiguous inputs,
@@ -25,8 +26,11 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 import tensordict
-from codegen.loader import load_spec, split_torch_function
-from codegen.model import Op
+from spec_cases import arguments, batch_size
+
+from codegen.checks import split_torch_function
+from codegen.loader import load_spec
+from codegen.model import Form, Op
 from tensordict import TensorDict
 from tensordict._generated.torch_functions import TORCH_FUNCTIONS
 
@@ -35,10 +39,11 @@ ITEMS = [(op, item) for op in SPEC.ops() for item in op.torch_functions]
 IDS = [split_torch_function(item)[0] for _, item in ITEMS]
 
 
-def make(seed: int = 0, kind: str = "float") -> TensorDict:
-    """Batch size [4, 3]; a nested level with batch size [4, 3, 2]; values in (0.1, 0.9)
-    (ints in [1, 5) for the bitwise ops)."""
+def make(seed: int = 0, kind: str = "float", batch=(4, 3)) -> TensorDict:
+    """Batch size ``batch`` ([4, 3]); a nested level with one more batch dim (of size 2);
+    values in (0.1, 0.9) (ints in [1, 5) for the bitwise ops)."""
     g = torch.Generator().manual_seed(seed)
+    batch = tuple(batch)
 
     def leaf(*shape):
         if kind == "int":
@@ -46,9 +51,9 @@ def make(seed: int = 0, kind: str = "float") -> TensorDict:
         return torch.rand(*shape, generator=g) * 0.8 + 0.1
 
     return TensorDict(
-        a=leaf(4, 3, 2),
-        sub=TensorDict(c=leaf(4, 3, 2, 5), d=leaf(4, 3, 2), batch_size=[4, 3, 2]),
-        batch_size=[4, 3],
+        a=leaf(*batch, 2),
+        sub=TensorDict(c=leaf(*batch, 2, 5), d=leaf(*batch, 2), batch_size=[*batch, 2]),
+        batch_size=list(batch),
     )
 
 
@@ -152,9 +157,23 @@ def test_dispatch_entry(op: Op, item: str) -> None:
         got = fn(tds, 0)
         assert_same(got, want)
         return
+    if op.tests.calls and params is None and op.form is not Form.FUNCTION:
+        checked = 0
+        batch = batch_size(op, (4, 3))
+        for call in op.tests.calls:
+            td = make(0, kind, batch)
+            try:
+                args, kwargs = arguments(call.args, td, other=make(1, kind, batch))
+                got = fn(td.clone(), *args, **kwargs)
+            except TypeError:  # an argument form torch's own signature does not take
+                continue
+            assert_same(got, getattr(td.clone(), op.name)(*args, **kwargs))
+            checked += 1
+        assert checked, f"{dotted}(td, ...) took none of the calls"
+        return
     args = tuple(prepare(a, 0, kind) for a in call_args(op, dotted))
     torch.manual_seed(0)
-    if op.method:
+    if op.form is not Form.FUNCTION:
         want = getattr(td.clone(), op.name)(*args)
     else:
         want = None  # function-only: the torch function is the op

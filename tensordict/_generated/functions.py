@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/functions.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/functions.py.tmpl; do not edit
 """The classmethod ops as functions of the ``tensordict`` package
 (``tensordict.stack(tds, dim)`` is ``TensorDict.stack(tds, dim)``)."""
 
@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 
-__all__ = [
-    "stack",
-    "cat",
-]
+__all__ = ["stack", "cat"]
 
 # ---- Stacking and concatenation (spec/stacking.yaml) ----
 

@@ -1,9 +1,9 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.LazyStackedTensorDict`.
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
-:class:`tensordict.TensorDict`; ``codegen/lazy.py`` says, per entry, how the op runs on
-a lazy stack:
+:class:`tensordict.TensorDict`; each family's op type (``codegen/families/``) says how
+the op runs on a lazy stack:
 
 - leaf-wise ops that keep the batch size, the keys and the nesting (pointwise, binary,
   cast, most of the device family) are not repeated here: the ``TensorDict`` forms,
@@ -732,26 +732,29 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.sum`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            keepdim,
-            "sum",
-            lambda td, dim: td.sum(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().sum(
                 dim, keepdim, dtype=dtype, reduce=reduce, key_transform=key_transform
-            ),
-            lambda td: TensorDictGeneratedOps.sum(
-                td,
-                dim,
-                keepdim,
-                dtype=dtype,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            )
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "sum")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("sum").sum(
+                dim, keepdim, dtype=dtype, reduce=reduce, key_transform=key_transform
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self,
+            [
+                td.sum(
+                    member_dim,
+                    keepdim,
+                    dtype=dtype,
+                    reduce=reduce,
+                    key_transform=key_transform,
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def nansum(
@@ -769,19 +772,21 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.nansum`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().nansum(dim, keepdim, dtype=dtype, reduce=reduce)
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "nansum")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("nansum").nansum(
+                dim, keepdim, dtype=dtype, reduce=reduce
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "nansum",
-            lambda td, dim: td.nansum(dim, keepdim, dtype=dtype, reduce=reduce),
-            lambda td: TensorDictGeneratedOps.nansum(
-                td, dim, keepdim, dtype=dtype, reduce=reduce
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            [
+                td.nansum(member_dim, keepdim, dtype=dtype, reduce=reduce)
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def mean(
@@ -800,26 +805,29 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.mean`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            keepdim,
-            "mean",
-            lambda td, dim: td.mean(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().mean(
                 dim, keepdim, dtype=dtype, reduce=reduce, key_transform=key_transform
-            ),
-            lambda td: TensorDictGeneratedOps.mean(
-                td,
-                dim,
-                keepdim,
-                dtype=dtype,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            )
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "mean")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("mean").mean(
+                dim, keepdim, dtype=dtype, reduce=reduce, key_transform=key_transform
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self,
+            [
+                td.mean(
+                    member_dim,
+                    keepdim,
+                    dtype=dtype,
+                    reduce=reduce,
+                    key_transform=key_transform,
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def nanmean(
@@ -837,19 +845,21 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.nanmean`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().nanmean(dim, keepdim, dtype=dtype, reduce=reduce)
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "nanmean")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("nanmean").nanmean(
+                dim, keepdim, dtype=dtype, reduce=reduce
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "nanmean",
-            lambda td, dim: td.nanmean(dim, keepdim, dtype=dtype, reduce=reduce),
-            lambda td: TensorDictGeneratedOps.nanmean(
-                td, dim, keepdim, dtype=dtype, reduce=reduce
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            [
+                td.nanmean(member_dim, keepdim, dtype=dtype, reduce=reduce)
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def prod(
@@ -867,19 +877,19 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.prod`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().prod(dim, keepdim, dtype=dtype, reduce=reduce)
+        where = _lazy_rules.reduced_dim(self, dim, keepdim, "prod")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("prod").prod(dim, keepdim, dtype=dtype, reduce=reduce)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "prod",
-            lambda td, dim: td.prod(dim, keepdim, dtype=dtype, reduce=reduce),
-            lambda td: TensorDictGeneratedOps.prod(
-                td, dim, keepdim, dtype=dtype, reduce=reduce
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=True,
-            scan=False,
+            [
+                td.prod(member_dim, keepdim, dtype=dtype, reduce=reduce)
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def std(
@@ -898,30 +908,37 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.std`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().std(
+                dim,
+                keepdim,
+                correction=correction,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "std")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("std").std(
+                dim,
+                keepdim,
+                correction=correction,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "std",
-            lambda td, dim: td.std(
-                dim,
-                keepdim,
-                correction=correction,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            lambda td: TensorDictGeneratedOps.std(
-                td,
-                dim,
-                keepdim,
-                correction=correction,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            [
+                td.std(
+                    member_dim,
+                    keepdim,
+                    correction=correction,
+                    reduce=reduce,
+                    key_transform=key_transform,
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def var(
@@ -940,30 +957,37 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.var`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().var(
+                dim,
+                keepdim,
+                correction=correction,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "var")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("var").var(
+                dim,
+                keepdim,
+                correction=correction,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "var",
-            lambda td, dim: td.var(
-                dim,
-                keepdim,
-                correction=correction,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            lambda td: TensorDictGeneratedOps.var(
-                td,
-                dim,
-                keepdim,
-                correction=correction,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            [
+                td.var(
+                    member_dim,
+                    keepdim,
+                    correction=correction,
+                    reduce=reduce,
+                    key_transform=key_transform,
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def min(
@@ -981,21 +1005,25 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.min`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            keepdim,
-            "min",
-            lambda td, dim: td.min(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().min(
                 dim, keepdim, reduce=reduce, return_indices=return_indices
-            ),
-            lambda td: TensorDictGeneratedOps.min(
-                td, dim, keepdim, reduce=reduce, return_indices=return_indices
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=True,
-            scan=False,
+            )
+        where = _lazy_rules.reduced_dim(self, dim, keepdim, "min")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("min").min(
+                dim, keepdim, reduce=reduce, return_indices=return_indices
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self,
+            [
+                td.min(
+                    member_dim, keepdim, reduce=reduce, return_indices=return_indices
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def max(
@@ -1013,21 +1041,25 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.max`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            keepdim,
-            "max",
-            lambda td, dim: td.max(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().max(
                 dim, keepdim, reduce=reduce, return_indices=return_indices
-            ),
-            lambda td: TensorDictGeneratedOps.max(
-                td, dim, keepdim, reduce=reduce, return_indices=return_indices
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=True,
-            scan=False,
+            )
+        where = _lazy_rules.reduced_dim(self, dim, keepdim, "max")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("max").max(
+                dim, keepdim, reduce=reduce, return_indices=return_indices
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self,
+            [
+                td.max(
+                    member_dim, keepdim, reduce=reduce, return_indices=return_indices
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def amin(
@@ -1044,17 +1076,16 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.amin`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().amin(dim, keepdim, reduce=reduce)
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "amin")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("amin").amin(dim, keepdim, reduce=reduce)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "amin",
-            lambda td, dim: td.amin(dim, keepdim, reduce=reduce),
-            lambda td: TensorDictGeneratedOps.amin(td, dim, keepdim, reduce=reduce),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            [td.amin(member_dim, keepdim, reduce=reduce) for td in self.tensordicts],
+            stack_dim,
         )
 
     def amax(
@@ -1071,17 +1102,16 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.amax`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().amax(dim, keepdim, reduce=reduce)
+        where = _lazy_rules.reduced_dims(self, dim, keepdim, "amax")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("amax").amax(dim, keepdim, reduce=reduce)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "amax",
-            lambda td, dim: td.amax(dim, keepdim, reduce=reduce),
-            lambda td: TensorDictGeneratedOps.amax(td, dim, keepdim, reduce=reduce),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=False,
+            [td.amax(member_dim, keepdim, reduce=reduce) for td in self.tensordicts],
+            stack_dim,
         )
 
     def all(self, dim: int | None = None) -> bool | TensorCollection:
@@ -1092,16 +1122,14 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.all`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            False,
-            "all",
-            lambda td, dim: td.all(dim),
-            lambda td: TensorDictGeneratedOps.all(td, dim),
-            no_dim="all",
-            one=False,
-            scan=False,
+        if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves
+            return super().all(dim)
+        where = _lazy_rules.reduced_dims(self, dim, False, "all")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("all").all(dim)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self, [td.all(member_dim) for td in self.tensordicts], stack_dim
         )
 
     def any(self, dim: int | None = None) -> bool | TensorCollection:
@@ -1112,16 +1140,14 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.any`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            False,
-            "any",
-            lambda td, dim: td.any(dim),
-            lambda td: TensorDictGeneratedOps.any(td, dim),
-            no_dim="any",
-            one=False,
-            scan=False,
+        if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves
+            return super().any(dim)
+        where = _lazy_rules.reduced_dims(self, dim, False, "any")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("any").any(dim)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self, [td.any(member_dim) for td in self.tensordicts], stack_dim
         )
 
     def logsumexp(self, dim=None, keepdim=False, *, out=None):
@@ -1132,17 +1158,16 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.logsumexp`.
         """
-        return _lazy_rules.reduce(
+        if out is not None:  # written into out: on the dense stack
+            return self._dense_op("logsumexp").logsumexp(dim, keepdim, out=out)
+        where = _lazy_rules.batch_reduced_dims(self, dim, keepdim, "logsumexp")
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("logsumexp").logsumexp(dim, keepdim, out=out)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "logsumexp",
-            lambda td, dim: td.logsumexp(dim, keepdim, out=out),
-            lambda td: TensorDictGeneratedOps.logsumexp(td, dim, keepdim, out=out),
-            out=out,
-            no_dim="batch",
-            one=False,
-            scan=False,
+            [td.logsumexp(member_dim, keepdim, out=out) for td in self.tensordicts],
+            stack_dim,
         )
 
     def norm(
@@ -1180,33 +1205,42 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.quantile`.
         """
-        return _lazy_rules.reduce(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().quantile(
+                q,
+                dim,
+                keepdim,
+                interpolation=interpolation,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
+        where = _lazy_rules.reduced_dim(
+            self, dim, keepdim, "quantile", _ops.quantile_shape(q)
+        )
+        if where is None:  # no dim, or over the stack dim: on the dense stack
+            return self._dense_op("quantile").quantile(
+                q,
+                dim,
+                keepdim,
+                interpolation=interpolation,
+                reduce=reduce,
+                key_transform=key_transform,
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
             self,
-            dim,
-            keepdim,
-            "quantile",
-            lambda td, dim: td.quantile(
-                q,
-                dim,
-                keepdim,
-                interpolation=interpolation,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            lambda td: TensorDictGeneratedOps.quantile(
-                td,
-                q,
-                dim,
-                keepdim,
-                interpolation=interpolation,
-                reduce=reduce,
-                key_transform=key_transform,
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=True,
-            prefix=_ops.quantile_shape(q),
-            scan=False,
+            [
+                td.quantile(
+                    q,
+                    member_dim,
+                    keepdim,
+                    interpolation=interpolation,
+                    reduce=reduce,
+                    key_transform=key_transform,
+                )
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def cummin(
@@ -1219,21 +1253,21 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.cummin`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            False,
-            "cummin",
-            lambda td, dim: td.cummin(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().cummin(dim, reduce=reduce, return_indices=return_indices)
+        where = _lazy_rules.scanned_dim(self, dim, "cummin")
+        if where is None:  # along the stack dim: on the dense stack
+            return self._dense_op("cummin").cummin(
                 dim, reduce=reduce, return_indices=return_indices
-            ),
-            lambda td: TensorDictGeneratedOps.cummin(
-                td, dim, reduce=reduce, return_indices=return_indices
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=True,
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self,
+            [
+                td.cummin(member_dim, reduce=reduce, return_indices=return_indices)
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def cummax(
@@ -1246,21 +1280,21 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.cummax`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            False,
-            "cummax",
-            lambda td, dim: td.cummax(
+        if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves
+            return super().cummax(dim, reduce=reduce, return_indices=return_indices)
+        where = _lazy_rules.scanned_dim(self, dim, "cummax")
+        if where is None:  # along the stack dim: on the dense stack
+            return self._dense_op("cummax").cummax(
                 dim, reduce=reduce, return_indices=return_indices
-            ),
-            lambda td: TensorDictGeneratedOps.cummax(
-                td, dim, reduce=reduce, return_indices=return_indices
-            ),
-            reduce=reduce,
-            no_dim="each_leaf",
-            one=False,
-            scan=True,
+            )
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self,
+            [
+                td.cummax(member_dim, reduce=reduce, return_indices=return_indices)
+                for td in self.tensordicts
+            ],
+            stack_dim,
         )
 
     def softmax(self, dim: int, dtype: torch.dtype | None = None):
@@ -1271,16 +1305,12 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.softmax`.
         """
-        return _lazy_rules.reduce(
-            self,
-            dim,
-            False,
-            "softmax",
-            lambda td, dim: td.softmax(dim, dtype),
-            lambda td: TensorDictGeneratedOps.softmax(td, dim, dtype),
-            no_dim="each_leaf",
-            one=False,
-            scan=True,
+        where = _lazy_rules.scanned_dim(self, dim, "softmax")
+        if where is None:  # along the stack dim: on the dense stack
+            return self._dense_op("softmax").softmax(dim, dtype)
+        member_dim, stack_dim = where
+        return _lazy_rules.restack(
+            self, [td.softmax(member_dim, dtype) for td in self.tensordicts], stack_dim
         )
 
     # ---- Stacking and concatenation (spec/stacking.yaml) ----

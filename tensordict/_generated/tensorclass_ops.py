@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.tmpl; do not edit
 """The generated ops of tensorclasses (:class:`tensordict.TensorClass`).
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import torch  # noqa: F401  (signatures name torch types)
 
-from tensordict._td import TensorDict
+from tensordict._registry import container_class
 from tensordict.base import NO_DEFAULT  # noqa: F401  (a default in the signatures)
 
 if TYPE_CHECKING:
@@ -2265,7 +2265,7 @@ class TensorClassGeneratedOps:
         Forwards to :meth:`TensorDict.stack`; tensordict results come back as ``cls``.
         """
         input = _unwrap(input)
-        return cls._wrap_new(TensorDict.stack(input, dim, out=out))
+        return cls._wrap_new(container_class("TensorDict").stack(input, dim, out=out))
 
     @classmethod
     def cat(cls, input, dim: int = 0, *, out=None):
@@ -2274,4 +2274,4 @@ class TensorClassGeneratedOps:
         Forwards to :meth:`TensorDict.cat`; tensordict results come back as ``cls``.
         """
         input = _unwrap(input)
-        return cls._wrap_new(TensorDict.cat(input, dim, out=out))
+        return cls._wrap_new(container_class("TensorDict").cat(input, dim, out=out))

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.jinja; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.TensorDict`.
 
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
@@ -2664,7 +2664,6 @@ class TensorDictGeneratedOps:
         The leaves detached from the autograd graph. Writes into the stored tensors.
         """
         leaves = self._leaves()
-
         for x in leaves:
             x.detach_()
         return self
@@ -3261,7 +3260,6 @@ class TensorDictGeneratedOps:
             return self.update_(dense.masked_fill(mask, value))
         mask = _ops.mask_rule(self._batch_size, mask, "masked_fill_")
         leaves = self._leaves()
-
         for x in leaves:
             x.masked_fill_(_ops.expand_mask(mask, x), value)
         return self
@@ -4288,7 +4286,7 @@ class TensorDictGeneratedOps:
             tensor([-1, -6])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([torch.bitwise_not(x) for x in leaves])
+        return rebuild([~x for x in leaves])
 
     # ---- Reductions (spec/reduction.yaml) ----
 
@@ -4500,8 +4498,8 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("prod")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.prod(dim, keepdim, dtype=dtype, reduce=reduce)
-        dim, keepdim, new_batch_size = _ops.reduce_rule(
-            self._batch_size, dim, keepdim, "prod", one=True
+        dim, keepdim, new_batch_size = _ops.reduce_one_rule(
+            self._batch_size, dim, keepdim, "prod"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor, reduced over its last dim
@@ -4653,8 +4651,8 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("min")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.min(dim, keepdim, reduce=reduce, return_indices=return_indices)
-        dim, keepdim, new_batch_size = _ops.reduce_rule(
-            self._batch_size, dim, keepdim, "min", one=True
+        dim, keepdim, new_batch_size = _ops.reduce_one_rule(
+            self._batch_size, dim, keepdim, "min"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor, reduced over its last dim
@@ -4703,8 +4701,8 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("max")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.max(dim, keepdim, reduce=reduce, return_indices=return_indices)
-        dim, keepdim, new_batch_size = _ops.reduce_rule(
-            self._batch_size, dim, keepdim, "max", one=True
+        dim, keepdim, new_batch_size = _ops.reduce_one_rule(
+            self._batch_size, dim, keepdim, "max"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor, reduced over its last dim
@@ -4878,8 +4876,8 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("logsumexp")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.logsumexp(dim, keepdim, out=out)
-        dim, keepdim, new_batch_size = _ops.reduce_rule(
-            self._batch_size, dim, keepdim, "logsumexp", no_dim="batch"
+        dim, keepdim, new_batch_size = _ops.reduce_batch_rule(
+            self._batch_size, dim, keepdim, "logsumexp"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
@@ -4954,8 +4952,8 @@ class TensorDictGeneratedOps:
                 key_transform=key_transform,
             )
         prefix = _ops.quantile_shape(q)
-        dim, keepdim, new_batch_size = _ops.reduce_rule(
-            self._batch_size, dim, keepdim, "quantile", one=True, prefix=prefix
+        dim, keepdim, new_batch_size = _ops.reduce_one_rule(
+            self._batch_size, dim, keepdim, "quantile", prefix=prefix
         )
         leaves, rebuild = self._leaves_and_rebuild()
         if reduce:  # the leaves as one tensor, reduced over its last dim

@@ -2,54 +2,39 @@
 
 They hold the few decisions every generated op shares, so that the generated code
 reads as plain steps: align the operands, try one ``torch._foreach_*`` call, fall back
-to a per-leaf loop where foreach rejects the leaves. Generated code calls them as
-``_ops.<name>``; they live in one module per concern:
+to a per-leaf loop where foreach rejects the leaves, check a batch rule. Generated code
+calls them as ``_ops.<name>``; this package exports exactly those names (a test checks
+it), and hand-written code imports what it needs from the module that defines it:
 
 - :mod:`~tensordict._ops.operands`: operands aligned with the leaves, foreach calls;
 - :mod:`~tensordict._ops.batch_shape`: the batch rules of shape ops (``*_rule``);
 - :mod:`~tensordict._ops.reduction`: reductions and scans over batch dims;
 - :mod:`~tensordict._ops.indexing`, :mod:`~tensordict._ops.device`,
   :mod:`~tensordict._ops.stacking`: the rules and helpers of those families;
-- :mod:`~tensordict._ops.attributes`: what ``combine`` expressions call.
+- :mod:`~tensordict._ops.attributes`: what the attribute combiners call.
+
+This layer knows only ``tensordict.base`` (and the helpers below it): it reaches the
+concrete classes through ``tensordict._registry.container_class``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# set_lazy_legacy(True): a stacking or batch-shape op whose spec entry says
-# ``lazy: true`` returns a lazy stack / lazy view when ``lazy_legacy()`` is true.
-from tensordict.utils import lazy_legacy  # noqa: F401  (the generated code calls it)
-
-from tensordict._ops.operands import (  # noqa: F401
-    PLAIN_NUMBERS,
-    Repeated,
-    _FOREACH_REJECTS,
-    _NUMBER_TYPES,
-    _SCALAR_OPERANDS,
-    is_operand,
-    operand_leaves,
-    repeated,
-    try_foreach,
-    try_foreach_,
-    write_into,
+from tensordict._ops.attributes import (
+    common_dtype,
+    join_leaves,
+    present_result,
+    scalar_result,
+    total,
 )
-from tensordict._ops.batch_shape import (  # noqa: F401
-    _SEQUENCES,
-    _as_int,
-    _describe,
-    _leaf_batch_dims,
-    _numel,
-    _positional,
+from tensordict._ops.batch_shape import (
     assign_inplace,
     atleast_rule,
     batch_dim,
-    batch_dim_tuple,
     expand_rule,
     flatten_rule,
     flip_rule,
-    infer_shape,
-    leaf_batch_dims,
     movedim_rule,
     narrow_rule,
     permute_rule,
@@ -58,7 +43,6 @@ from tensordict._ops.batch_shape import (  # noqa: F401
     reshape_rule,
     roll_rule,
     rot90_rule,
-    shape_arg,
     squeeze_rule,
     tile_rule,
     transpose_rule,
@@ -66,44 +50,7 @@ from tensordict._ops.batch_shape import (  # noqa: F401
     unsqueeze_rule,
     view_rule,
 )
-from tensordict._ops.reduction import (  # noqa: F401
-    _rebuild_levels,
-    flatten_features,
-    leaves_as_one,
-    quantile_shape,
-    rebuild_reduced,
-    reduce_rule,
-    transform_keys,
-    unzip,
-)
-from tensordict._ops.indexing import (  # noqa: F401
-    _DENSE,
-    _NotDense,
-    _dense_class,
-    _rebuild_dense_each,
-    _stand_in,
-    chunk_rule,
-    expand_index,
-    expand_mask,
-    gather_rule,
-    mask_rule,
-    masked_select_rule,
-    rebuild_each,
-    split_rule,
-    tensor_split_rule,
-    unbind_rule,
-    where_rule,
-)
-from tensordict._ops.device import (  # noqa: F401
-    _Leaf,
-    _Node,
-    _TO_KEYWORDS,
-    _as_device,
-    _index_node,
-    _list_shape,
-    _node_lists,
-    _td_lists,
-    _tree,
+from tensordict._ops.device import (
     cuda_device_rule,
     leaves_at,
     nested_dict_result,
@@ -117,11 +64,39 @@ from tensordict._ops.device import (  # noqa: F401
     tolist_leaf,
     zero_grad_leaf,
 )
-from tensordict._ops.stacking import (  # noqa: F401
-    _NON_TENSOR_ENTRIES,
-    _dense_columns,
-    _has_non_tensor,
-    _stack_inputs,
+from tensordict._ops.indexing import (
+    chunk_rule,
+    expand_index,
+    expand_mask,
+    gather_rule,
+    mask_rule,
+    masked_select_rule,
+    rebuild_each,
+    split_rule,
+    tensor_split_rule,
+    unbind_rule,
+    where_rule,
+)
+from tensordict._ops.operands import (
+    PLAIN_NUMBERS,
+    is_operand,
+    operand_leaves,
+    try_foreach,
+    try_foreach_,
+    write_into,
+)
+from tensordict._ops.reduction import (
+    flatten_features,
+    leaves_as_one,
+    quantile_shape,
+    rebuild_reduced,
+    reduce_batch_rule,
+    reduce_one_rule,
+    reduce_rule,
+    transform_keys,
+    unzip,
+)
+from tensordict._ops.stacking import (
     cat_rule,
     lazy_stack,
     lazy_view,
@@ -129,21 +104,89 @@ from tensordict._ops.stacking import (  # noqa: F401
     stack_rule,
     stacked_leaves,
 )
-from tensordict._ops.attributes import (  # noqa: F401
-    _scalars,
-    common_dtype,
-    join_leaves,
-    leaf_keys,
-    present_result,
-    scalar_result,
-    total,
-)
+
+# set_lazy_legacy(True): a stacking or batch-shape op whose spec entry says
+# ``lazy: true`` returns a lazy stack / lazy view when ``lazy_legacy()`` is true.
+from tensordict.utils import lazy_legacy
 
 if TYPE_CHECKING:
     from typing_extensions import TypeAlias
 
     from tensordict.base import TensorDictBase
 
-    # Names the generated signatures use (see TYPE_NAMES in codegen/schema.py).
+    # Names the generated signatures use (TYPE_NAMES in codegen/signature.py).
     TensorCollection: TypeAlias = TensorDictBase
     CompatibleType: TypeAlias = Any
+
+__all__ = [
+    "PLAIN_NUMBERS",
+    "assign_inplace",
+    "atleast_rule",
+    "batch_dim",
+    "cat_rule",
+    "chunk_rule",
+    "common_dtype",
+    "cuda_device_rule",
+    "expand_index",
+    "expand_mask",
+    "expand_rule",
+    "flatten_features",
+    "flatten_rule",
+    "flip_rule",
+    "gather_rule",
+    "is_operand",
+    "join_leaves",
+    "lazy_legacy",
+    "lazy_stack",
+    "lazy_view",
+    "leaves_as_one",
+    "leaves_at",
+    "mask_rule",
+    "masked_select_rule",
+    "movedim_rule",
+    "narrow_rule",
+    "nested_dict_result",
+    "nested_lists_result",
+    "new_device_rule",
+    "new_rule",
+    "new_tensor_leaf",
+    "new_tensor_rule",
+    "operand_leaves",
+    "permute_rule",
+    "plain_tensor",
+    "present_result",
+    "quantile_shape",
+    "rebuild_each",
+    "rebuild_reduced",
+    "reduce_batch_rule",
+    "reduce_one_rule",
+    "reduce_rule",
+    "repeat_interleave_rule",
+    "repeat_rule",
+    "reshape_rule",
+    "roll_rule",
+    "rot90_rule",
+    "scalar_result",
+    "split_rule",
+    "squeeze_rule",
+    "stack_non_tensor",
+    "stack_rule",
+    "stacked_leaves",
+    "tensor_split_rule",
+    "tile_rule",
+    "to_device_rule",
+    "tolist_leaf",
+    "total",
+    "transform_keys",
+    "transpose_rule",
+    "try_foreach",
+    "try_foreach_",
+    "unbind_rule",
+    "unflatten_rule",
+    "unsqueeze_rule",
+    "unzip",
+    "view_rule",
+    "where_rule",
+    "write_into",
+    "zero_grad_leaf",
+]

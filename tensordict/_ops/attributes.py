@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 import tensordict.base as _base
+from tensordict._registry import container_class
 
 if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
@@ -39,9 +40,7 @@ def scalar_result(td: TensorDictBase, new: list) -> TensorDictBase:
 
 
 def _scalars(td: TensorDictBase, values) -> TensorDictBase:
-    from tensordict._td import TensorDict
-
-    out = TensorDict({}, batch_size=[], device="cpu")
+    out = container_class("TensorDict")({}, batch_size=[], device="cpu")
     if getattr(td, "_per_member_leaves", False):  # a lazy stack: member by member
         for i, member in enumerate(td.tensordicts):
             out.set(str(i), _scalars(member, values))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 _SEQUENCES = (list, tuple, torch.Size)
 
 
-def _as_int(value: Any, op: str, what: str) -> int:
+def as_int(value: Any, op: str, what: str) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{op}(): {what} must be an int, got {value!r}")
     try:
@@ -47,7 +47,7 @@ def batch_dim(
     """``dim`` as an index >= 0 into the batch dims (a negative dim counts from the
     last one). ``extra`` widens the range: ``unsqueeze`` may insert after the last."""
     n = len(batch_size) + extra
-    d = _as_int(dim, op, what)
+    d = as_int(dim, op, what)
     if not -n <= d < n:
         where = f"in [{-n}, {n - 1}]" if n else "impossible"
         raise IndexError(
@@ -77,7 +77,7 @@ def shape_arg(args: tuple, op: str, what: str = "shape") -> tuple[int, ...]:
     ``op([2, 6])`` or ``op(torch.Size([2, 6]))``."""
     if len(args) == 1 and isinstance(args[0], _SEQUENCES):
         args = tuple(args[0])
-    return tuple(_as_int(a, op, what) for a in args)
+    return tuple(as_int(a, op, what) for a in args)
 
 
 def _numel(shape) -> int:
@@ -336,7 +336,7 @@ def repeat_interleave_rule(batch_size, repeats: Any, dim: Any, output_size: Any,
             )
         total = output_size if output_size is not None else int(repeats.sum())
     else:
-        total = sizes[d] * _as_int(
+        total = sizes[d] * as_int(
             repeats.item() if isinstance(repeats, torch.Tensor) else repeats,
             op,
             "repeats",
@@ -358,7 +358,7 @@ def roll_rule(batch_size, shifts: Any, dims: Any, op: str):
                 f"{op}(): a tensordict with {_describe(batch_size)} has no batch dims "
                 "to roll"
             )
-        return _as_int(shifts, op, "shifts"), None, len(batch_size)
+        return as_int(shifts, op, "shifts"), None, len(batch_size)
     dims = batch_dim_tuple(dims, batch_size, op, "dims")
     shifts = shape_arg((shifts,), op, "shifts")
     if len(shifts) != len(dims):
@@ -370,7 +370,7 @@ def roll_rule(batch_size, shifts: Any, dims: Any, op: str):
 
 def rot90_rule(batch_size, k: Any, dims: Any, op: str):
     """rot90: ``(k, dims, new_batch_size)``."""
-    k = _as_int(k, op, "k")
+    k = as_int(k, op, "k")
     dims = batch_dim_tuple(dims, batch_size, op, "dims")
     if len(dims) != 2:
         raise ValueError(f"{op}(): dims must name two batch dims, got {dims}")
@@ -390,7 +390,7 @@ def narrow_rule(batch_size, dim: Any, start: Any, length: Any, op: str):
     """narrow: ``(dim, start, new_batch_size)``; a negative start counts from the end."""
     d = batch_dim(dim, batch_size, op, "dim")
     size = batch_size[d]
-    start, length = _as_int(start, op, "start"), _as_int(length, op, "length")
+    start, length = as_int(start, op, "start"), as_int(length, op, "length")
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 import tensordict.base as _base
-from tensordict._ops.batch_shape import _SEQUENCES, _as_int, _describe, batch_dim
+from tensordict._registry import container_class
+from tensordict._ops.batch_shape import _SEQUENCES, as_int, _describe, batch_dim
 
 if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
@@ -35,7 +36,7 @@ def split_rule(batch_size, split_size: Any, dim: Any, op: str):
     d = batch_dim(dim, batch_size, op)
     size = batch_size[d]
     if isinstance(split_size, _SEQUENCES):
-        sizes = [_as_int(s, op, "split_size") for s in split_size]
+        sizes = [as_int(s, op, "split_size") for s in split_size]
         if sum(sizes) != size or any(s < 0 for s in sizes):
             raise ValueError(
                 f"{op}(): split sizes {sizes} must be >= 0 and sum to {size}, the size "
@@ -43,7 +44,7 @@ def split_rule(batch_size, split_size: Any, dim: Any, op: str):
             )
         split_size = sizes
     else:
-        split_size = _as_int(split_size, op, "split_size")
+        split_size = as_int(split_size, op, "split_size")
         if split_size <= 0 and not (split_size == 0 and size == 0):
             raise ValueError(
                 f"{op}(): split_size must be > 0, got {split_size} "
@@ -65,7 +66,7 @@ def split_rule(batch_size, split_size: Any, dim: Any, op: str):
 def chunk_rule(batch_size, chunks: Any, dim: Any, op: str):
     """chunk: ``(chunks, dim, batch_sizes)``; torch.chunk's rule for the pieces."""
     d = batch_dim(dim, batch_size, op)
-    chunks = _as_int(chunks, op, "chunks")
+    chunks = as_int(chunks, op, "chunks")
     if chunks <= 0:
         raise ValueError(f"{op}(): chunks must be > 0, got {chunks}")
     parts = torch.chunk(_stand_in(batch_size), chunks, d)
@@ -86,10 +87,10 @@ def tensor_split_rule(batch_size, indices_or_sections: Any, dim: Any, op: str):
         indices_or_sections = value
     if isinstance(indices_or_sections, _SEQUENCES):
         indices_or_sections = [
-            _as_int(i, op, "indices_or_sections") for i in indices_or_sections
+            as_int(i, op, "indices_or_sections") for i in indices_or_sections
         ]
     else:
-        indices_or_sections = _as_int(indices_or_sections, op, "indices_or_sections")
+        indices_or_sections = as_int(indices_or_sections, op, "indices_or_sections")
         if indices_or_sections <= 0:
             raise ValueError(
                 f"{op}(): the number of sections must be > 0, got {indices_or_sections}"
@@ -117,7 +118,7 @@ def rebuild_each(
     the batch dim the results cut ``td`` along, in order (split, unbind...), so that
     the non-tensor stacks ``td`` holds are cut along it too."""
     if new:
-        dense = _dense_class()
+        dense = dense_class()
         if type(td) is dense:
             try:
                 return tuple(
@@ -134,9 +135,7 @@ def rebuild_each(
     else:
         results = tuple(rebuild([], batch_size=bs) for bs in batch_sizes)
     if dim is not None:  # general path: nested containers, maybe non-tensor stacks
-        from tensordict.tensorclass import split_non_tensor_entries
-
-        split_non_tensor_entries(td, results, dim)
+        container_class("NonTensorStack")._split_entries(td, results, dim)
     return results
 
 
@@ -150,12 +149,11 @@ class _NotDense(Exception):
     pass
 
 
-def _dense_class():
+def dense_class() -> type:
+    """``TensorDict`` (from the registry: this layer cannot import it), looked up once."""
     global _DENSE
     if _DENSE is None:
-        from tensordict._td import TensorDict
-
-        _DENSE = TensorDict
+        _DENSE = container_class("TensorDict")
     return _DENSE
 
 

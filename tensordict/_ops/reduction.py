@@ -1,5 +1,5 @@
 """Reductions and scans over batch dims (spec/reduction.yaml): the ``dim`` rule
-(``reduce_rule``), the forms a reduction takes (``dim='feature'``, ``reduce=True``, no
+(``reduce_rule``, ``reduce_one_rule``, ``reduce_batch_rule``), the forms a reduction takes (``dim='feature'``, ``reduce=True``, no
 dim) and the results with indices.
 """
 
@@ -22,65 +22,96 @@ if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
 
 
-def reduce_rule(
-    batch_size: torch.Size,
-    dim: Any,
-    keepdim: Any,
-    op: str,
-    *,
-    one: bool = False,
-    no_dim: str = "each_leaf",
-    prefix: tuple = (),
-):
-    """A reduction's ``dim`` and ``keepdim``: ``(dim, keepdim, new_batch_size)``.
-
-    ``dim`` comes back as None (reduce every dim of every leaf), ``"feature"`` (reduce
-    the feature dims of every leaf; the batch size stays), or batch dims: an int, or a
-    tuple of ints unless ``one`` (the torch function takes a single dim). With
-    ``no_dim="batch"``, no dim means every batch dim. ``prefix``: leading dims the op
-    puts in front of its result (``quantile`` with a 1-d ``q``). ``NO_DEFAULT`` (the
-    signatures' default) reads as None for ``dim`` and False for ``keepdim``.
-    """
-    keepdim = bool(keepdim)
-    prefix = tuple(prefix)
-    if isinstance(dim, str):
-        if dim != "feature":
-            raise ValueError(
-                f"{op}(): dim must be an int, a tuple of ints, None or 'feature', "
-                f"got {dim!r}"
-            )
-        if keepdim:
-            raise TypeError(f"{op}(): dim='feature' is incompatible with keepdim=True")
-        return dim, False, torch.Size(prefix + tuple(batch_size)) if prefix else None
-    if (
+def dims_given(dim: Any) -> bool:
+    """Whether a reduction's ``dim`` names dims (``None``, ``NO_DEFAULT`` and ``()``
+    mean no dim)."""
+    return not (
         dim is None
         or dim is _base.NO_DEFAULT
         or (isinstance(dim, _SEQUENCES) and not len(dim))
-    ):
-        if no_dim != "batch":
-            return None, keepdim, None
-        if not batch_size:
-            raise ValueError(
-                f"{op}(): a tensordict with {_describe(batch_size)} has no batch dims "
-                "to reduce; pass dim='feature' to reduce the feature dims"
-            )
-        dim = tuple(range(len(batch_size)))
+    )
+
+
+def _feature(batch_size: torch.Size, dim: str, keepdim: bool, op: str, prefix: tuple):
+    """``dim="feature"``: the feature dims of every leaf; the batch size stays."""
+    if dim != "feature":
+        raise ValueError(
+            f"{op}(): dim must be an int, a tuple of ints, None or 'feature', "
+            f"got {dim!r}"
+        )
+    if keepdim:
+        raise TypeError(f"{op}(): dim='feature' is incompatible with keepdim=True")
+    return dim, False, torch.Size(prefix + tuple(batch_size)) if prefix else None
+
+
+def _batch_dims(dim: Any, batch_size: torch.Size, op: str) -> tuple[int, ...]:
     if isinstance(dim, _SEQUENCES):
-        dims = batch_dim_tuple(dim, batch_size, op, "dim")
-        if one and len(dims) > 1:
-            raise TypeError(
-                f"{op}(): reduces one batch dim at a time (an int, as torch.{op} "
-                f"takes), got dim={dim!r}"
-            )
-        dim = dims[0] if one else dims
-    else:
-        dims = (batch_dim(dim, batch_size, op, "dim"),)
-        dim = dims[0]
+        return batch_dim_tuple(dim, batch_size, op, "dim")
+    return (batch_dim(dim, batch_size, op, "dim"),)
+
+
+def _reduced(batch_size: torch.Size, dims: tuple, keepdim: bool, prefix: tuple):
+    """The batch size once ``dims`` are reduced (kept as ones with ``keepdim``)."""
     if keepdim:
         new = tuple(1 if d in dims else s for d, s in enumerate(batch_size))
     else:
         new = tuple(s for d, s in enumerate(batch_size) if d not in dims)
-    return dim, keepdim, torch.Size(prefix + new)
+    return torch.Size(prefix + new)
+
+
+def reduce_rule(
+    batch_size: torch.Size, dim: Any, keepdim: Any, op: str, prefix: tuple = ()
+):
+    """A reduction's ``dim`` and ``keepdim``: ``(dim, keepdim, new_batch_size)``.
+
+    ``dim`` comes back as None (no dim: every dim of every leaf), ``"feature"`` (the
+    feature dims of every leaf; the batch size stays), or batch dims: an int, or a tuple
+    of ints where one was given. ``prefix``: leading dims the op puts in front of its
+    result (``quantile`` with a 1-d ``q``). ``NO_DEFAULT`` (the signatures' default)
+    reads as None for ``dim`` and False for ``keepdim``.
+    """
+    keepdim, prefix = bool(keepdim), tuple(prefix)
+    if isinstance(dim, str):
+        return _feature(batch_size, dim, keepdim, op, prefix)
+    if not dims_given(dim):
+        return None, keepdim, None
+    dims = _batch_dims(dim, batch_size, op)
+    reduced = _reduced(batch_size, dims, keepdim, prefix)
+    return (dims if isinstance(dim, _SEQUENCES) else dims[0]), keepdim, reduced
+
+
+def reduce_one_rule(
+    batch_size: torch.Size, dim: Any, keepdim: Any, op: str, prefix: tuple = ()
+):
+    """As :func:`reduce_rule` for a torch function taking a single dim (``prod``,
+    ``max``, ``quantile``): a tuple of more than one dim raises ``TypeError``."""
+    keepdim, prefix = bool(keepdim), tuple(prefix)
+    if isinstance(dim, str):
+        return _feature(batch_size, dim, keepdim, op, prefix)
+    if not dims_given(dim):
+        return None, keepdim, None
+    dims = _batch_dims(dim, batch_size, op)
+    if len(dims) > 1:
+        raise TypeError(
+            f"{op}(): reduces one batch dim at a time (an int, as torch.{op} "
+            f"takes), got dim={dim!r}"
+        )
+    return dims[0], keepdim, _reduced(batch_size, dims, keepdim, prefix)
+
+
+def reduce_batch_rule(
+    batch_size: torch.Size, dim: Any, keepdim: Any, op: str, prefix: tuple = ()
+):
+    """As :func:`reduce_rule`, where no dim means every batch dim (``logsumexp``:
+    the feature dims stay)."""
+    if isinstance(dim, str) or dims_given(dim):
+        return reduce_rule(batch_size, dim, keepdim, op, prefix)
+    if not batch_size:
+        raise ValueError(
+            f"{op}(): a tensordict with {_describe(batch_size)} has no batch dims "
+            "to reduce; pass dim='feature' to reduce the feature dims"
+        )
+    return reduce_rule(batch_size, tuple(range(len(batch_size))), keepdim, op, prefix)
 
 
 def quantile_shape(q: Any) -> tuple:

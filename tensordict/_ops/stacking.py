@@ -11,10 +11,12 @@ import torch
 
 import tensordict.base as _base
 from tensordict._ops.batch_shape import batch_dim
-from tensordict._ops.indexing import _dense_class
+from tensordict._ops.indexing import dense_class
+from tensordict._registry import container_class
 
 
-def _stack_inputs(input: Any, op: str) -> list:
+def stack_inputs(input: Any, op: str) -> list:
+    """The tensordicts of a stacking op's ``input`` (a sequence of them), checked."""
     if _base.is_tensor_collection(input) or isinstance(input, torch.Tensor):
         raise TypeError(
             f"{op}(): expected a sequence of tensordicts, got one "
@@ -35,7 +37,7 @@ def _stack_inputs(input: Any, op: str) -> list:
 def stack_rule(input: Any, dim: Any, op: str):
     """stack: ``(input, dim, new_batch_size)``; every tensordict has the same batch
     size, and ``dim`` may also be one past the last batch dim."""
-    tds = _stack_inputs(input, op)
+    tds = stack_inputs(input, op)
     bs = tds[0].batch_size
     for i, td in enumerate(tds):
         if td.batch_size != bs:
@@ -49,7 +51,7 @@ def stack_rule(input: Any, dim: Any, op: str):
 
 def cat_rule(input: Any, dim: Any, op: str):
     """cat: ``(input, dim, new_batch_size)``; the batch sizes agree but at ``dim``."""
-    tds = _stack_inputs(input, op)
+    tds = stack_inputs(input, op)
     bs = tds[0].batch_size
     d = batch_dim(dim, bs, op)
     total = 0
@@ -74,7 +76,7 @@ def stacked_leaves(tds: list, leaves: list, op: str) -> list:
     and the tensordict."""
     if len(tds) == 1:
         return [(x,) for x in leaves]
-    dense = _dense_class()
+    dense = dense_class()
     if all(type(td) is dense for td in tds):
         out: list = []
         if _dense_columns([td._tensordict for td in tds], out, dense):
@@ -144,32 +146,23 @@ def _has_non_tensor(td, dense) -> bool:
 def lazy_view(td: Any, op: Callable) -> Any:
     """Under set_lazy_legacy(True): ``op`` (a batch-shape op) as a lazy view of ``td``
     whose writes go through to it."""
-    from tensordict._lazy_view import LazyViewTensorDict
-
-    return LazyViewTensorDict(td, op)
+    return container_class("LazyViewTensorDict")(td, op)
 
 
 def lazy_stack(input: Any, dim: int, *, out: Any = None) -> Any:
-    from tensordict._lazy import lazy_stack as _lazy_stack  # _lazy imports this module
-
-    return _lazy_stack(input, dim, out=out)
+    """Under set_lazy_legacy(True): a LazyStackedTensorDict of ``input``."""
+    return container_class("LazyStackedTensorDict").lazy_stack(input, dim, out=out)
 
 
 # ---- non-tensor entries of stacked tensordicts (tensordict/tensorclass.py) -------------
-_NON_TENSOR_ENTRIES = None
 
 
 def stack_non_tensor(input: list, out: Any, dim: int, op: str) -> Any:
     """``out``, rebuilt from ``input[0]`` by a stacking op ``op`` along ``dim``, with
     each non-tensor entry made the stack of the inputs' entries: one value where they
     are all the same, a ``NonTensorStack`` where they differ."""
-    global _NON_TENSOR_ENTRIES
     first = input[0]
-    dense = _dense_class()
+    dense = dense_class()
     if type(first) is dense and not _has_non_tensor(first, dense):
         return out  # nothing to merge
-    if _NON_TENSOR_ENTRIES is None:
-        from tensordict.tensorclass import stack_non_tensor_entries
-
-        _NON_TENSOR_ENTRIES = stack_non_tensor_entries
-    return _NON_TENSOR_ENTRIES(input, out, dim, op)
+    return container_class("NonTensorStack")._stack_entries(input, out, dim, op)

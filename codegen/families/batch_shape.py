@@ -1,0 +1,110 @@
+"""batch_shape: one op on the batch dims of every leaf (``spec/shape.yaml``); each
+leaf's feature dims stay as they are.
+
+The entry's batch rule (``codegen/rules.py``) runs once: it checks the arguments against
+the batch size and computes the new one; then one per-leaf expression and one rebuild,
+every nested level getting the new batch size followed by its own extra dims.
+``storage`` says whether the result shares storage with the input, as torch's does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from codegen import emit, lazy, parse
+from codegen.entry import Entry
+from codegen.families import register
+from codegen.model import KEEP_DOC, Op, Role
+from codegen.rules import BATCH_RULES, RuleCall, parse_rule_call
+
+# ``storage``: whether the result shares storage with the input
+STORAGE: dict[str, str] = {
+    "view": "a view: it shares storage with the input, as the torch function's result",
+    "view_where_possible": "a view where the leaves' strides allow one, a copy "
+    "otherwise, as the torch function",
+    "copy": "a copy: new storage, as the torch function's result",
+}
+SHAPE_RULES = {
+    name: rule for name, rule in BATCH_RULES.items()
+    if name in ("view", "reshape", "permute", "transpose", "movedim", "squeeze", "unsqueeze",
+                "flatten", "unflatten", "expand", "repeat", "tile", "repeat_interleave",
+                "flip", "roll", "rot90", "atleast", "narrow")
+}
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class BatchShapeOp(Op):
+    family: ClassVar[str] = "batch_shape"
+    spec_file: ClassVar[str] = "shape"
+    KEYS: ClassVar[frozenset] = frozenset({"leaf", "batch_size", "storage", "lazy"})
+
+    leaf: str  # the new leaf from ``x``, with the names the rule defines
+    batch_rule: RuleCall | None  # None: the batch size stays (contiguous)
+    storage: str  # STORAGE
+    lazy_legacy: bool  # under set_lazy_legacy(True): a lazy view writing through to self
+
+    @classmethod
+    def parse(cls, entry: Entry) -> BatchShapeOp | None:
+        parse.require(entry, "leaf", "storage")
+        shared = parse.common(entry)
+        sig = shared["signature"] if shared else None
+        rule = parse_rule_call(entry, "batch_size", SHAPE_RULES, sig) if entry.has("batch_size") else None
+        leaf = parse.leaf(entry, sig, ("_ops", *(rule.rule.defines if rule else ())))
+        storage = entry.choice("storage", tuple(STORAGE), "copy")
+        legacy = entry.flag("lazy")
+        if shared is None or leaf is None or entry.failed:
+            return None
+        return cls(**shared, leaf=leaf, batch_rule=rule, storage=storage, lazy_legacy=legacy)
+
+    @property
+    def needs_dense_stacks(self) -> bool:
+        return self.batch_rule is not None  # the leaf expression addresses batch dims
+
+    @property
+    def batch_size_doc(self) -> str:
+        return self.batch_rule.rule.doc if self.batch_rule else KEEP_DOC
+
+    def doc_facts(self) -> list[str]:
+        return [f"Storage: {STORAGE[self.storage]}."]
+
+    @property
+    def lazy_way(self) -> str:
+        if self.batch_rule is None:
+            return "inherit"
+        return "rule" if self.batch_rule.rule.lazy else "dense"
+
+    def tensordict_code(self) -> str:
+        rule = self.batch_rule
+        options = ", batch_size=new_batch_size" if rule and rule.rule.changes_batch_size else ""
+        # leaf_fn: non-tensor stacks move their elements with the same per-leaf op
+        options += f", leaf_fn=lambda x: {self.leaf}"
+        body = []
+        if self.lazy_legacy:
+            body.append("# set_lazy_legacy(True): a lazy view, whose writes go through to self\n"
+                        "if _ops.lazy_legacy():\n"
+                        f"    return _ops.lazy_view(\n        self, lambda td: td.{self.name}({self.signature.forward_args()})\n    )")
+        if self.needs_dense_stacks:
+            body.append(emit.dense_stacks(self))
+        if rule:
+            body.append(rule.code("self._batch_size", "_rule", self.name))
+        body.append("leaves, rebuild = self._leaves_and_rebuild()")
+        new = emit.comprehension(self.leaf)
+        inplace = self.signature.role(Role.INPLACE)
+        if inplace is not None:
+            body.append(f"result = rebuild({new}{options})\n"
+                        f"if {inplace.name}:  # self takes the result's entries and batch size\n"
+                        "    return _ops.assign_inplace(self, result)\n"
+                        "return result")
+        else:
+            body.append(f"return rebuild({new}{options})")
+        return emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body))
+
+    def lazy_code(self) -> str | None:
+        if self.lazy_way != "rule":
+            return lazy.code_for(self)
+        inplace = self.signature.role(Role.INPLACE)
+        extra = f", inplace={inplace.name}" if inplace else ""
+        args = ", ".join(self.batch_rule.args)
+        return lazy.method(self, f'return _lazy_rules.{self.batch_rule.name}(self, {args}, "{self.name}"{extra})')

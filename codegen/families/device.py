@@ -1,0 +1,73 @@
+"""device: moving, casting, copying, memory and gradient ops, new tensordicts and
+conversions to Python data (``spec/device.yaml``). On top of the leaf-wise keys
+(``codegen/leafwise.py``): ``device: rule(args)`` (the result's device), ``target`` (a
+parameter naming the key whose leaves the op works on), ``then`` (a method of self
+called last) and ``method: false`` (no method: only ``torch.X(td)`` reaches it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from codegen import leafwise
+from codegen.entry import Entry
+from codegen.families import register
+from codegen.model import Form, Role
+from codegen.rules import DEVICE_RULES, RuleCall, parse_rule_call
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class DeviceOp(leafwise.LeafwiseOp):
+    family: ClassVar[str] = "device"
+    KEYS: ClassVar[frozenset] = leafwise.KEYS | {"device", "target", "then", "method"}
+
+    device_rule: RuleCall | None  # ``device: to(args, kwargs)``: the result's device
+    then: str | None  # a method of self called last; its result is returned
+
+    @classmethod
+    def parse(cls, entry: Entry) -> DeviceOp | None:
+        sig = entry.signature()  # the device rule's names are the leaf's too
+        rule = parse_rule_call(entry, "device", DEVICE_RULES, sig) if entry.has("device") else None
+        then = entry.value("then")
+        if then is not None and not (isinstance(then, str) and then.isidentifier()):
+            entry.err(entry.line_of("then"), f"'then' must be a method name, got {then!r}")
+        form = Form.METHOD if entry.flag("method", True) else Form.FUNCTION
+        target = entry.parameter("target", sig)
+        fields = cls.parse_leafwise(entry, rule.rule.defines if rule else (), form=form)
+        if fields is None:
+            return None
+        if target:
+            fields["signature"] = fields["signature"].with_roles({target: Role.TARGET})
+        return cls(**fields, device_rule=rule, then=then)
+
+    @property
+    def lazy_way(self) -> str:
+        if self.signature.role(Role.TARGET):
+            return "each"  # a key of every stacked tensordict
+        return super().lazy_way
+
+    def doc_facts(self) -> list[str]:
+        return [f"Device: {self.device_rule.rule.doc}."] if self.device_rule else []
+
+    def rules_code(self, name: str) -> str:
+        code = super().rules_code(name)
+        rule = self.device_rule
+        if rule is None:
+            return code
+        code = "\n".join(filter(None, [code, rule.code("self._device", "_device_rule", name)]))
+        if "unchanged" in rule.rule.defines:
+            code += "\nif unchanged:  # nothing to move or cast\n    return self"
+        return code
+
+    def rebuild_options(self) -> str:
+        return super().rebuild_options() + (", device=new_device" if self.device_rule else "")
+
+    def leaves_in_place(self) -> str:
+        target = self.signature.role(Role.TARGET)
+        if target is None:
+            return super().leaves_in_place()
+        return f'leaves = _ops.leaves_at(self, {target.name}, "{self.name}")'
+
+    def finish_in_place(self) -> str:
+        return f"return self.{self.then}()" if self.then else "return self"

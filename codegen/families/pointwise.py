@@ -1,0 +1,60 @@
+"""pointwise: one torch function applied to every leaf (``spec/pointwise.yaml``).
+
+``leaves, rebuild = self._leaves_and_rebuild()``, one ``torch._foreach_*`` call (the
+leaves one by one where foreach rejects them) or a list comprehension, ``rebuild(new)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from codegen import emit, parse
+from codegen.entry import Entry
+from codegen.families import register
+from codegen.model import Op
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class PointwiseOp(Op):
+    family: ClassVar[str] = "pointwise"
+    KEYS: ClassVar[frozenset] = frozenset({"leaf", "foreach", "inplace"})
+
+    leaf: str  # one new leaf from the leaf ``x``: "torch.abs(x)"
+    foreach: str | None  # one call for every leaf: "torch._foreach_abs(leaves)"
+
+    @classmethod
+    def parse(cls, entry: Entry) -> PointwiseOp | None:
+        parse.require(entry, "leaf")
+        shared = parse.common(entry)
+        sig = shared["signature"] if shared else None
+        leaf = parse.leaf(entry, sig)
+        foreach = parse.foreach(entry, sig)
+        inplace = parse.inplace(entry)
+        if shared is None or leaf is None:
+            return None
+        return cls(**shared, leaf=leaf, foreach=foreach, inplace=inplace)
+
+    def tensordict_code(self) -> str:
+        new = emit.comprehension(self.leaf)
+        if self.foreach:
+            body = (
+                f"new = {emit.foreach_call(self.foreach, inplace=False)}\n"
+                "if new is None:  # foreach rejected the leaves: go leaf by leaf\n"
+                f"    new = {new}\n"
+                "return rebuild(new)"
+            )
+        else:
+            body = f"return rebuild({new})"
+        methods = [
+            emit.function(self.name, self.signature.text, emit.op_docstring(self),
+                          "leaves, rebuild = self._leaves_and_rebuild()\n" + body)
+        ]
+        if self.inplace is not None:
+            ip = self.inplace
+            methods.append(emit.function(
+                ip.name, ip.signature.text, emit.inplace_docstring(self),
+                "leaves = self._leaves()\n" + emit.foreach_or_loop(ip.foreach, ip.leaf) + "\nreturn self",
+            ))
+        return "\n\n".join(methods + emit.aliases_code(self))

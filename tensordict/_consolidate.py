@@ -1,0 +1,333 @@
+"""Consolidation: every leaf of a tensordict packed into one contiguous storage.
+
+``td.consolidate()`` copies the leaves into one ``uint8`` block (laid out by
+:class:`tensordict._structure.Layout`) and returns a locked tensordict whose leaves are
+views of it. Moving it is then one copy of the block: pickling (also through a
+``torch.multiprocessing`` queue, which sends one shared-memory handle), the distributed
+calls (``tensordict/_distributed.py``) and :meth:`ConsolidateMixin._moved_whole` move
+the block and rebuild the views. (The generated ``to`` does not call ``_moved_whole``
+yet: it still copies leaf by leaf; the result is not consolidated.)
+
+The block is kept on the consolidated container itself (the ``_consolidated`` slot of
+``TensorDict`` and ``LazyStackedTensorDict``; a tensorclass keeps it on the tensordict
+it wraps). :meth:`is_consolidated` checks that the leaves still are the block's views,
+so a container whose entries were replaced since is not taken for consolidated.
+
+``consolidate(filename=...)`` writes the block to a file, followed by the description
+of the structure as JSON and its length; :func:`from_consolidated` maps the file back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from tensordict._structure import Layout, build, canonical_order, describe, leaf_items
+
+__all__ = ["ConsolidateMixin", "consolidated_parts", "from_consolidated"]
+
+# The file written by consolidate(filename=...): the block, the JSON description, then
+# this trailer: the description's length (little-endian uint64) and a magic string.
+_MAGIC = b"TDCONS01"
+_TRAILER = struct.Struct("<Q8s")
+
+
+def consolidated_parts(td):
+    """``(block, paths, leaves, layout)`` when ``td`` is consolidated (``leaves`` in
+    block order); None otherwise."""
+    holder = td._tensordict if getattr(td, "_is_tensorclass", False) else td
+    block = getattr(holder, "_consolidated", None)
+    if block is None:
+        return None
+    items = leaf_items(td)
+    paths = [p for p, _ in items]
+    order = canonical_order(paths)
+    leaves = [items[i][1] for i in order]
+    layout = Layout.of(leaves)
+    if not layout.holds(block, leaves):
+        return None
+    return block, [paths[i] for i in order], leaves, layout
+
+
+def _set_block(td, block: Tensor) -> None:
+    holder = td._tensordict if getattr(td, "_is_tensorclass", False) else td
+    holder._consolidated = block
+
+
+def _rebuild_consolidated(block: Tensor, tree_json: str, locked: bool):
+    """Unpickling a consolidated tensordict: the block and its description."""
+    tree = json.loads(tree_json)
+    return _from_block(block, tree["tree"], tree["leaves"], locked=locked)
+
+
+def _dtype(name: str) -> torch.dtype:
+    """The torch dtype called ``name`` (descriptions may come from untrusted files)."""
+    dtype = getattr(torch, name, None) if isinstance(name, str) else None
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"a consolidated description names {name!r}, not a torch dtype")
+    return dtype
+
+
+# Unpickling a consolidated tensordict builds it from a tensor and a JSON description,
+# without running code from the file: safe for torch.load(weights_only=True).
+torch.serialization.add_safe_globals([_rebuild_consolidated])
+
+
+def _from_block(
+    block: Tensor, tree: dict, leaf_specs: list, *, locked: bool, set_device=False
+):
+    """A consolidated container over ``block`` from its description (recorded devices
+    become the block's; ``set_device``: every level's)."""
+    dtypes = [_dtype(d) for d, _ in leaf_specs]
+    shapes = [torch.Size(s) for _, s in leaf_specs]
+    layout = Layout(dtypes, shapes)
+    if block.numel() < layout.nbytes:
+        raise ValueError(
+            f"the consolidated block holds {block.numel()} bytes but its description "
+            f"needs {layout.nbytes}"
+        )
+    leaves = layout.views(block)
+    td = build(tree, leaves, block.device, set_device=set_device)
+    _set_block(td, block)
+    if locked:
+        td.lock_()
+    return td
+
+
+def description(td, paths: list, leaves: list) -> dict:
+    """What rebuilds ``td`` around its block: the container tree and the leaves'
+    dtypes and shapes, in block order (JSON-able)."""
+    index = {id(leaf): i for i, leaf in enumerate(leaves)}
+    return {
+        "tree": describe(td, index),
+        "leaves": [[str(t.dtype)[6:], list(t.shape)] for t in leaves],
+    }
+
+
+class ConsolidateMixin:
+    """``consolidate``, ``is_consolidated``, ``from_consolidated``, and the one-block
+    pickling and moving (:meth:`_moved_whole`) of a consolidated container."""
+
+    __slots__ = ()
+
+    def consolidate(
+        self,
+        filename: str | Path | None = None,
+        *,
+        num_threads: int = 0,
+        device=None,
+        non_blocking: bool = False,
+        inplace: bool = False,
+        return_early: bool = False,
+        use_buffer: bool = False,
+        share_memory: bool = False,
+        pin_memory: bool = False,
+        metadata: bool = False,
+    ):
+        """Copy every leaf into one contiguous storage; return a locked tensordict of
+        views of it (``self`` with ``inplace=True``; a ``Future`` of it with
+        ``return_early=True`` and ``num_threads > 1``).
+
+        Moving the result to a device, to another process or to another machine is
+        one copy of the storage. ``filename`` backs the storage with that file (the
+        structure is written after the data, for :func:`from_consolidated`);
+        ``share_memory`` and ``pin_memory`` place it in shared or pinned memory;
+        ``device`` chooses its device (the tensordict's, or the CPU, by default). An
+        already consolidated tensordict is returned as it is unless ``filename``,
+        ``device``, ``share_memory`` or ``pin_memory`` ask for another storage.
+        ``metadata`` is accepted for compatibility: the structure is always known.
+
+        >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
+        >>> c = td.consolidate()
+        >>> c.is_consolidated(), c.is_locked, td.is_consolidated()
+        (True, True, False)
+        >>> c["b", "c"].untyped_storage().data_ptr() == c["a"].untyped_storage().data_ptr()
+        True
+        """
+        if return_early and num_threads > 1:
+            pool = ThreadPoolExecutor(max_workers=1)
+            future: Future = pool.submit(
+                self.consolidate,
+                filename,
+                device=device,
+                non_blocking=non_blocking,
+                inplace=inplace,
+                share_memory=share_memory,
+                pin_memory=pin_memory,
+            )
+            pool.shutdown(wait=False)
+            return future
+        parts = consolidated_parts(self)
+        if parts is not None and filename is None:
+            block = parts[0]
+            same_device = device is None or torch.device(device) == block.device
+            if (
+                same_device
+                and (not share_memory or block.is_shared())
+                and (not pin_memory or block.is_pinned())
+            ):
+                return self
+        items = leaf_items(self)
+        paths = [p for p, _ in items]
+        order = canonical_order(paths)
+        leaves = [items[i][1] for i in order]
+        layout = Layout.of(leaves)
+        if device is None:
+            device = self.device if self.device is not None else _common_device(leaves)
+        device = torch.device(device)
+        if filename is not None:
+            if device.type != "cpu":
+                raise ValueError(
+                    f"consolidate(filename={str(filename)!r}, device={device}): a "
+                    f"file-backed storage lives on the CPU; move the result afterwards"
+                )
+            block = torch.empty(layout.nbytes, dtype=torch.uint8)
+            layout.pack(leaves, block)
+            desc = description(self, [paths[i] for i in order], leaves)
+            block = _write_file(Path(filename), block, desc)
+        else:
+            block = torch.empty(layout.nbytes, dtype=torch.uint8, device=device)
+            if share_memory:
+                block.share_memory_()
+            if pin_memory:
+                block = block.pin_memory()
+            layout.pack(leaves, block)
+        views = layout.views(block)
+        in_order = [None] * len(views)
+        for pos, i in enumerate(order):
+            in_order[i] = views[pos]
+        own_leaves, rebuild = self._leaves_and_rebuild()
+        if len(own_leaves) != len(in_order):  # a walk disagreement: never silent
+            raise RuntimeError(
+                f"consolidate: found {len(in_order)} leaves by key but "
+                f"{len(own_leaves)} by walk"
+            )
+        if self.device is not None and self.device != device:
+            result = rebuild(in_order, device=device)
+        else:
+            result = rebuild(in_order)
+        _set_block(result, block)
+        if inplace:
+            was_locked = self.is_locked
+            if was_locked:
+                self.unlock_()
+            target = (
+                self._tensordict if getattr(self, "_is_tensorclass", False) else self
+            )
+            source = (
+                result._tensordict
+                if getattr(result, "_is_tensorclass", False)
+                else result
+            )
+            target._replace_contents(source)
+            _set_block(self, block)
+            return self.lock_()
+        return result.lock_()
+
+    def is_consolidated(self) -> bool:
+        """Whether every leaf is a view of one storage made by :meth:`consolidate`
+        (in-place writes keep it so; replacing an entry does not)."""
+        return consolidated_parts(self) is not None
+
+    @classmethod
+    def from_consolidated(cls, filename):
+        """The tensordict written by ``consolidate(filename=...)``; its leaves are
+        views of a private (copy-on-write) map of the file."""
+        return from_consolidated(filename)
+
+    def _moved_whole(self, device, non_blocking: bool = False):
+        """This tensordict on ``device`` in one copy of its storage (consolidated, as
+        this one is), or None when it is not consolidated. The hook for ``to(device)``:
+        the generated ``to`` copies leaf by leaf and does not call it yet."""
+        parts = consolidated_parts(self)
+        if parts is None:
+            return None
+        device = torch.device(device)
+        block, paths, leaves, layout = parts
+        new_block = block.to(device, non_blocking=non_blocking)
+        desc = description(self, paths, leaves)
+        return _from_block(
+            new_block,
+            desc["tree"],
+            desc["leaves"],
+            locked=self.is_locked,
+            set_device=True,
+        )
+
+    def __reduce_ex__(self, protocol):
+        parts = consolidated_parts(self)
+        if parts is None:
+            return super().__reduce_ex__(protocol)
+        block, paths, leaves, layout = parts
+        desc = description(self, paths, leaves)
+        if block.numel() != layout.nbytes:
+            block = block[: layout.nbytes]
+        return _rebuild_consolidated, (block, json.dumps(desc), bool(self.is_locked))
+
+
+def _common_device(leaves: list) -> torch.device:
+    devices = {t.device for t in leaves}
+    return devices.pop() if len(devices) == 1 else torch.device("cpu")
+
+
+def _write_file(path: Path, block: Tensor, desc: dict) -> Tensor:
+    """Write block + description + trailer to ``path`` (atomically: a temporary file
+    renamed into place) and return the block mapped from the file (shared: in-place
+    writes into the leaves reach the file)."""
+    meta = json.dumps(desc).encode()
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(block.numpy().tobytes() if block.numel() else b"")
+        f.write(meta)
+        f.write(_TRAILER.pack(len(meta), _MAGIC))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    if block.numel() == 0:
+        return block
+    return torch.from_file(
+        str(path), shared=True, size=block.numel(), dtype=torch.uint8
+    )
+
+
+def from_consolidated(filename):
+    """Read a file written by ``consolidate(filename=...)``: a consolidated, unlocked
+    tensordict whose leaves are views of a private map of the file (writes into them
+    do not reach the file).
+
+    >>> import tempfile, os
+    >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = td.consolidate(filename=os.path.join(d, "td.bin"))
+    ...     loaded = from_consolidated(os.path.join(d, "td.bin"))
+    ...     print(loaded["b", "c"], loaded.is_consolidated())
+    tensor([1., 1., 1.]) True
+    """
+    path = str(filename)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if size < _TRAILER.size:
+            raise ValueError(
+                f"{path!r} is not a consolidated tensordict file (too short)"
+            )
+        f.seek(size - _TRAILER.size)
+        meta_len, magic = _TRAILER.unpack(f.read(_TRAILER.size))
+        if magic != _MAGIC or meta_len > size - _TRAILER.size:
+            raise ValueError(
+                f"{path!r} is not a consolidated tensordict file: it does not end with "
+                f"the trailer consolidate(filename=...) writes"
+            )
+        data_len = size - _TRAILER.size - meta_len
+        f.seek(data_len)
+        desc = json.loads(f.read(meta_len))
+    if data_len:
+        block = torch.from_file(path, shared=False, size=data_len, dtype=torch.uint8)
+    else:
+        block = torch.empty(0, dtype=torch.uint8)
+    return _from_block(block, desc["tree"], desc["leaves"], locked=False)

@@ -1,0 +1,675 @@
+"""The on-disk format of a saved tensordict: one folder per tensordict, one raw file per
+tensor, the rest as JSON.
+
+A folder holds ``meta.json`` and, for each entry of its tensordict, a raw file (a
+tensor: its elements, no header), a subfolder (a nested tensordict, lazy stack member or
+tensorclass, each with its own ``meta.json``, so that a subfolder can be loaded alone),
+or nothing (a non-tensor value JSON can hold is written in ``meta.json``; any other is
+pickled into a ``.pickle`` file, which loading reads only when the caller passes
+``allow_pickle=True``). ``meta.json`` names every key and its file, so file names can be
+safe whatever the key (``/``, ``..``, NUL, very long, non-ASCII): plain keys keep their
+name, the others get a name made of a hash of the key. ``docs/persistence.md`` gives the
+schema.
+
+Writing is atomic with respect to the writing process dying: the whole tree is written
+into a new folder beside the target, then swapped with it in one ``renameat2`` exchange
+(Linux; elsewhere two renames), and the old tree is removed. A reader sees the old
+folder or the new one. Files are not synced to the disk (a power failure is not
+covered).
+
+Reading validates everything it is given (format and version, names, dtypes, shapes,
+file sizes, batch sizes) and raises :class:`SavedDataError` naming the key and the file
+rather than returning a wrong tensor.
+
+This module builds no container itself: :mod:`tensordict._persistence` turns what it
+reads into tensordicts through the class registry.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import os
+import pickle
+import re
+import shutil
+import sys
+import uuid
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch import Tensor
+
+from tensordict import memmap as _memmap
+from tensordict.memmap import MemoryMappedTensor
+
+FORMAT = "tensordict-memmap"
+VERSION = 1
+META = "meta.json"
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "META",
+    "SavedDataError",
+    "PickledValueWarning",
+]
+
+
+class SavedDataError(ValueError):
+    """A folder does not hold a saved tensordict this library can read, or holds a
+    damaged one (the message names the key and the file)."""
+
+
+class PickledValueWarning(UserWarning):
+    """Some non-tensor values were saved with pickle: loading them needs
+    ``allow_pickle=True``."""
+
+
+# ----------------------------------------------------------------------------- names
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}\Z")
+_RESERVED_ENDINGS = (".json", ".memmap", ".pickle")
+
+
+def entry_names(keys) -> dict[str, str]:
+    """A file name (without suffix) for each key of one folder: the key itself where
+    it is a plain, portable name; ``%`` + a hash of the key (+ a readable hint)
+    otherwise. Unique even on case-insensitive file systems."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for key in keys:
+        name = key
+        if (
+            not _PLAIN_NAME.match(key)
+            or key.lower().endswith(_RESERVED_ENDINGS)
+            or key.lower() in taken
+        ):
+            name = encoded_name(key)
+        taken.add(name.lower())
+        out[key] = name
+    return out
+
+
+def encoded_name(key: str) -> str:
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    hint = re.sub(r"[^A-Za-z0-9_]", "_", key[:32])
+    return f"%{digest}-{hint}"
+
+
+def check_name(name: Any, meta_path: Path, key: Any) -> str:
+    """A name read from ``meta.json``: one plain path component, nothing else (a
+    damaged or crafted file must not point outside the folder)."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\x00" in name
+        or len(name.encode("utf-8", "surrogatepass")) > 255
+    ):
+        raise SavedDataError(
+            f"{meta_path}: the entry {key!r} names the file {name!r}, which is not a "
+            f"plain file name inside the folder; the metadata is damaged"
+        )
+    return name
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def _json_exact(value: Any) -> bool:
+    """True when JSON gives ``value`` back with the same types (str, int, float, bool,
+    None, and lists / str-keyed dicts of those)."""
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
+        return True
+    if kind is list:
+        return all(_json_exact(v) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _json_exact(v) for k, v in value.items())
+    return False
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+@dataclass
+class LeafJob:
+    """One tensor to write: ``source`` is the tensor (``None``: zeros of ``dtype`` and
+    ``shape``, for ``memmap_like``), ``path`` its file relative to the root. ``owner``
+    and ``key`` say where it lives, to put the mapped result back."""
+
+    owner: Any
+    key: str
+    source: Tensor | None
+    dtype: torch.dtype
+    shape: torch.Size
+    path: str
+    key_path: tuple
+    linked: bool = False  # the file is the leaf's own file, hard-linked, not rewritten
+
+
+@dataclass
+class FolderPlan:
+    """A folder to write: its path relative to the root, its container, its metadata."""
+
+    path: str
+    container: Any
+    meta: dict
+    pickles: dict = field(default_factory=dict)  # file name -> bytes
+
+
+@dataclass
+class Plan:
+    encode_values: bool = True
+    folders: list = field(default_factory=list)
+    leaves: list = field(default_factory=list)
+    pickled_keys: list = field(default_factory=list)
+
+
+class Kinds:
+    """How the writer tells containers apart; filled by :mod:`tensordict._persistence`
+    (which knows the registered classes), so that this module imports none."""
+
+    is_lazy_stack: Callable[[Any], bool]
+    is_tensorclass: Callable[[Any], bool]
+    is_non_tensor_stack: Callable[[Any], bool]
+    is_container: Callable[[Any], bool]
+    class_name: Callable[[Any], str]
+
+
+def plan_tree(root, kinds: Kinds, like: bool, encode_values: bool = True) -> Plan:
+    """What writing ``root`` takes: every folder with its metadata, every leaf
+    (``encode_values=False``: leaves only, non-tensor values left unencoded)."""
+    plan = Plan(encode_values=encode_values)
+    _plan_container(root, "", (), kinds, like, plan)
+    return plan
+
+
+def empty_meta(batch_size: list, device) -> dict:
+    """The metadata of an empty TensorDict folder."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "class": "TensorDict",
+        "batch_size": list(batch_size),
+        "device": None if device is None else str(device),
+        "names": None,
+        "locked": False,
+        "entries": [],
+    }
+
+
+def _base_meta(td, kinds: Kinds) -> dict:
+    device = td.device
+    names = td.names if hasattr(td, "names") else None
+    if names is not None and all(n is None for n in names):
+        names = None
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "class": kinds.class_name(td),
+        "batch_size": list(td.batch_size),
+        "device": None if device is None else str(device),
+        "names": names,
+        "locked": bool(td.is_locked),
+    }
+
+
+def _plan_container(td, path: str, key_path: tuple, kinds, like, plan) -> None:
+    if kinds.is_tensorclass(td):
+        inner = td._tensordict
+        before = len(plan.folders)
+        _plan_container(inner, path, key_path, kinds, like, plan)
+        meta = plan.folders[before].meta
+        cls = type(td)
+        meta["tensorclass"] = f"{cls.__module__}:{cls.__qualname__}"
+        meta["locked"] = bool(td.is_locked)
+        return
+    meta = _base_meta(td, kinds)
+    folder = FolderPlan(path, td, meta)
+    plan.folders.append(folder)
+    if kinds.is_non_tensor_stack(td):
+        meta["class"] = "NonTensorStack"
+        meta["values"] = _value_entry(
+            td.tolist(), "values", path, key_path, folder, plan, stack_shape=td.batch_size
+        )
+        return
+    if kinds.is_lazy_stack(td):
+        meta["stack_dim"] = td.stack_dim
+        meta["stack_dim_name"] = td._stack_dim_name
+        meta["names"] = None
+        members = []
+        for i, member in enumerate(td.tensordicts):
+            name = str(i)
+            members.append(name)
+            _plan_container(
+                member, _join(path, name), key_path + (i,), kinds, like, plan
+            )
+        meta["members"] = members
+        return
+    entries = []
+    items = list(td._own_items())
+    names = entry_names([key for key, _ in items])
+    for key, value in items:
+        name = names[key]
+        here = key_path + (key,)
+        if isinstance(value, Tensor):
+            if value.is_nested:
+                raise NotImplementedError(
+                    f"cannot memory-map the entry {_fmt(here)}: nested tensors "
+                    f"(torch.nested) are not supported on disk; store them as a lazy "
+                    f"stack of tensordicts instead"
+                )
+            file = name + ".memmap"
+            plan.leaves.append(
+                LeafJob(
+                    td,
+                    key,
+                    None if like else value,
+                    value.dtype,
+                    value.shape,
+                    _join(path, file),
+                    here,
+                )
+            )
+            entries.append(
+                {
+                    "key": key,
+                    "kind": "tensor",
+                    "file": file,
+                    "dtype": str(value.dtype),
+                    "shape": list(value.shape),
+                }
+            )
+        elif kinds.is_non_tensor_stack(value):
+            entry = {"key": key, "kind": "value_stack", "batch_size": list(value.batch_size)}
+            entry.update(
+                _value_entry(value.tolist(), name, path, here, folder, plan, stack_shape=value.batch_size)
+            )
+            entries.append(entry)
+        elif kinds.is_container(value):
+            entries.append({"key": key, "kind": "nested", "dir": name})
+            _plan_container(value, _join(path, name), here, kinds, like, plan)
+        else:
+            if getattr(value, "_is_non_tensor", False):  # a NonTensorData object
+                value = value.data
+            entry = {"key": key, "kind": "value"}
+            entry.update(_value_entry(value, name, path, here, folder, plan))
+            entries.append(entry)
+    meta["entries"] = entries
+
+
+def _value_entry(value, name, path, key_path, folder, plan, stack_shape=None) -> dict:
+    if _json_exact(value) or not plan.encode_values:
+        return {"json": value}
+    file = name + ".pickle"
+    folder.pickles[file] = pickle.dumps(value)
+    plan.pickled_keys.append((_fmt(key_path), _join(path, file)))
+    return {"pickle": file}
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}/{name}" if path else name
+
+
+def _fmt(key_path: tuple) -> str:
+    if len(key_path) == 1:
+        return repr(key_path[0])
+    return repr(key_path)
+
+
+def check_target(dst: Path, existsok: bool) -> None:
+    """Refuse to replace what is not ours to replace: a file, or a folder holding
+    other files than a saved tensordict (or anything, with ``existsok=False``)."""
+    if not dst.exists():
+        return
+    if not dst.is_dir():
+        raise NotADirectoryError(
+            f"cannot save a tensordict to {dst}: it is a file, not a folder"
+        )
+    has_entries = any(True for _ in os.scandir(dst))
+    if not has_entries:
+        return
+    if not existsok:
+        raise RuntimeError(
+            f"cannot save a tensordict to {dst}: the folder already holds one "
+            f"(pass existsok=True to replace it)"
+        )
+    if not (dst / META).is_file():
+        raise RuntimeError(
+            f"refusing to replace {dst}: the folder holds files but no {META}, so it "
+            f"is not a saved tensordict; choose an empty or new folder"
+        )
+
+
+def write_tree(
+    dst: Path,
+    plan: Plan,
+    *,
+    copy_existing: bool,
+    num_threads: int,
+) -> None:
+    """Write ``plan`` to the folder ``dst`` atomically (see the module docstring)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(dst)
+    tmp = dst.parent / f".{dst.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()
+    try:
+        for folder in plan.folders:
+            if folder.path:
+                (tmp / folder.path).mkdir(parents=True, exist_ok=True)
+        for job in plan.leaves:
+            _check_copy(job, dst, copy_existing)
+        if num_threads and num_threads > 1 and len(plan.leaves) > 1:
+            with ThreadPoolExecutor(max_workers=num_threads) as pool:
+                list(pool.map(lambda job: _write_leaf(job, dst, tmp), plan.leaves))
+        else:
+            for job in plan.leaves:
+                _write_leaf(job, dst, tmp)
+        for folder in plan.folders:
+            base = tmp / folder.path if folder.path else tmp
+            for file, data in folder.pickles.items():
+                (base / file).write_bytes(data)
+            (base / META).write_text(json.dumps(folder.meta))
+        _commit(tmp, dst)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if plan.pickled_keys:
+        keys = ", ".join(key for key, _ in plan.pickled_keys)
+        warnings.warn(
+            f"saved with pickle, as JSON cannot hold them: the non-tensor values of "
+            f"{keys} (files: {', '.join(f for _, f in plan.pickled_keys)} under "
+            f"{dst}); loading them needs allow_pickle=True",
+            PickledValueWarning,
+            stacklevel=_caller_level(),
+        )
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package (the user's call)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _check_copy(job: LeafJob, dst: Path, copy_existing: bool) -> None:
+    source = job.source
+    own = _memmap.mapped_file(source) if source is not None else None
+    if own is None or copy_existing:
+        return
+    if _memmap.maps_whole_file(source, str(dst / job.path)):
+        return
+    raise RuntimeError(
+        f"the entry {_fmt(job.key_path)} is already memory-mapped to {own}; writing "
+        f"it to {dst / job.path} would copy it: pass copy_existing=True to do so"
+    )
+
+
+def _write_leaf(job: LeafJob, dst: Path, tmp: Path) -> None:
+    target = tmp / job.path
+    final = dst / job.path
+    nbytes = _memmap.nbytes_of(job.shape, job.dtype)
+    if job.source is None:  # memmap_like: an existing file of the right size is kept
+        if _same_size(final, nbytes) and _link(final, target):
+            job.linked = True
+            return
+        _memmap.allocate_file(target, nbytes)
+        return
+    if _memmap.maps_whole_file(job.source, str(final)) and _link(final, target):
+        job.linked = True
+        return
+    _memmap.write_tensor_file(target, job.source)
+
+
+def _same_size(path: Path, nbytes: int) -> bool:
+    try:
+        return path.stat().st_size == nbytes
+    except OSError:
+        return False
+
+
+def _link(existing: Path, new: Path) -> bool:
+    try:
+        os.link(existing, new)
+        return True
+    except OSError:  # no hard links on this file system: write the data instead
+        return False
+
+
+# renameat2(RENAME_EXCHANGE) swaps two paths in one step (Linux >= 3.15, glibc >= 2.28)
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc = None
+
+
+def _renameat2():
+    global _libc
+    if _libc is None:
+        try:
+            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            _libc = getattr(lib, "renameat2", False)
+        except OSError:
+            _libc = False
+    return _libc or None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    fn = _renameat2()
+    if fn is None:
+        return False
+    rc = fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: not supported here
+        return False
+    raise OSError(errno, os.strerror(errno), str(b))
+
+
+def _commit(tmp: Path, dst: Path) -> None:
+    """Put the folder ``tmp`` at ``dst`` (replacing what is there) in one step where the
+    system allows it; the replaced folder is removed."""
+    try:
+        os.rename(tmp, dst)  # dst missing or empty: one atomic rename
+        return
+    except OSError:
+        if not dst.exists():
+            raise
+    if _exchange(tmp, dst):
+        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old tree
+        return
+    old = dst.parent / f".{dst.name}.old-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    os.rename(dst, old)
+    os.rename(tmp, dst)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_stale_partials(dst: Path) -> None:
+    """Remove the folders that writers of ``dst`` killed mid-way left beside it."""
+    prefix = f".{dst.name}."
+    try:
+        candidates = [p for p in dst.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return
+    for path in candidates:
+        rest = path.name[len(prefix) :]
+        kind, _, tail = rest.partition("-")
+        if kind not in ("partial", "old"):
+            continue
+        pid = tail.partition("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def rewrite_meta(folder: Path, meta: dict) -> None:
+    """Replace a folder's ``meta.json`` atomically (new file beside it, then rename)."""
+    partial = folder / f".{META}.partial-{os.getpid()}"
+    partial.write_text(json.dumps(meta))
+    os.replace(partial, folder / META)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_meta(folder: Path) -> dict:
+    """The checked metadata of one folder."""
+    path = folder / META
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        if not folder.exists():
+            raise FileNotFoundError(f"no saved tensordict at {folder}: it does not exist") from None
+        if not folder.is_dir():
+            raise SavedDataError(f"{folder} is a file, not the folder of a saved tensordict") from None
+        raise SavedDataError(
+            f"{folder} does not hold a saved tensordict: it has no {META}"
+        ) from None
+    except IsADirectoryError:
+        raise SavedDataError(f"{path} is a folder, not a metadata file") from None
+    try:
+        meta = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise SavedDataError(f"{path} is not valid JSON ({err}); the file is damaged") from None
+    if not isinstance(meta, dict):
+        raise SavedDataError(f"{path} does not hold a metadata object")
+    if meta.get("format") != FORMAT:
+        if "_format_version" in meta or "_type" in meta:
+            raise SavedDataError(
+                f"{path} was written in another tensordict layout (that of tensordict "
+                f"0.15 and earlier), which this version does not read; load it with "
+                f"that version and save it again with this one"
+            )
+        raise SavedDataError(f"{path} is not the metadata of a saved tensordict (no format {FORMAT!r})")
+    version = meta.get("version")
+    if version != VERSION:
+        raise SavedDataError(
+            f"{path} was written with format version {version!r}; this version of "
+            f"tensordict reads version {VERSION} only"
+        )
+    return meta
+
+
+def field_of(meta: dict, name: str, kind, path: Path, what="the metadata"):
+    value = meta.get(name, _ABSENT)
+    if value is _ABSENT or not isinstance(value, kind):
+        raise SavedDataError(f"{path / META}: {what} has no valid {name!r} field (found {value!r})")
+    return value
+
+
+_ABSENT = object()
+
+
+def check_shape(value, path: Path, key) -> torch.Size:
+    if not isinstance(value, list) or not all(
+        type(d) is int and d >= 0 for d in value
+    ):
+        raise SavedDataError(
+            f"{path / META}: the entry {key!r} has shape {value!r}, which is not a "
+            f"list of non-negative ints; the metadata is damaged"
+        )
+    return torch.Size(value)
+
+
+_DTYPES = {str(d): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+
+
+def map_leaf(folder: str, entry: dict, shared: bool | None) -> MemoryMappedTensor:
+    """The tensor of a ``"tensor"`` entry of the folder ``folder``, mapped after
+    checking its name, dtype, shape and the size of its file. On the path of every
+    leaf: the checks are inlined, the messages built only on failure."""
+    name = entry.get("file")
+    dtype = _DTYPES.get(entry.get("dtype"))
+    shape = entry.get("shape")
+    if (
+        type(name) is not str
+        or "/" in name
+        or "\\" in name
+        or "\x00" in name
+        or name in ("", ".", "..")
+    ):
+        check_name(name, Path(folder), entry.get("key"))
+    if dtype is None:
+        raise SavedDataError(
+            f"{folder}{os.sep}{META}: the entry {entry.get('key')!r} has dtype "
+            f"{entry.get('dtype')!r}, which is not a torch dtype"
+        )
+    count = 1
+    if type(shape) is list:
+        for dim in shape:
+            if type(dim) is not int or dim < 0:
+                count = -1
+                break
+            count *= dim
+    if type(shape) is not list or count < 0:
+        check_shape(shape, Path(folder), entry.get("key"))
+    filename = f"{folder}{os.sep}{name}"
+    try:
+        size = os.stat(filename).st_size
+    except FileNotFoundError:
+        raise SavedDataError(
+            f"the data file {filename} of the entry {entry.get('key')!r} is missing"
+        ) from None
+    if size != count * dtype.itemsize:
+        raise SavedDataError(
+            f"the data file {filename} of the entry {entry.get('key')!r} holds {size} "
+            f"bytes, but dtype {dtype} and shape {tuple(shape)} need "
+            f"{count * dtype.itemsize}: the file is truncated or does not belong to "
+            f"this metadata"
+        )
+    return _memmap.map_file(filename, dtype, shape, shared)
+
+
+def shared_for(mode: str | None) -> bool | None:
+    """How ``load_memmap(mode=...)`` maps files: shared, copy-on-write, or (None)
+    shared where writable."""
+    if mode not in (None, "r", "r+"):
+        raise ValueError(f"mode must be None, 'r' or 'r+', got {mode!r}")
+    return None if mode is None else mode == "r+"
+
+
+def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:
+    """A non-tensor value stored inline (JSON) or in a pickle file."""
+    if "json" in entry:
+        return entry["json"]
+    if "pickle" not in entry:
+        raise SavedDataError(f"{folder / META}: the entry {key!r} has no value")
+    name = check_name(entry["pickle"], folder, key)
+    path = folder / name
+    if not allow_pickle:
+        raise SavedDataError(
+            f"the entry {key!r} is a non-tensor value saved with pickle in {path}; "
+            f"loading it runs code from the file, so it needs allow_pickle=True "
+            f"(pass it only for data you trust)"
+        )
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SavedDataError(f"the pickle file {path} of the entry {key!r} is missing") from None
+    try:
+        return pickle.loads(data)
+    except Exception as err:
+        raise SavedDataError(f"the pickle file {path} of the entry {key!r} cannot be read: {err}") from err

@@ -1,0 +1,806 @@
+"""Moving tensordicts between processes with ``torch.distributed`` (gloo, NCCL, ...).
+
+A transfer moves the leaves as few messages as it can: small leaves packed into one
+block (``tensordict._structure.Layout``: leaves in key order, grouped by dtype), large
+ones (``LARGE_LEAF_BYTES`` and more) each straight from and into their own memory, so
+that nothing big is copied. A consolidated tensordict (``tensordict/_consolidate.py``)
+*is* such a block and moves as one message, without a copy on either side when both
+are consolidated.
+
+Point to point (``send``/``recv``/``isend``/``irecv``), the sender first sends a header
+(64 bytes: a format mark, a fingerprint of the structure, sizes) followed by the
+signature (JSON: path, dtype and shape of every leaf, about 35 bytes per leaf) in one
+message, then the data. The receiver posts a ``FIRST_MESSAGE_BYTES`` buffer for that
+first message (a shorter message is fine for every backend; a longer one would abort
+the process), compares the fingerprint with its own, and only then posts the receives
+of the data, sized from its own leaves. On a mismatch it receives the data into scratch
+buffers sized from the sender's signature (so the sender is never left blocked), then
+raises an error naming the first key that differs; nothing is written. The check costs
+one small message and a signature + hash on each side (see ``docs/distributed.md``).
+
+Collectives that need the same structure on every rank (``all_reduce``, ``reduce``,
+``gather_and_stack``) first all-gather each rank's fingerprint (one small collective)
+and raise, naming the key, on every rank when they differ. Collectives that build new
+tensordicts (``broadcast``, ``all_gather``, ``scatter``, ``init_remote`` /
+``from_remote_init``) send the structure as JSON beside the block: nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from tensordict._consolidate import _from_block, consolidated_parts, description
+from tensordict._registry import container_class
+from tensordict._structure import (
+    Layout,
+    canonical_order,
+    first_difference,
+    fingerprint,
+    leaf_items,
+    signature,
+)
+
+__all__ = ["DistributedMixin", "FIRST_MESSAGE_BYTES", "LARGE_LEAF_BYTES"]
+
+#: The buffer a receiver posts for the header and signature (longer: a second message).
+FIRST_MESSAGE_BYTES = 1 << 16
+#: Leaves of this many bytes and more travel as messages of their own, not packed.
+LARGE_LEAF_BYTES = 1 << 17
+_HEADER_BYTES = 64
+_MAGIC = 0x54444431  # "TDD1": this stream format
+_WHOLE, _SPLIT = 1, 2  # one consolidated block / packed small leaves + large leaves
+
+
+# ----------------------------------------------------------------------------- plan
+class _Plan:
+    """What one side knows of its tensordict before moving it: the leaves in key
+    order, their signature, the consolidated block (if the leaves are its views), and
+    which leaves are packed (``small``) or travel on their own (``large``)."""
+
+    __slots__ = (
+        "leaves",
+        "layout",
+        "sig",
+        "fp",
+        "block",
+        "small",
+        "large",
+        "_small_layout",
+    )
+
+    def __init__(self, td) -> None:
+        parts = consolidated_parts(td)
+        if parts is not None:
+            block, paths, leaves, layout = parts
+        else:
+            items = leaf_items(td)
+            paths = [p for p, _ in items]
+            order = canonical_order(paths)
+            paths = [paths[i] for i in order]
+            leaves = [items[i][1] for i in order]
+            layout = None
+            block = None
+        self.leaves = leaves
+        self.layout = layout
+        self.sig = signature(paths, leaves)
+        self.fp = fingerprint(self.sig)
+        self.block = block
+        self.small, self.large = _split_by_size(
+            [(t.dtype.itemsize, t.numel()) for t in leaves]
+        )
+        self._small_layout = None
+
+    @property
+    def full_layout(self) -> Layout:
+        if self.layout is None:
+            self.layout = Layout.of(self.leaves)
+        return self.layout
+
+    @property
+    def small_layout(self) -> Layout:
+        if self._small_layout is None:
+            self._small_layout = Layout.of([self.leaves[i] for i in self.small])
+        return self._small_layout
+
+    def packed(self, device=None) -> Tensor:
+        """Every leaf in one block: the consolidated storage, or a new packed one."""
+        layout = self.full_layout
+        if self.block is not None and (device is None or self.block.device == device):
+            return self.block[: layout.nbytes]
+        block = torch.empty(layout.nbytes, dtype=torch.uint8, device=device)
+        layout.pack(self.leaves, block)
+        return block
+
+
+def _split_by_size(sizes: list) -> tuple[list, list]:
+    """Positions of the leaves packed together and of those sent on their own."""
+    small, large = [], []
+    for pos, (itemsize, numel) in enumerate(sizes):
+        (large if itemsize * numel >= LARGE_LEAF_BYTES else small).append(pos)
+    return small, large
+
+
+def _sizes_from_signature(sig: bytes) -> list:
+    return [
+        (getattr(torch, dtype).itemsize, torch.Size(shape).numel())
+        for _, dtype, shape in json.loads(sig)
+    ]
+
+
+def _tags(init_tag: int, pseudo_rand: bool, count: int) -> list[int]:
+    """The tags of one transfer: ``init_tag, init_tag + 1, ...`` or, with
+    ``pseudo_rand``, numbers drawn from a generator seeded by ``init_tag``."""
+    if pseudo_rand:
+        rng = random.Random(init_tag)
+        return [rng.randrange(1, 1 << 24) for _ in range(count)]
+    return [init_tag + i for i in range(count)]
+
+
+def _peer(name: str, rank, group_rank, group) -> dict:
+    """The peer arguments of ``dist.isend``/``irecv`` (a global rank, or a rank in
+    ``group``)."""
+    if (rank is None) == (group_rank is None):
+        raise ValueError(
+            f"pass exactly one of {name} and group_{name} (got {name}={rank!r}, "
+            f"group_{name}={group_rank!r})"
+        )
+    if group_rank is not None:
+        if group is None:
+            raise ValueError(f"group_{name} needs the group it is a rank of")
+        return {f"group_{name}": group_rank}
+    return {name: rank}
+
+
+def _comm_device(group) -> torch.device:
+    """The device small control tensors travel on: CUDA for NCCL, else the CPU."""
+    try:
+        backend = dist.get_backend(group)
+    except (RuntimeError, ValueError):
+        backend = None
+    if backend == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+# ----------------------------------------------------------------------------- p2p
+def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool):
+    """Post every message of one transfer; ``(works, last tag used)``."""
+    plan = _Plan(td)
+    device = _comm_device(group)
+    if plan.block is not None:
+        mode = _WHOLE
+        packed = plan.block[: plan.full_layout.nbytes]
+        large = []
+    else:
+        mode = _SPLIT
+        small = [plan.leaves[i] for i in plan.small]
+        packed = torch.empty(plan.small_layout.nbytes, dtype=torch.uint8, device=device)
+        if small:
+            plan.small_layout.pack(small, packed)
+        large = [plan.leaves[i].detach().contiguous() for i in plan.large]
+    sig = plan.sig
+    header = torch.tensor(
+        [_MAGIC, plan.fp, len(sig), mode, packed.numel(), len(large), 0, 0],
+        dtype=torch.int64,
+    )
+    stream = torch.empty(_HEADER_BYTES + len(sig), dtype=torch.uint8)
+    stream[:_HEADER_BYTES] = header.view(torch.uint8)
+    stream[_HEADER_BYTES:] = torch.frombuffer(bytearray(sig), dtype=torch.uint8)
+    stream = stream.to(device)
+    tags = _tags(init_tag, pseudo_rand, 3 + len(large))
+    works = [dist.isend(stream[:FIRST_MESSAGE_BYTES], group=group, tag=tags[0], **peer)]
+    if stream.numel() > FIRST_MESSAGE_BYTES:
+        works.append(
+            dist.isend(stream[FIRST_MESSAGE_BYTES:], group=group, tag=tags[1], **peer)
+        )
+    if packed.numel():
+        works.append(dist.isend(packed, group=group, tag=tags[2], **peer))
+    for leaf, tag in zip(large, tags[3:]):
+        works.append(dist.isend(leaf, group=group, tag=tag, **peer))
+    return works, tags[-1]
+
+
+class _PendingRecv:
+    """A receive in flight: ``wait()`` checks the header, receives the data and writes
+    the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
+
+    def __init__(self, td, peer: dict, group, init_tag: int, pseudo_rand: bool):
+        self._plan = _Plan(td)
+        self._peer = peer
+        self._group = group
+        self._init_tag = init_tag
+        self._pseudo_rand = pseudo_rand
+        self._device = _comm_device(group)
+        self._first = torch.empty(
+            FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
+        )
+        tag = _tags(init_tag, pseudo_rand, 1)[0]
+        self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
+        self.last_tag = None
+
+    def is_completed(self) -> bool:
+        return self.last_tag is not None
+
+    def _recv(self, tensor: Tensor, tag: int):
+        return dist.irecv(tensor, group=self._group, tag=tag, **self._peer)
+
+    def wait(self, timeout=None) -> bool:
+        if self.last_tag is not None:
+            return True
+        self._work.wait()
+        first = self._first
+        magic, fp, sig_len, mode, nbytes, n_large = (
+            first[:48].view(torch.int64).tolist()
+        )
+        if magic != _MAGIC:
+            raise RuntimeError(
+                f"recv: the first message from the sender is not a tensordict stream "
+                f"(mark {magic:#x}, expected {_MAGIC:#x}); was it sent by "
+                f"TensorDict.send/isend with the same tags?"
+            )
+        tags = _tags(self._init_tag, self._pseudo_rand, 3 + n_large)
+        self.last_tag = tags[-1]
+        plan = self._plan
+        if fp != plan.fp:
+            self._refuse(first, sig_len, mode, nbytes, n_large, tags)
+        empty = torch.empty
+        works = []
+        unpack = None
+        if mode == _WHOLE:
+            layout = plan.full_layout
+            if plan.block is not None:
+                into = plan.block[: layout.nbytes]
+            else:
+                into = empty(nbytes, dtype=torch.uint8, device=self._device)
+                unpack = (layout, into, plan.leaves)
+            works.append(self._recv(into, tags[2]))
+        else:
+            if nbytes:
+                into = empty(nbytes, dtype=torch.uint8, device=self._device)
+                small = [plan.leaves[i] for i in plan.small]
+                unpack = (plan.small_layout, into, small)
+                works.append(self._recv(into, tags[2]))
+            copies = []
+            for pos, tag in zip(plan.large, tags[3:]):
+                leaf = plan.leaves[pos].detach()
+                if leaf.is_contiguous() and leaf.device == self._device:
+                    works.append(self._recv(leaf, tag))
+                else:
+                    temp = empty(leaf.shape, dtype=leaf.dtype, device=self._device)
+                    works.append(self._recv(temp, tag))
+                    copies.append((leaf, temp))
+        for work in works:
+            work.wait()
+        if unpack is not None:
+            layout, block, leaves = unpack
+            layout.unpack(block, leaves)
+        if mode != _WHOLE:
+            with torch.no_grad():
+                for leaf, temp in copies:
+                    leaf.copy_(temp)
+        return True
+
+    def _refuse(self, first, sig_len, mode, nbytes, n_large, tags):
+        """The sender's structure differs: receive (and drop) what it sends, then
+        raise naming the first key that differs."""
+        room = FIRST_MESSAGE_BYTES - _HEADER_BYTES
+        sig = bytes(first[_HEADER_BYTES : _HEADER_BYTES + min(sig_len, room)].tolist())
+        if sig_len > room:
+            rest = torch.empty(sig_len - room, dtype=torch.uint8, device=self._device)
+            self._recv(rest, tags[1]).wait()
+            sig += bytes(rest.tolist())
+        works = []
+        if nbytes:
+            works.append(
+                self._recv(
+                    torch.empty(nbytes, dtype=torch.uint8, device=self._device), tags[2]
+                )
+            )
+        if mode != _WHOLE:
+            sizes = _sizes_from_signature(sig)
+            _, large = _split_by_size(sizes)
+            for pos, tag in zip(large, tags[3:]):
+                itemsize, numel = sizes[pos]
+                scratch = torch.empty(
+                    itemsize * numel, dtype=torch.uint8, device=self._device
+                )
+                works.append(self._recv(scratch, tag))
+        for work in works:
+            work.wait()
+        where = first_difference(self._plan.sig, sig) or "the leaves differ"
+        raise RuntimeError(
+            f"recv: the tensordict sent does not match the receiving one: {where}. "
+            f"Nothing was written; the receiving tensordict must have the sender's "
+            f"keys, shapes and dtypes (or use TensorDict.from_remote_init to learn the "
+            f"structure from the sender)"
+        )
+
+
+# ----------------------------------------------------------------------------- checks
+def _check_same(sig: bytes, fp: int, group, what: str) -> None:
+    """All ranks of ``group`` hold the same structure (one all_gather of fingerprints;
+    on a mismatch, the signatures are gathered to name the key, on every rank)."""
+    device = _comm_device(group)
+    world = dist.get_world_size(group)
+    mine = torch.tensor([fp, len(sig)], dtype=torch.int64, device=device)
+    every = [torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(every, mine, group=group)
+    fps = [int(t[0]) for t in every]
+    if len(set(fps)) == 1:
+        return
+    longest = max(int(t[1]) for t in every)
+    padded = torch.zeros(longest, dtype=torch.uint8, device=device)
+    if sig:
+        padded[: len(sig)].copy_(torch.frombuffer(bytearray(sig), dtype=torch.uint8))
+    sigs = [torch.empty_like(padded) for _ in range(world)]
+    dist.all_gather(sigs, padded, group=group)
+    me = dist.get_rank(group)
+    for r, t in enumerate(every):
+        if int(t[0]) != fp:
+            theirs = bytes(sigs[r][: int(t[1])].tolist())
+            where = first_difference(sig, theirs) or "the leaves differ"
+            raise RuntimeError(
+                f"{what}: the tensordicts of the ranks differ (this is rank {me} of the "
+                f"group; against rank {r}: {where}). Every rank must hold the same keys, "
+                f"shapes and dtypes"
+            )
+    raise RuntimeError(
+        f"{what}: the tensordicts of the ranks differ (another rank reported it); "
+        f"every rank must hold the same keys, shapes and dtypes"
+    )
+
+
+class _Reduced:
+    """Reductions in flight; ``wait()`` waits for them and writes the result back
+    into the leaves (once)."""
+
+    def __init__(self, works: list, finish) -> None:
+        self._works = works
+        self._finish = finish
+
+    def is_completed(self) -> bool:
+        return self._finish is None
+
+    def wait(self, timeout=None) -> bool:
+        for work in self._works:
+            work.wait()
+        if self._finish is not None:
+            finish, self._finish = self._finish, None
+            finish()
+        return True
+
+
+def _reduce_leaves(td, group, run, what: str, write_back: bool, async_op: bool):
+    """Run ``run(region) -> Work`` on each dtype region of the packed leaves (the
+    consolidated storage itself where there is one), then write the result back."""
+    plan = _Plan(td)
+    _check_same(plan.sig, plan.fp, group, what)
+    packed = plan.block is None
+    block = plan.packed(_comm_device(group) if _on_cpu(plan) else None)
+    works = [run(region) for region in plan.full_layout.regions(block)]
+
+    def finish():
+        if packed and write_back:
+            plan.full_layout.unpack(block, plan.leaves)
+
+    pending = _Reduced(works, finish)
+    if async_op:
+        return pending
+    pending.wait()
+    return None
+
+
+def _on_cpu(plan: _Plan) -> bool:
+    return all(leaf.device.type == "cpu" for leaf in plan.leaves)
+
+
+def _bytes_tensor(data: bytes, device) -> Tensor:
+    out = torch.empty(len(data), dtype=torch.uint8, device=device)
+    if data:
+        out.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+    return out
+
+
+def _consolidated(td, device=None):
+    """``td`` consolidated (itself when it is already) and its block and description."""
+    parts = consolidated_parts(td)
+    if parts is None or (
+        device is not None and parts[0].device != torch.device(device)
+    ):
+        td = td.consolidate(device=device)
+        parts = consolidated_parts(td)
+    block, paths, leaves, layout = parts
+    meta = json.dumps(description(td, paths, leaves)).encode()
+    return td, block[: layout.nbytes], meta
+
+
+def _rebuilt(block: Tensor, meta: bytes, device=None):
+    """The consolidated tensordict a receiver builds from a block and its structure
+    (on ``device`` when given: every level then says so)."""
+    desc = json.loads(meta)
+    if device is not None:
+        block = block.to(device)
+    return _from_block(
+        block, desc["tree"], desc["leaves"], locked=True, set_device=device is not None
+    )
+
+
+def _group_rank_of(global_rank: int, group) -> int:
+    if group is None:
+        return global_rank
+    return dist.get_group_rank(group, global_rank)
+
+
+# ----------------------------------------------------------------------------- mixin
+class DistributedMixin:
+    """The ``torch.distributed`` calls of every container (see the module docstring:
+    one packed block per call, the receiver checks the structure first)."""
+
+    __slots__ = ()
+
+    # -------------------------------------------------------------- point to point
+    def isend(
+        self,
+        dst: int | None = None,
+        *,
+        group=None,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        return_early: bool = False,
+        consolidated: bool = False,
+    ):
+        """Send the leaves to rank ``dst`` without blocking: one stream (header,
+        signature, packed leaves) in one or two messages. Returns the last tag used,
+        or with ``return_early=True`` the list of works to ``wait()`` on before
+        changing the tensordict. ``consolidated=True`` consolidates first (a
+        consolidated tensordict is sent from its storage without a copy either way).
+        A transfer uses the tags ``init_tag`` and ``init_tag + 1``
+        (``pseudo_rand=True``: two tags drawn from a generator seeded by
+        ``init_tag``); the receiver passes the same values."""
+        peer = _peer("dst", dst, group_dst, group)
+        source = self
+        if consolidated and consolidated_parts(self) is None:
+            source = self.consolidate()
+        works, last_tag = _post_send(source, peer, group, init_tag, pseudo_rand)
+        if return_early:
+            return works
+        for work in works:
+            work.wait()
+        return last_tag
+
+    def send(
+        self,
+        dst: int | None = None,
+        *,
+        group=None,
+        group_dst: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> None:
+        """Send the leaves to rank ``dst`` and wait until they are sent (see
+        :meth:`isend`); the receiver calls :meth:`recv` or :meth:`irecv` on a
+        tensordict of the same keys, shapes and dtypes."""
+        self.isend(
+            dst,
+            group=group,
+            group_dst=group_dst,
+            init_tag=init_tag,
+            pseudo_rand=pseudo_rand,
+            consolidated=consolidated,
+        )
+
+    def irecv(
+        self,
+        src: int | None = None,
+        *,
+        group=None,
+        group_src: int | None = None,
+        return_premature: bool = False,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ):
+        """Receive what :meth:`send`/:meth:`isend` of rank ``src`` sent, into the
+        leaves, in place. With ``return_premature=True`` returns at once a list of
+        works: ``wait()`` on each checks the structure, receives and writes the
+        leaves. A sender whose keys, shapes or dtypes differ gives a ``RuntimeError``
+        naming the key, and nothing is written. ``consolidated`` is accepted for
+        compatibility: a consolidated receiver always receives straight into its
+        storage."""
+        peer = _peer("src", src, group_src, group)
+        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        if return_premature:
+            return [pending]
+        pending.wait()
+        return None
+
+    def recv(
+        self,
+        src: int | None = None,
+        *,
+        group=None,
+        group_src: int | None = None,
+        init_tag: int = 0,
+        pseudo_rand: bool = False,
+        consolidated: bool = False,
+    ) -> int:
+        """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
+        the last tag used."""
+        peer = _peer("src", src, group_src, group)
+        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        pending.wait()
+        return pending.last_tag
+
+    async def asend(self, dst) -> None:
+        """``await td.asend(dst)``: :meth:`isend` to rank ``dst``, awaited without
+        blocking the event loop (a pipe object with its own ``asend`` is awaited)."""
+        if hasattr(dst, "asend"):
+            await dst.asend(self)
+            return
+        works = self.isend(dst, return_early=True)
+        await asyncio.to_thread(lambda: [w.wait() for w in works])
+
+    async def arecv(self, src, *, device=None):
+        """``td = await td.arecv(src)``: :meth:`irecv` from rank ``src``, awaited
+        without blocking the event loop; returns the tensordict (a pipe object with
+        its own ``arecv`` is awaited)."""
+        if hasattr(src, "arecv"):
+            return await src.arecv(self, device=device)
+        works = self.irecv(src, return_premature=True)
+        await asyncio.to_thread(lambda: [w.wait() for w in works])
+        return self
+
+    # -------------------------------------------------------------- collectives
+    def all_reduce(
+        self, op=None, *, group=None, async_op: bool = False, bucket_bytes=None
+    ):
+        """Reduce every leaf over the ranks of ``group`` (``op``: a
+        ``torch.distributed.ReduceOp``, ``SUM`` by default), in place on every rank:
+        one collective per dtype on the packed leaves (the storage itself for a
+        consolidated tensordict), after a one-collective structure check.
+        ``async_op=True`` returns a list of works whose ``wait()`` also writes the
+        result back. ``bucket_bytes`` is accepted for compatibility (everything is
+        one bucket per dtype)."""
+        op = dist.ReduceOp.SUM if op is None else op
+
+        def run(region):
+            return dist.all_reduce(region, op=op, group=group, async_op=True)
+
+        pending = _reduce_leaves(self, group, run, "all_reduce", True, async_op)
+        return None if pending is None else [pending]
+
+    def reduce(
+        self,
+        dst,
+        op=None,
+        async_op: bool = False,
+        return_premature: bool = False,
+        group=None,
+        *,
+        bucket_bytes=None,
+    ):
+        """Reduce every leaf over the ranks of ``group`` into rank ``dst``'s
+        tensordict (the other ranks' leaves are left as they were). With
+        ``async_op=True, return_premature=True`` returns a list of works whose
+        ``wait()`` also writes the result back on ``dst``."""
+        op = dist.ReduceOp.SUM if op is None else op
+        is_dst = dist.get_rank() == dst
+
+        def run(region):
+            return dist.reduce(region, dst, op=op, group=group, async_op=True)
+
+        pending = _reduce_leaves(
+            self, group, run, "reduce", is_dst, async_op and return_premature
+        )
+        return None if pending is None else [pending]
+
+    def broadcast(self, src: int, *, group=None, device=None):
+        """Rank ``src``'s tensordict on every rank of ``group`` (the others may call
+        it on an empty tensordict): ``src`` consolidates it and sends the structure
+        (JSON) and the storage; every rank returns a consolidated tensordict (on
+        ``src``, the consolidated tensordict itself). Three collectives."""
+        comm = _comm_device(group)
+        is_src = dist.get_rank() == src
+        if is_src:
+            td, block, meta = _consolidated(self, device)
+            sizes = torch.tensor([_MAGIC, len(meta), block.numel()], device=comm)
+        else:
+            sizes = torch.zeros(3, dtype=torch.int64, device=comm)
+        dist.broadcast(sizes, src, group=group)
+        _, meta_len, nbytes = sizes.tolist()
+        meta_t = (
+            _bytes_tensor(meta, comm)
+            if is_src
+            else torch.empty(meta_len, dtype=torch.uint8, device=comm)
+        )
+        dist.broadcast(meta_t, src, group=group)
+        if is_src:
+            dist.broadcast(block, src, group=group)
+            return td
+        where = device if device is not None else comm
+        block = torch.empty(nbytes, dtype=torch.uint8, device=where)
+        dist.broadcast(block, src, group=group)
+        return _rebuilt(block, bytes(meta_t.tolist()), device)
+
+    def all_gather(self, *, group=None) -> list:
+        """Every rank's tensordict, on every rank (a list in rank order; the
+        structures may differ): each rank consolidates its own, then the sizes, the
+        structures (JSON) and the storages are all-gathered. Three collectives."""
+        comm = _comm_device(group)
+        world = dist.get_world_size(group)
+        me = dist.get_rank(group)
+        td, block, meta = _consolidated(self, comm)
+        sizes = torch.tensor([len(meta), block.numel()], device=comm)
+        every = [torch.empty_like(sizes) for _ in range(world)]
+        dist.all_gather(every, sizes, group=group)
+        every = [t.tolist() for t in every]
+        meta_max = max(m for m, _ in every)
+        nbytes_max = max(n for _, n in every)
+        metas = _padded_gather(_bytes_tensor(meta, comm), meta_max, world, group)
+        blocks = _padded_gather(block, nbytes_max, world, group)
+        out = []
+        for r, (m, n) in enumerate(every):
+            if r == me:
+                out.append(td)
+            else:
+                out.append(_rebuilt(blocks[r][:n], bytes(metas[r][:m].tolist())))
+        return out
+
+    def scatter(
+        self, src: int, tensordicts: list | None = None, *, group=None, device=None
+    ):
+        """Rank ``src`` gives ``tensordicts[i]`` to rank ``i`` of ``group``; every rank
+        returns the tensordict it received (consolidated). Three collectives."""
+        comm = _comm_device(group)
+        world = dist.get_world_size(group)
+        is_src = dist.get_rank() == src
+        sizes = torch.zeros(4, dtype=torch.int64, device=comm)
+        if is_src:
+            if tensordicts is None or len(tensordicts) != world:
+                raise ValueError(
+                    f"scatter: rank {src} must give one tensordict per rank of the "
+                    f"group ({world}), got "
+                    f"{None if tensordicts is None else len(tensordicts)}"
+                )
+            parts = [_consolidated(td, comm) for td in tensordicts]
+            meta_max = max(len(m) for _, _, m in parts)
+            nbytes_max = max(b.numel() for _, b, _ in parts)
+            size_list = [
+                torch.tensor([len(m), b.numel(), meta_max, nbytes_max], device=comm)
+                for _, b, m in parts
+            ]
+            dist.scatter(sizes, size_list, src=src, group=group)
+        else:
+            dist.scatter(sizes, None, src=src, group=group)
+        meta_len, nbytes, meta_max, nbytes_max = sizes.tolist()
+        meta_t = torch.empty(meta_max, dtype=torch.uint8, device=comm)
+        block = torch.empty(nbytes_max, dtype=torch.uint8, device=comm)
+        if is_src:
+            metas = [_padded(_bytes_tensor(m, comm), meta_max) for _, _, m in parts]
+            blocks = [_padded(b, nbytes_max) for _, b, _ in parts]
+            dist.scatter(meta_t, metas, src=src, group=group)
+            dist.scatter(block, blocks, src=src, group=group)
+        else:
+            dist.scatter(meta_t, None, src=src, group=group)
+            dist.scatter(block, None, src=src, group=group)
+        block = block[:nbytes]
+        if device is not None:
+            block = block.to(device)
+        return _rebuilt(block, bytes(meta_t[:meta_len].tolist()), device)
+
+    def gather_and_stack(self, dst: int, group=None):
+        """Rank ``dst``'s tensordict (first batch dim: one row per other rank) gets
+        the other ranks' tensordicts written into its rows, in rank order; returns
+        ``self`` on ``dst`` and None elsewhere. One structure check (the rows against
+        the others) and one gather of packed leaves."""
+        world = dist.get_world_size(group)
+        me = dist.get_rank(group)
+        dst_in_group = _group_rank_of(dst, group)
+        is_dst = me == dst_in_group
+        if is_dst:
+            if self.batch_size[:1] != torch.Size([world - 1]):
+                raise RuntimeError(
+                    f"gather_and_stack: rank {dst}'s tensordict must have one row per "
+                    f"other rank (first batch dim {world - 1}), got batch_size "
+                    f"{tuple(self.batch_size)}"
+                )
+            rows = [self[i] for i in range(world - 1)]
+            plan = _Plan(rows[0]) if rows else None
+        else:
+            plan = _Plan(self)
+        sig = plan.sig if plan is not None else b""
+        fp = plan.fp if plan is not None else 0
+        _check_same(sig, fp, group, "gather_and_stack")
+        comm = _comm_device(group)
+        if is_dst:
+            nbytes = plan.full_layout.nbytes
+            bufs = [
+                torch.empty(nbytes, dtype=torch.uint8, device=comm)
+                for _ in range(world)
+            ]
+            dist.gather(bufs[me], bufs, dst=dst, group=group)
+            others = [r for r in range(world) if r != me]
+            for row, r in zip(rows, others):
+                leaves = _Plan(row).leaves
+                plan.full_layout.unpack(bufs[r], leaves)
+            return self
+        dist.gather(plan.packed(comm), None, dst=dst, group=group)
+        return None
+
+    def init_remote(
+        self,
+        dst: int | None = None,
+        group=None,
+        device=None,
+        use_broadcast: bool = False,
+    ):
+        """Send the tensordict with its structure to rank ``dst``, which calls
+        :meth:`from_remote_init` and learns the structure from it (JSON; nothing is
+        pickled). Send later values with ``send(dst)`` into the tensordict it
+        returned. ``use_broadcast=True`` broadcasts to the whole group instead."""
+        if use_broadcast:
+            self.broadcast(dist.get_rank(), group=group, device=device)
+            return None
+        if dst is None:
+            raise ValueError("init_remote: give the receiving rank dst")
+        comm = _comm_device(group)
+        td, block, meta = _consolidated(self)
+        sizes = torch.tensor([_MAGIC, len(meta), block.numel()], device=comm)
+        works = [
+            dist.isend(sizes, dst, group=group, tag=0),
+            dist.isend(_bytes_tensor(meta, comm), dst, group=group, tag=1),
+        ]
+        if block.numel():
+            works.append(dist.isend(block, dst, group=group, tag=2))
+        for work in works:
+            work.wait()
+        return None
+
+    @classmethod
+    def from_remote_init(
+        cls, src: int, group=None, device=None, use_broadcast: bool = False
+    ):
+        """The tensordict rank ``src`` sent with :meth:`init_remote` (consolidated, of
+        the sender's class where this process can import it)."""
+        if use_broadcast:
+            empty = container_class("TensorDict")()
+            return empty.broadcast(src, group=group, device=device)
+        comm = _comm_device(group)
+        sizes = torch.zeros(3, dtype=torch.int64, device=comm)
+        dist.recv(sizes, src, group=group, tag=0)
+        magic, meta_len, nbytes = sizes.tolist()
+        if magic != _MAGIC:
+            raise RuntimeError(
+                f"from_remote_init: rank {src} did not send a tensordict with "
+                f"init_remote (magic {magic:#x})"
+            )
+        meta_t = torch.empty(meta_len, dtype=torch.uint8, device=comm)
+        dist.recv(meta_t, src, group=group, tag=1)
+        block = torch.empty(
+            nbytes, dtype=torch.uint8, device=device if device is not None else comm
+        )
+        if nbytes:
+            dist.recv(block, src, group=group, tag=2)
+        return _rebuilt(block, bytes(meta_t.tolist()), device)
+
+
+def _padded(t: Tensor, size: int) -> Tensor:
+    if t.numel() == size:
+        return t
+    out = torch.zeros(size, dtype=t.dtype, device=t.device)
+    out[: t.numel()].copy_(t)
+    return out
+
+
+def _padded_gather(t: Tensor, size: int, world: int, group) -> list:
+    out = [torch.empty(size, dtype=t.dtype, device=t.device) for _ in range(world)]
+    dist.all_gather(out, _padded(t, size), group=group)
+    return out

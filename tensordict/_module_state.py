@@ -1,0 +1,581 @@
+"""The state of an ``nn.Module`` (its parameters and buffers) as a tensordict, and back.
+
+A feature mixin: :class:`ModuleStateMixin` gives every concrete container
+``from_module``, ``from_modules``, ``to_module``, ``state_dict`` and ``load_state_dict``.
+It sits below the concrete classes (``_td``, ``_lazy``) and above ``base``: it reaches
+the classes it builds (``TensorDict``, ``LazyStackedTensorDict``, ``TensorDictParams``)
+through :func:`tensordict._registry.container_class`.
+
+The tree of a module maps onto a tensordict one to one: a submodule is a nested
+tensordict under its attribute name, a parameter or buffer is a leaf under its own.
+``from_module`` reads that tree without copying anything; ``to_module`` writes a
+tensordict's leaves into the module's ``_parameters`` / ``_buffers`` dicts directly (no
+``setattr`` checks, so plain tensors, tensors that carry a graph and ``torch.vmap``'s
+batched tensors can stand in for parameters, as ``torch.func.functional_call`` does) and
+hands back what it replaced, as a tensordict that restores it when used as a context
+manager.
+"""
+
+from __future__ import annotations
+
+import collections
+import collections.abc
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch._C._functorch import is_functorch_wrapped_tensor
+
+from tensordict._keys import unravel_key_to_tuple
+from tensordict._registry import container_class
+from tensordict.base import TensorDictBase, _is_node
+
+_NO_BATCH = torch.Size(())
+
+
+def _new_td(storage: dict):
+    """A TensorDict over ``storage`` (a module's tensors carry no batch dims)."""
+    return container_class("TensorDict")._new_unsafe(storage, _NO_BATCH, None, None)
+
+
+# --------------------------------------------------------------------------------------
+# module -> tensordict
+# --------------------------------------------------------------------------------------
+
+
+def _read_module(module: nn.Module, filter_empty: bool) -> dict:
+    """The storage dict of ``module``'s tensordict: its parameters, buffers and, under
+    their names, its submodules' (submodules without any tensor are left out when
+    ``filter_empty``)."""
+    storage = {}
+    for name, param in module._parameters.items():
+        if param is not None:
+            storage[name] = param
+    for name, buffer in module._buffers.items():
+        if buffer is not None:
+            storage[name] = buffer
+    for name, child in module._modules.items():
+        if child is None:
+            continue
+        sub = _read_module(child, filter_empty)
+        if sub or not filter_empty:
+            storage[name] = _new_td(sub)
+    return storage
+
+
+def from_module(
+    module: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    filter_empty: bool = True,
+):
+    """The parameters and buffers of ``module`` as a tensordict shaped like its tree
+    of submodules (the tensors themselves, not copies). ``as_module=True`` gives a
+    :class:`~tensordict.nn.TensorDictParams`; ``use_state_dict=True`` reads
+    ``module.state_dict()`` (its hooks applied) instead of the attributes."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(
+            f"from_module expects an nn.Module, got {type(module).__name__}"
+        )
+    if use_state_dict:
+        flat = module.state_dict(keep_vars=False)
+        td = container_class("TensorDict")(dict(flat)).unflatten_keys(".")
+    else:
+        td = _new_td(_read_module(module, filter_empty))
+    if as_module:
+        td = container_class("TensorDictParams")(td, no_convert=True)
+    if lock:
+        td.lock_()
+    return td
+
+
+def from_modules(
+    *modules: nn.Module,
+    as_module: bool = False,
+    lock: bool = True,
+    use_state_dict: bool = False,
+    lazy_stack: bool = False,
+    expand_identical: bool = False,
+):
+    """The parameters of several modules of the same structure, stacked along a new
+    first batch dim (an ensemble's parameters, ready for ``torch.vmap``).
+
+    Dense stacking copies: the result's leaves are new tensors (parameters where the
+    modules had parameters), the modules keep theirs. ``lazy_stack=True`` keeps the
+    modules' own tensors in a :class:`~tensordict.LazyStackedTensorDict` (shapes may
+    then differ). ``expand_identical=True`` expands, instead of stacking, a tensor that
+    every module shares (the same object)."""
+    if not modules:
+        raise ValueError("from_modules needs at least one module")
+    tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
+    if lazy_stack:
+        if as_module:
+            raise NotImplementedError(
+                "from_modules(lazy_stack=True, as_module=True): TensorDictParams "
+                "registers one tensor per leaf, which a lazy stack does not have; "
+                "use lazy_stack=False (a dense stack) with as_module=True"
+            )
+        td = container_class("LazyStackedTensorDict").lazy_stack(tds, 0)
+    else:
+        td = _stack_module_states(tds, expand_identical)
+        if as_module:
+            td = container_class("TensorDictParams")(td, no_convert=True)
+    if lock:
+        td.lock_()
+    return td
+
+
+def _stack_module_states(tds: list, expand_identical: bool):
+    """One dense TensorDict with batch size ``[len(tds)]`` stacking the leaves of
+    ``tds`` (the module states of same-structured modules)."""
+    count = len(tds)
+    first = tds[0]
+
+    def stack(level: list, prefix: tuple) -> dict:
+        storage = {}
+        for key, value in level[0]._own_items():
+            values = [td._get_str(key, None, missing_ok=True) for td in level]
+            path = prefix + (key,)
+            for position, other in enumerate(values):
+                if other is None or _is_node(other) != _is_node(value):
+                    raise KeyError(
+                        f"from_modules: the module at position {position} has no "
+                        f"{'submodule' if _is_node(value) else 'tensor'} at key "
+                        f"{path!r} (module 0 has one); the modules must share one "
+                        f"structure"
+                    )
+            if _is_node(value):
+                sub = stack(values, path)
+                storage[key] = container_class("TensorDict")._new_unsafe(
+                    sub, torch.Size((count,)), None, None
+                )
+                continue
+            shapes = {tuple(v.shape) for v in values}
+            if len(shapes) > 1:
+                raise RuntimeError(
+                    f"from_modules: the tensors at key {path!r} have different "
+                    f"shapes {sorted(shapes)}; stack them lazily with "
+                    f"from_modules(..., lazy_stack=True)"
+                )
+            if expand_identical and all(v is value for v in values):
+                stacked = value.detach().expand(count, *value.shape)
+            else:
+                stacked = torch.stack([v.detach() for v in values])
+            if isinstance(value, nn.Parameter):
+                stacked = nn.Parameter(stacked, requires_grad=value.requires_grad)
+            storage[key] = stacked
+        return storage
+
+    for td in tds[1:]:
+        extra = set(td._own_keys()) - set(first._own_keys())
+        if extra:
+            raise KeyError(
+                f"from_modules: keys {sorted(extra)} are in one module but not in "
+                f"the first; the modules must share one structure"
+            )
+    return container_class("TensorDict")._new_unsafe(
+        stack(tds, ()), torch.Size((count,)), None, None
+    )
+
+
+# --------------------------------------------------------------------------------------
+# tensordict -> module
+# --------------------------------------------------------------------------------------
+
+
+def _wrap_as_parameter(value: Tensor, old: Any) -> Tensor:
+    """What ``preserve_module_state`` stores: a plain tensor replacing a parameter
+    becomes a parameter (sharing the tensor's storage, with the old one's
+    ``requires_grad``), unless it carries a graph or is a functorch tensor (a
+    ``torch.vmap`` or ``torch.func.grad`` input), which must stay as it is so that
+    gradients and batching go through."""
+    if (
+        not isinstance(old, nn.Parameter)
+        or isinstance(value, nn.Parameter)
+        or value.requires_grad
+        or is_functorch_wrapped_tensor(value)
+    ):
+        return value
+    return nn.Parameter(value, requires_grad=old.requires_grad)
+
+
+def _swap_into(
+    td: TensorDictBase,
+    module: nn.Module,
+    preserve: bool,
+    collect: bool,
+    memo: set,
+    path: tuple,
+):
+    """Write the leaves of ``td`` into ``module`` (replacing the tensors, not copying
+    into them); the storage of the swap tensordict (what was replaced) when
+    ``collect``, else None."""
+    swap = {} if collect else None
+    params = module._parameters
+    buffers = module._buffers
+    for key, value in td._own_items():
+        if isinstance(value, Tensor) or value is None:
+            if key in params:
+                where = params
+            elif key in buffers:
+                where = buffers
+            elif isinstance(value, nn.Parameter):
+                where = params
+            elif isinstance(value, Tensor):
+                where = buffers
+            else:
+                continue
+            old = where.get(key)
+            if preserve and value is not None:
+                value = _wrap_as_parameter(value, old)
+            where[key] = value
+            if collect:
+                swap[key] = old
+        elif _is_node(value):
+            child = module._modules.get(key)
+            if child is None:
+                raise KeyError(_no_submodule(module, path + (key,)))
+            if id(child) in memo:
+                continue
+            memo.add(id(child))
+            sub = _swap_into(value, child, preserve, collect, memo, path + (key,))
+            if collect:
+                swap[key] = _new_td(sub)
+    return swap
+
+
+def _copy_into(td, module: nn.Module, collect: bool, non_blocking: bool, memo, path):
+    """Copy the leaves of ``td`` into the tensors ``module`` already holds (they keep
+    their identity and storage); a clone of the old values when ``collect``."""
+    swap = {} if collect else None
+    params = module._parameters
+    buffers = module._buffers
+    for key, value in td._own_items():
+        if isinstance(value, Tensor):
+            target = params.get(key)
+            if target is None:
+                target = buffers.get(key)
+            if target is None:
+                raise KeyError(
+                    f"to_module(inplace=True): the module has no tensor at "
+                    f"{path + (key,)!r} to copy into"
+                )
+            if collect:
+                swap[key] = target.detach().clone()
+            target.data.copy_(value.detach(), non_blocking=non_blocking)
+        elif _is_node(value):
+            child = module._modules.get(key)
+            if child is None:
+                raise KeyError(_no_submodule(module, path + (key,)))
+            if id(child) in memo:
+                continue
+            memo.add(id(child))
+            sub = _copy_into(value, child, collect, non_blocking, memo, path + (key,))
+            if collect:
+                swap[key] = _new_td(sub)
+    return swap
+
+
+def _no_submodule(module: nn.Module, path: tuple) -> str:
+    return (
+        f"to_module: the tensordict has an entry {path!r} but the module "
+        f"{type(module).__name__} has no submodule {path[-1]!r} (its submodules: "
+        f"{sorted(module._modules)})"
+    )
+
+
+class _Restore:
+    """What ``with params.to_module(module):`` runs on exit (also when the block
+    raises): the swap tensordict written back into the module."""
+
+    __slots__ = ("swap", "module", "inplace", "use_state_dict")
+
+    def __init__(self, swap, module, inplace, use_state_dict) -> None:
+        self.swap = swap
+        self.module = module
+        self.inplace = inplace
+        self.use_state_dict = use_state_dict
+
+    def __call__(self) -> None:
+        to_module(
+            self.swap,
+            self.module,
+            inplace=self.inplace,
+            return_swap=False,
+            use_state_dict=self.use_state_dict,
+            preserve_module_state=False,
+        )
+
+
+def to_module(
+    td: TensorDictBase,
+    module: nn.Module,
+    *,
+    inplace: bool | None = None,
+    return_swap: bool = True,
+    swap_dest=None,
+    use_state_dict: bool = False,
+    non_blocking: bool = False,
+    preserve_module_state: bool = True,
+    memo=None,
+):
+    """See :meth:`ModuleStateMixin.to_module`."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"to_module expects an nn.Module, got {type(module).__name__}")
+    inplace = bool(inplace)
+    memo = set() if memo is None else memo
+    if use_state_dict:
+        swap = None
+        if return_swap:
+            swap = from_module(module, use_state_dict=True, lock=False).clone()
+        flat = state_dict(td)
+        if inplace:
+            module.load_state_dict(flat, strict=True)
+        else:
+            module.load_state_dict(flat, strict=True, assign=True)
+    elif inplace:
+        storage = _copy_into(td, module, return_swap, non_blocking, memo, ())
+        swap = _new_td(storage) if return_swap else None
+    else:
+        storage = _swap_into(td, module, preserve_module_state, return_swap, memo, ())
+        swap = _new_td(storage) if return_swap else None
+    if swap is None:
+        return None
+    if swap_dest is not None:
+        swap_dest.update(swap)
+        swap = swap_dest
+    # used as a context manager, the swap writes itself back on exit
+    swap._last_lock_op = _Restore(swap, module, inplace, use_state_dict)
+    return swap
+
+
+# --------------------------------------------------------------------------------------
+# state_dict
+# --------------------------------------------------------------------------------------
+
+
+def state_dict(
+    td,
+    destination=None,
+    prefix: str = "",
+    keep_vars: bool = False,
+    flatten: bool = True,
+):
+    """See :meth:`ModuleStateMixin.state_dict`."""
+    out = collections.OrderedDict() if destination is None else destination
+    if flatten:
+        for key, value in td.items(True, True):
+            name = key if type(key) is str else ".".join(key)
+            out[prefix + name] = value if keep_vars else value.detach()
+        return out
+    for key, value in td._own_items():
+        if isinstance(value, Tensor):
+            out[prefix + key] = value if keep_vars else value.detach()
+        elif _is_node(value):
+            out[prefix + key] = state_dict(value, keep_vars=keep_vars, flatten=False)
+    return out
+
+
+def _state_paths(source, from_flatten, known, prefix=()):
+    """``(path, tensor)`` for every tensor of a (nested) state dict; a key holding
+    dots is a flattened nested key unless ``from_flatten`` is False (or, when it is
+    None, the key is one of ``known`` as it is)."""
+    for key, value in source.items():
+        if isinstance(value, collections.abc.Mapping) and not isinstance(
+            value, TensorDictBase
+        ):
+            yield from _state_paths(value, from_flatten, known, prefix + (key,))
+            continue
+        if isinstance(value, TensorDictBase):
+            for sub, leaf in value.items(True, True):
+                yield prefix + (key,) + unravel_key_to_tuple(sub), leaf
+            continue
+        if isinstance(key, str) and "." in key and from_flatten is not False:
+            whole = prefix + (key,)
+            if from_flatten or whole not in known:
+                yield prefix + tuple(key.split(".")), value
+                continue
+        yield prefix + unravel_key_to_tuple(key), value
+
+
+def load_state_dict(
+    td, source, strict: bool = True, assign: bool = False, from_flatten=None
+):
+    """See :meth:`ModuleStateMixin.load_state_dict`."""
+    known = {unravel_key_to_tuple(k) for k in td.keys(True, True)}
+    given = dict(_state_paths(source, from_flatten, known))
+    if strict:
+        missing = sorted(known - set(given), key=str)
+        unexpected = sorted(set(given) - known, key=str)
+        if missing or unexpected:
+            raise RuntimeError(
+                f"load_state_dict(strict=True): the keys do not match; missing from "
+                f"the state dict: {missing}, not in the tensordict: {unexpected}. "
+                f"Pass strict=False to load the matching keys only"
+            )
+    with torch.no_grad():
+        for path, value in given.items():
+            target = td.get(path, None)
+            if assign or not isinstance(target, Tensor):
+                td.set(path, value)
+            else:
+                target.copy_(value)
+    return td
+
+
+class ModuleStateMixin:
+    """``from_module`` / ``to_module`` / ``state_dict`` for every concrete container
+    (see the module docstring)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_module(
+        cls,
+        module: nn.Module,
+        as_module: bool = False,
+        lock: bool = False,
+        use_state_dict: bool = False,
+        filter_empty: bool = True,
+    ):
+        """The parameters and buffers of ``module`` as a tensordict, nested like its
+        submodules; the tensors are the module's own (no copy).
+
+        ``as_module=True`` returns a :class:`~tensordict.nn.TensorDictParams` (an
+        ``nn.Module`` registering them), ``lock=True`` a locked tensordict,
+        ``use_state_dict=True`` the values of ``module.state_dict()`` (its hooks
+        applied); ``filter_empty=False`` keeps submodules without tensors as empty
+        tensordicts.
+
+        >>> from torch import nn
+        >>> params = TensorDict.from_module(nn.Sequential(nn.Linear(3, 4)))
+        >>> params["0", "weight"].shape
+        torch.Size([4, 3])
+        """
+        return from_module(
+            module,
+            as_module=as_module,
+            lock=lock,
+            use_state_dict=use_state_dict,
+            filter_empty=filter_empty,
+        )
+
+    @classmethod
+    def from_modules(
+        cls,
+        *modules: nn.Module,
+        as_module: bool = False,
+        lock: bool = True,
+        use_state_dict: bool = False,
+        lazy_stack: bool = False,
+        expand_identical: bool = False,
+    ):
+        """The parameters of same-structured modules stacked along a new first batch
+        dim: the parameters of an ensemble, to ``torch.vmap`` over.
+
+        Stacking copies (the modules keep their own tensors); ``lazy_stack=True``
+        keeps the modules' tensors in a lazy stack, ``expand_identical=True``
+        expands a tensor every module shares instead of stacking copies of it.
+
+        >>> from torch import nn
+        >>> params = TensorDict.from_modules(nn.Linear(3, 4), nn.Linear(3, 4))
+        >>> params.batch_size, params["weight"].shape
+        (torch.Size([2]), torch.Size([2, 4, 3]))
+        """
+        return from_modules(
+            *modules,
+            as_module=as_module,
+            lock=lock,
+            use_state_dict=use_state_dict,
+            lazy_stack=lazy_stack,
+            expand_identical=expand_identical,
+        )
+
+    def to_module(
+        self,
+        module: nn.Module,
+        *,
+        inplace: bool | None = None,
+        return_swap: bool = True,
+        swap_dest=None,
+        use_state_dict: bool = False,
+        non_blocking: bool = False,
+        preserve_module_state: bool = True,
+        memo=None,
+    ):
+        """Put this tensordict's tensors into ``module`` (keys name submodules and
+        their parameters or buffers, as :meth:`from_module` gives them).
+
+        By default the module's tensors are replaced by these ones (no copy): the
+        module then computes with them, and gradients flow back to them. With
+        ``inplace=True`` they are copied into the tensors the module holds instead.
+        Returns what was replaced (copies of it with ``inplace=True``) as a
+        tensordict, ``None`` with ``return_swap=False``; ``swap_dest`` receives it.
+
+        As a context manager, the old tensors are put back on exit, also when the
+        block raises:
+
+        >>> from torch import nn
+        >>> module = nn.Linear(3, 4)
+        >>> zeros = TensorDict.from_module(module).detach().clone().zero_()
+        >>> with zeros.to_module(module):
+        ...     print(module(torch.ones(1, 3)).detach())
+        tensor([[0., 0., 0., 0.]])
+        >>> bool(module.weight.abs().sum() > 0)
+        True
+
+        ``preserve_module_state=True`` keeps a parameter a parameter: a plain tensor
+        that carries no graph replacing an ``nn.Parameter`` is stored as an
+        ``nn.Parameter`` sharing its storage (tensors that require grad, and
+        ``torch.vmap`` / ``torch.func`` tensors, are stored as they are).
+        ``use_state_dict=True`` loads through ``module.load_state_dict`` (its hooks
+        applied). ``memo`` is a set of ids of modules already written (shared
+        submodules are written once).
+        """
+        return to_module(
+            self,
+            module,
+            inplace=inplace,
+            return_swap=return_swap,
+            swap_dest=swap_dest,
+            use_state_dict=use_state_dict,
+            non_blocking=non_blocking,
+            preserve_module_state=preserve_module_state,
+            memo=memo,
+        )
+
+    def state_dict(
+        self,
+        destination=None,
+        prefix: str = "",
+        keep_vars: bool = False,
+        flatten: bool = True,
+    ):
+        """The tensors as an ``OrderedDict`` that ``torch.save`` writes and
+        ``torch.load(..., weights_only=True)`` reads back: flat ``"a.b"`` keys
+        (nested ``OrderedDict``\\ s with ``flatten=False``), detached unless
+        ``keep_vars``, each key prefixed with ``prefix``, written into
+        ``destination`` when given (the call ``nn.Module.state_dict`` makes on its
+        children). Non-tensor entries are left out.
+
+        >>> td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(2)}}, [2])
+        >>> list(td.state_dict())
+        ['a', 'b.c']
+        """
+        return state_dict(self, destination, prefix, keep_vars, flatten)
+
+    def load_state_dict(
+        self, state_dict, strict: bool = True, assign: bool = False, from_flatten=None
+    ):
+        """Load the tensors of ``state_dict`` (flat ``"a.b"`` keys or nested dicts)
+        into this tensordict: copied into the existing tensors, or set as they are
+        with ``assign=True`` (and for keys without a tensor yet). ``strict=True``
+        requires the keys to match exactly; ``from_flatten`` says whether dotted keys
+        are flattened nested keys (by default: unless the dotted key itself exists).
+
+        >>> td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.zeros(2)}}, [2])
+        >>> td.load_state_dict({"a": torch.ones(2), "b.c": torch.ones(2)})["b", "c"]
+        tensor([1., 1.])
+        """
+        return load_state_dict(self, state_dict, strict, assign, from_flatten)

@@ -1,0 +1,943 @@
+"""Memory-mapped tensordicts and save/load: the methods every container has.
+
+:class:`PersistenceMixin` sits in the bases of the concrete containers (``TensorDict``,
+``LazyStackedTensorDict``, tensorclasses, ``NonTensorStack``); it reaches the concrete
+classes through :func:`tensordict._registry.container_class`, and writes and reads
+folders through :mod:`tensordict._disk` (the format). The module functions
+``tensordict.save``, ``load``, ``load_memmap`` and ``memmap`` call the same code.
+
+What "memory-mapped" means here: :meth:`memmap_` turns every tensor leaf into a
+:class:`~tensordict.MemoryMappedTensor` (in files under ``prefix``, or in anonymous
+shared memory without one) and locks the tensordict; :meth:`is_memmap` is true while it
+stays locked. :meth:`memmap`, :meth:`memmap_like` and :meth:`save` do the same to a new
+tensordict. Loading (:meth:`load_memmap`) maps the files again and restores the class,
+batch size, names, device, non-tensor data and the lock state the tensordict had when
+it was saved. See ``docs/persistence.md``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from tensordict import _disk, _errors, _pickle
+from tensordict._disk import PickledValueWarning, SavedDataError
+from tensordict._keys import unravel_key_to_tuple
+from tensordict._registry import container_class
+from tensordict.base import NO_DEFAULT, TensorDictBase, _parse_names
+from tensordict.memmap import MemoryMappedTensor
+
+__all__ = [
+    "PersistenceMixin",
+    "PickledValueWarning",
+    "SavedDataError",
+    "load",
+    "load_memmap",
+    "memmap",
+    "save",
+]
+
+# The mark of a tensordict memory-mapped in anonymous memory (no folder).
+_ANONYMOUS = "<anonymous>"
+
+
+# ----------------------------------------------------------------------------- kinds
+
+
+def _is_lazy_stack(td) -> bool:
+    return isinstance(td, container_class("LazyStackedTensorDict"))
+
+
+def _is_tensorclass(td) -> bool:
+    return getattr(type(td), "_is_tensorclass", False)
+
+
+def _is_non_tensor_stack(td) -> bool:
+    return isinstance(td, container_class("NonTensorStack"))
+
+
+def _is_container(value) -> bool:
+    return isinstance(value, TensorDictBase) and not value._is_non_tensor
+
+
+def _class_name(td) -> str:
+    name = type(td).__name__
+    if name in ("LazyStackedTensorDict", "NonTensorStack"):
+        return name
+    return "TensorDict"
+
+
+_KINDS = _disk.Kinds()
+_KINDS.is_lazy_stack = _is_lazy_stack
+_KINDS.is_tensorclass = lambda td: _is_tensorclass(td) and not _is_non_tensor_stack(td)
+_KINDS.is_non_tensor_stack = _is_non_tensor_stack
+_KINDS.is_container = _is_container
+_KINDS.class_name = _class_name
+
+
+def _holder(td):
+    """The object that carries the memory-map mark: a tensorclass's tensordict."""
+    return td._tensordict if _is_tensorclass(td) else td
+
+
+def _mark(td, prefix) -> None:
+    holder = _holder(td)
+    try:
+        holder._memmap_prefix = prefix
+    except AttributeError:  # a container without the slot (non-tensor stacks)
+        pass
+
+
+def _marked(td):
+    return getattr(_holder(td), "_memmap_prefix", None)
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _memmap_in_place(
+    td, prefix, *, like, copy_existing, num_threads, existsok, locked=None
+):
+    """Turn every tensor leaf of ``td`` into a MemoryMappedTensor (files under
+    ``prefix``, or anonymous memory), mark and lock ``td``; returns ``td``."""
+    if getattr(type(td), "_refuses_memmap_in_place", False):
+        raise RuntimeError(
+            f"a {type(td).__name__} cannot be memory-mapped in place (its data "
+            f"lives in another file); use memmap() to make a memory-mapped copy"
+        )
+    was_locked = td.is_locked if locked is None else locked
+    plan = _disk.plan_tree(td, _KINDS, like, encode_values=prefix is not None)
+    for folder in plan.folders:
+        folder.meta["locked"] = was_locked
+    if prefix is None:
+        new = [_anonymous(job, like, copy_existing) for job in plan.leaves]
+        marks = [(folder.container, _ANONYMOUS) for folder in plan.folders]
+    else:
+        dst = Path(os.path.abspath(os.fspath(prefix)))
+        _disk.check_target(dst, existsok)
+        _disk.write_tree(
+            dst, plan, copy_existing=copy_existing, num_threads=num_threads
+        )
+        new = [_mapped(job, dst) for job in plan.leaves]
+        marks = [
+            (folder.container, dst / folder.path if folder.path else dst)
+            for folder in plan.folders
+        ]
+    td._set_lock(False)
+    for job, tensor in zip(plan.leaves, new):
+        job.owner._set_str(job.key, tensor, inplace=False, validated=True)
+    for container, mark in marks:
+        _mark(container, mark)
+    td.lock_()
+    return td
+
+
+def _anonymous(job, like, copy_existing) -> MemoryMappedTensor:
+    if like:
+        return MemoryMappedTensor.zeros(job.shape, dtype=job.dtype)
+    return MemoryMappedTensor.from_tensor(job.source)
+
+
+def _mapped(job, dst: Path) -> MemoryMappedTensor:
+    if job.linked and isinstance(job.source, MemoryMappedTensor):
+        return job.source  # its own file, kept in place
+    return MemoryMappedTensor.from_filename(dst / job.path, job.dtype, job.shape)
+
+
+def _structure_copy(td):
+    """A new container tree holding the same leaves (what memmap() fills)."""
+    if getattr(type(td), "_refuses_memmap_in_place", False):
+        return td.to_tensordict()
+    return td.copy()
+
+
+def _in_background(fn) -> concurrent.futures.Future:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(fn)
+    pool.shutdown(wait=False)
+    return future
+
+
+def _refuse_archive(archive, compression) -> None:
+    if archive or compression is not None:
+        raise NotImplementedError(
+            "single-file archives (archive=True, compression=...) are not supported: "
+            "save to a folder instead"
+        )
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _read(folder: Path, allow_pickle: bool, mode) -> Any:
+    """The container saved in ``folder`` (recursively), checked against its metadata."""
+    meta = _disk.read_meta(folder)
+    cls_name = meta.get("class")
+    batch_size = _disk.check_shape(meta.get("batch_size"), folder, "<batch_size>")
+    device = _read_device(meta.get("device"), folder)
+    if cls_name == "LazyStackedTensorDict":
+        td = _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size)
+    elif cls_name == "NonTensorStack":
+        values = _disk.read_value(folder, meta.get("values") or {}, allow_pickle, "<values>")
+        td = _non_tensor_stack(values, batch_size, device, folder, "<values>")
+    elif cls_name == "TensorDict":
+        td = _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device)
+    else:
+        raise SavedDataError(
+            f"{folder / _disk.META}: unknown class {cls_name!r} (expected TensorDict, "
+            f"LazyStackedTensorDict or NonTensorStack)"
+        )
+    names = meta.get("names")
+    if names is not None and cls_name != "LazyStackedTensorDict":
+        try:
+            td.names = names
+        except (ValueError, TypeError) as err:
+            raise SavedDataError(f"{folder / _disk.META}: bad names {names!r}: {err}") from None
+    _mark(td, folder)
+    tc_name = meta.get("tensorclass")
+    if tc_name is not None:
+        td = _find_tensorclass(tc_name, folder)._from_td(td)
+    if meta.get("locked") is True:
+        td.lock_()
+    return td
+
+
+def _read_device(value, folder: Path):
+    if value is None:
+        return None
+    try:
+        device = torch.device(value)
+    except (RuntimeError, TypeError):
+        raise SavedDataError(f"{folder / _disk.META}: bad device {value!r}") from None
+    # the leaves are mapped in CPU memory, wherever the tensordict was saved from
+    return torch.device("cpu") if device.type != "cpu" else device
+
+
+def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
+    entries = _disk.field_of(meta, "entries", list, folder)
+    n = len(batch_size)
+    storage: dict = {}
+    folder_name = str(folder)
+    shared = _disk.shared_for(mode)
+    for entry in entries:
+        if type(entry) is not dict or type(entry.get("key")) is not str:
+            raise SavedDataError(f"{folder / _disk.META}: a bad entry {entry!r}")
+        key = entry["key"]
+        if key in storage:
+            raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
+        kind = entry.get("kind")
+        if kind == "tensor":
+            value = _disk.map_leaf(folder_name, entry, shared)
+            if n and value.shape[:n] != batch_size:
+                raise SavedDataError(
+                    f"the entry {key!r} ({folder / entry['file']}) has shape "
+                    f"{tuple(value.shape)}, which does not start with the batch size "
+                    f"{tuple(batch_size)} of {folder / _disk.META}"
+                )
+        elif kind == "nested":
+            name = _disk.check_name(entry.get("dir"), folder, key)
+            value = _read(folder / name, allow_pickle, mode)
+            if value.batch_size[:n] != batch_size:
+                raise SavedDataError(
+                    f"the nested entry {key!r} ({folder / name}) has batch size "
+                    f"{tuple(value.batch_size)}, which does not start with the batch "
+                    f"size {tuple(batch_size)} of {folder / _disk.META}"
+                )
+        elif kind == "value":
+            value = _disk.read_value(folder, entry, allow_pickle, key)
+        elif kind == "value_stack":
+            values = _disk.read_value(folder, entry, allow_pickle, key)
+            shape = _disk.check_shape(entry.get("batch_size"), folder, key)
+            value = _non_tensor_stack(values, shape, device, folder, key)
+        else:
+            raise SavedDataError(
+                f"{folder / _disk.META}: the entry {key!r} has an unknown kind {kind!r}"
+            )
+        storage[key] = value
+    return container_class("TensorDict")._new_unsafe(storage, batch_size, device, None)
+
+
+def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
+    members = _disk.field_of(meta, "members", list, folder)
+    stack_dim = _disk.field_of(meta, "stack_dim", int, folder)
+    tds = [
+        _read(folder / _disk.check_name(name, folder, i), allow_pickle, mode)
+        for i, name in enumerate(members)
+    ]
+    cls = container_class("LazyStackedTensorDict")
+    try:
+        stack = cls(
+            *tds,
+            stack_dim=stack_dim,
+            stack_dim_name=meta.get("stack_dim_name"),
+            batch_size=batch_size if not tds else None,
+        )
+    except (RuntimeError, ValueError, TypeError) as err:
+        raise SavedDataError(f"{folder / _disk.META}: the members do not stack: {err}") from None
+    if stack.batch_size != batch_size:
+        raise SavedDataError(
+            f"{folder / _disk.META}: the members stack to batch size "
+            f"{tuple(stack.batch_size)}, not the recorded {tuple(batch_size)}"
+        )
+    return stack
+
+
+def _non_tensor_stack(values, shape, device, folder, key):
+    try:
+        array = _pickle.object_array(values, tuple(shape))
+    except ValueError:
+        raise SavedDataError(
+            f"{folder / _disk.META}: the non-tensor values of {key!r} do not form a "
+            f"batch of size {tuple(shape)}"
+        ) from None
+    return container_class("NonTensorStack")._from_array(array, device)
+
+
+def _find_tensorclass(name: Any, folder: Path) -> type:
+    """The tensorclass ``"module:qualname"``, among those already defined (no module is
+    imported on the file's say-so)."""
+    if not isinstance(name, str) or ":" not in name:
+        raise SavedDataError(f"{folder / _disk.META}: bad tensorclass name {name!r}")
+    module, _, qualname = name.partition(":")
+    for cls in _all_tensorclasses():
+        if cls.__module__ == module and cls.__qualname__ == qualname:
+            return cls
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if isinstance(found, type) and _is_tensorclass(found):
+        return found
+    raise SavedDataError(
+        f"{folder} holds a {qualname} (a tensorclass from {module}), which is not "
+        f"defined in this process: import or define it before loading"
+    )
+
+
+def _all_tensorclasses():
+    stack = [container_class("TensorClass")]
+    while stack:
+        cls = stack.pop()
+        yield cls
+        stack.extend(cls.__subclasses__())
+
+
+def _subfolder(folder: Path, subpath) -> Path:
+    """The folder of the nested entry ``subpath`` (looked up in the metadata)."""
+    for key in unravel_key_to_tuple(subpath):
+        meta = _disk.read_meta(folder)
+        for entry in meta.get("entries") or ():
+            if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
+                folder = folder / _disk.check_name(entry.get("dir"), folder, key)
+                break
+        else:
+            raise KeyError(f"no nested tensordict {key!r} saved in {folder}")
+    return folder
+
+
+def _load_into(target, loaded) -> None:
+    """Give ``target`` the entries, batch size, names and device of ``loaded``; nested
+    TensorDicts present on both sides are reused."""
+    target = _holder(target)
+    loaded = _holder(loaded)
+    if _is_lazy_stack(target) or _is_lazy_stack(loaded):
+        if not (
+            _is_lazy_stack(target)
+            and _is_lazy_stack(loaded)
+            and len(target.tensordicts) == len(loaded.tensordicts)
+        ):
+            raise TypeError(
+                f"cannot load a {type(loaded).__name__} into a "
+                f"{type(target).__name__} (lazy stacks load into lazy stacks of as "
+                f"many members)"
+            )
+        for mine, theirs in zip(target.tensordicts, loaded.tensordicts):
+            _load_into(mine, theirs)
+        target._refresh()
+        return
+    target._set_lock(False)
+    for key in list(target._own_keys()):
+        if key not in loaded._own_keys():
+            target._del_str(key)
+    for key, value in loaded._own_items():
+        existing = target._get_str(key, None, missing_ok=True)
+        if (
+            isinstance(existing, TensorDictBase)
+            and _is_container(existing)
+            and _is_container(value)
+            and type(existing) is type(value)
+            and not _is_tensorclass(existing)
+        ):
+            _load_into(existing, value)
+        else:
+            target._set_str(key, value, inplace=False, validated=True)
+    target._batch_size = loaded.batch_size
+    target._device = loaded.device
+    target._names = loaded._names
+    _mark(target, _marked(loaded))
+    target._set_lock(loaded.is_locked)
+
+
+# ----------------------------------------------------------------------------- mixin
+
+
+class PersistenceMixin:
+    """Saving to disk, memory-mapping and loading, for every container class."""
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # torch.load(weights_only=True) may rebuild a tensorclass that is defined here
+        if getattr(cls, "_is_tensorclass", False):
+            _pickle.allow_class(cls)
+
+    def __reduce_ex__(self, protocol):
+        return _pickle.reduce_container(self)
+
+    # ------------------------------------------------------------------ memmap
+    def memmap_(
+        self,
+        prefix: str | os.PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        existsok: bool = True,
+        robust_key: bool | None = None,
+        atomic: bool | None = None,
+    ):
+        """Write every tensor to a file under ``prefix`` (one folder per tensordict,
+        one raw file per tensor, metadata as JSON; anonymous shared memory without a
+        prefix), replace each leaf by a :class:`~tensordict.MemoryMappedTensor` of
+        it, lock the tensordict, and return it.
+
+        The folder is written beside ``prefix`` then swapped in, so a crash leaves the
+        previous folder or the new one (``atomic`` is accepted; writing is always
+        atomic). ``copy_existing=False`` refuses to copy a leaf already mapped to
+        another file; ``existsok=False`` refuses to replace a saved tensordict;
+        ``num_threads > 1`` writes the files in parallel, and with ``return_early``
+        returns a :class:`concurrent.futures.Future` of the result at once.
+        ``share_non_tensor`` and ``robust_key`` are accepted for compatibility (file
+        names are always safe; non-tensor values are read from the metadata).
+
+        >>> import tempfile
+        >>> td = TensorDict(obs=torch.zeros(3, 4), batch_size=[3])
+        >>> with tempfile.TemporaryDirectory() as path:
+        ...     out = td.memmap_(path)
+        ...     print(out is td, td.is_memmap(), td.is_locked, type(td["obs"]).__name__)
+        True True True MemoryMappedTensor
+        """
+        if return_early and num_threads > 1:
+            return _in_background(
+                lambda: self.memmap_(
+                    prefix,
+                    copy_existing,
+                    num_threads=num_threads,
+                    existsok=existsok,
+                )
+            )
+        return _memmap_in_place(
+            self,
+            prefix,
+            like=False,
+            copy_existing=copy_existing,
+            num_threads=num_threads,
+            existsok=existsok,
+        )
+
+    def memmap(
+        self,
+        prefix: str | os.PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        existsok: bool = True,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool | None = None,
+    ):
+        """A memory-mapped copy (see :meth:`memmap_`); this tensordict is unchanged.
+
+        >>> import tempfile
+        >>> td = TensorDict(a=torch.arange(3), batch_size=[3])
+        >>> with tempfile.TemporaryDirectory() as path:
+        ...     saved = td.memmap(path)
+        ...     print(saved.is_memmap(), td.is_memmap(), saved["a"].tolist())
+        True False [0, 1, 2]
+        """
+        _refuse_archive(archive, compression)
+        copy = _structure_copy(self)
+
+        def run():
+            return _memmap_in_place(
+                copy,
+                prefix,
+                like=False,
+                copy_existing=copy_existing,
+                num_threads=num_threads,
+                existsok=existsok,
+                locked=self.is_locked,
+            )
+
+        if return_early and num_threads > 1:
+            return _in_background(run)
+        return run()
+
+    def save(
+        self,
+        prefix: str | os.PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool | None = None,
+        existsok: bool = True,
+    ):
+        """Save to the folder ``prefix``: the same as :meth:`memmap` (it returns the
+        memory-mapped copy). Non-tensor values JSON cannot hold are pickled, with a
+        :class:`PickledValueWarning` naming their keys: loading them needs
+        ``allow_pickle=True``."""
+        return self.memmap(
+            prefix,
+            copy_existing,
+            num_threads=num_threads,
+            return_early=return_early,
+            existsok=existsok,
+            archive=archive,
+            compression=compression,
+        )
+
+    def dumps(
+        self,
+        prefix: str | os.PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+        compression: str | int | None = None,
+        atomic: bool | None = None,
+        existsok: bool = True,
+    ):
+        """The same as :meth:`save`."""
+        return self.save(
+            prefix,
+            copy_existing,
+            num_threads=num_threads,
+            return_early=return_early,
+            existsok=existsok,
+            archive=archive,
+            compression=compression,
+        )
+
+    def memmap_like(
+        self,
+        prefix: str | os.PathLike | None = None,
+        copy_existing: bool = False,
+        *,
+        existsok: bool = True,
+        num_threads: int = 0,
+        return_early: bool = False,
+        share_non_tensor: bool = False,
+        robust_key: bool | None = None,
+        archive: bool | None = None,
+    ):
+        """A memory-mapped tensordict with the same keys, shapes and dtypes, filled
+        with zeros (nothing is copied: the files are sparse until written). A file of
+        the right size already under ``prefix`` at a leaf's place keeps its content,
+        so a buffer can be reopened. Use it to preallocate a dataset on disk, then fill
+        it by indexing.
+
+        >>> import tempfile
+        >>> td = TensorDict(image=torch.zeros(8, 8, dtype=torch.uint8), batch_size=[])
+        >>> with tempfile.TemporaryDirectory() as path:
+        ...     data = td.expand(1000).memmap_like(path)
+        ...     data[3] = TensorDict(image=torch.ones(8, 8, dtype=torch.uint8))
+        ...     print(data.batch_size, int(data["image"].sum()))
+        torch.Size([1000]) 64
+        """
+        _refuse_archive(archive, None)
+        copy = _structure_copy(self)
+
+        def run():
+            return _memmap_in_place(
+                copy,
+                prefix,
+                like=True,
+                copy_existing=copy_existing,
+                num_threads=num_threads,
+                existsok=existsok,
+                locked=self.is_locked,
+            )
+
+        if return_early and num_threads > 1:
+            return _in_background(run)
+        return run()
+
+    def memmap_refresh_(self, *, allow_pickle: bool | None = None):
+        """Load again from :attr:`saved_path` (entries another process added or
+        removed appear), stay memory-mapped and locked; returns ``self``."""
+        prefix = _marked(self)
+        if prefix is None or prefix == _ANONYMOUS or not self.is_locked:
+            raise RuntimeError(
+                "memmap_refresh_ needs a tensordict memory-mapped in a folder (by "
+                "memmap_, memmap or memmap_like with a prefix)"
+            )
+        self.load_memmap_(prefix, allow_pickle=allow_pickle)
+        _mark(self, prefix)
+        self.lock_()
+        return self
+
+    def is_memmap(self) -> bool:
+        """True for a tensordict made by :meth:`memmap_`, :meth:`memmap` or
+        :meth:`memmap_like` (or loaded locked), while it stays locked."""
+        return _marked(self) is not None and self.is_locked
+
+    @property
+    def saved_path(self) -> Path | None:
+        """The folder of a memory-mapped tensordict (``None`` for anonymous memory);
+        AttributeError if it is not memory-mapped."""
+        if not self.is_memmap():
+            raise AttributeError(
+                "saved_path: the tensordict is not memory-mapped (memmap_ it first; "
+                "unlocking a memory-mapped tensordict ends its memory-mapped state)"
+            )
+        prefix = _marked(self)
+        return None if prefix == _ANONYMOUS else Path(prefix)
+
+    # ------------------------------------------------------------------ new entries
+    def make_memmap(
+        self,
+        key,
+        shape,
+        *,
+        dtype: torch.dtype | None = None,
+        robust_key: bool | None = None,
+    ) -> MemoryMappedTensor:
+        """Add a new zero-filled memory-mapped entry at ``key`` to this memory-mapped
+        tensordict (its file and metadata are written at once) and return it."""
+        shape = torch.Size(shape.tolist() if isinstance(shape, Tensor) else shape)
+        dtype = dtype or torch.get_default_dtype()
+        return self._add_memmap_entry(
+            key,
+            shape,
+            dtype,
+            lambda filename: MemoryMappedTensor.zeros(
+                shape, dtype=dtype, filename=filename, existsok=True
+            ),
+        )
+
+    def make_memmap_from_tensor(
+        self,
+        key,
+        tensor: Tensor,
+        *,
+        copy_data: bool = True,
+        existsok: bool = True,
+        robust_key: bool | None = None,
+    ) -> MemoryMappedTensor:
+        """Add ``tensor`` (copied, or zeros of its shape with ``copy_data=False``) as a
+        new memory-mapped entry at ``key`` and return it."""
+        return self._add_memmap_entry(
+            key,
+            tensor.shape,
+            tensor.dtype,
+            lambda filename: MemoryMappedTensor.from_tensor(
+                tensor,
+                filename=filename,
+                existsok=True,
+                copy_existing=True,
+                copy_data=copy_data,
+            ),
+        )
+
+    def make_memmap_from_storage(
+        self,
+        key,
+        storage,
+        shape,
+        *,
+        dtype: torch.dtype | None = None,
+        robust_key: bool | None = None,
+    ) -> MemoryMappedTensor:
+        """Add a memory-mapped entry at ``key`` holding the bytes of ``storage`` as
+        ``dtype`` and ``shape`` (written to the entry's file) and return it."""
+        shape = torch.Size(shape.tolist() if isinstance(shape, Tensor) else shape)
+        view = MemoryMappedTensor.from_storage(storage, shape=shape, dtype=dtype)
+        return self._add_memmap_entry(
+            key,
+            shape,
+            view.dtype,
+            lambda filename: MemoryMappedTensor.from_tensor(
+                view, filename=filename, existsok=True, copy_existing=True
+            ),
+        )
+
+    def _add_memmap_entry(self, key, shape, dtype, make) -> MemoryMappedTensor:
+        if not self.is_memmap():
+            raise RuntimeError(
+                "make_memmap*: the tensordict is not memory-mapped; memmap_ it first "
+                "(new entries of a memory-mapped tensordict go to its folder)"
+            )
+        path = unravel_key_to_tuple(key)
+        parent = _holder(self)
+        for part in path[:-1]:
+            sub = parent._get_str(part, None, missing_ok=True)
+            if sub is None:
+                sub = _new_nested_memmap(parent, part)
+            parent = _holder(sub)
+        batch = parent.batch_size
+        if tuple(shape[: len(batch)]) != tuple(batch):
+            raise _errors.batch_mismatch(key, shape, batch)
+        folder = _marked(parent)
+        if folder == _ANONYMOUS or folder is None:
+            tensor = make(None)
+        else:
+            folder = Path(folder)
+            meta = _disk.read_meta(folder)
+            file = _new_file_name(meta, path[-1], ".memmap")
+            tensor = make(str(folder / file))
+            entries = [e for e in meta["entries"] if e.get("key") != path[-1]]
+            entries.append(
+                {
+                    "key": path[-1],
+                    "kind": "tensor",
+                    "file": file,
+                    "dtype": str(dtype),
+                    "shape": list(shape),
+                }
+            )
+            meta["entries"] = entries
+            _disk.rewrite_meta(folder, meta)
+        with_lock = parent.is_locked
+        parent._set_lock(False)
+        parent._set_str(path[-1], tensor, inplace=False, validated=True)
+        parent._set_lock(with_lock)
+        return tensor
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def load_memmap(
+        cls,
+        prefix: str | os.PathLike,
+        device=None,
+        non_blocking: bool = False,
+        *,
+        out=None,
+        robust_key: bool | None = None,
+        subpath=None,
+        mode: str | None = None,
+        num_threads: int = 0,
+        allow_pickle: bool | None = None,
+    ):
+        """Load the tensordict saved in the folder ``prefix``: its class (lazy stacks
+        lazily, member by member; tensorclasses as their class), batch size, names,
+        device, lock state, nested tensordicts and non-tensor data; tensors are mapped,
+        not read. Non-tensor values saved with pickle load only with
+        ``allow_pickle=True``. ``device`` moves the result (then in RAM); ``mode="r"``
+        maps copy-on-write; ``subpath`` loads one nested entry; ``out`` loads into an
+        existing tensordict. Damaged or foreign folders raise :class:`SavedDataError`
+        naming the key and the file.
+        """
+        folder = Path(os.fspath(prefix))
+        if subpath is not None:
+            folder = _subfolder(folder, subpath)
+        result = _read(folder, bool(allow_pickle), mode)
+        if getattr(cls, "_is_tensorclass", False) and not _is_tensorclass(result):
+            result = cls._from_td(result)
+        if device is not None:
+            result = result.to(device, non_blocking=non_blocking)
+        if out is not None:
+            _load_into(out, result)
+            return out
+        return result
+
+    @classmethod
+    def load(cls, prefix: str | os.PathLike, *args, **kwargs):
+        """The same as :meth:`load_memmap`."""
+        return cls.load_memmap(prefix, *args, **kwargs)
+
+    def load_memmap_(
+        self,
+        prefix: str | os.PathLike,
+        robust_key: bool | None = None,
+        *,
+        allow_pickle: bool | None = None,
+        mode: str | None = None,
+    ):
+        """Load the tensordict saved in ``prefix`` into this one (its entries replace
+        these; nested tensordicts on both sides are reused) and return ``self``."""
+        loaded = _read(Path(os.fspath(prefix)), bool(allow_pickle), mode)
+        _load_into(self, loaded)
+        return self
+
+    def load_(self, prefix: str | os.PathLike, *args, **kwargs):
+        """The same as :meth:`load_memmap_`."""
+        return self.load_memmap_(prefix, *args, **kwargs)
+
+    # ------------------------------------------------------------------ HDF5
+    @classmethod
+    def from_h5(
+        cls,
+        filename,
+        *,
+        mode: str = "r",
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        batch_size=None,
+        non_tensor_as_stack: bool = False,
+    ):
+        """A :class:`~tensordict.PersistentTensorDict` over the HDF5 file
+        ``filename`` (reads are lazy; needs ``pip install tensordict[h5]``)."""
+        return container_class("PersistentTensorDict").from_h5(
+            filename,
+            mode=mode,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            batch_size=batch_size,
+            non_tensor_as_stack=non_tensor_as_stack,
+        )
+
+    def to_h5(self, filename, **kwargs):
+        """Write this tensordict to the HDF5 file ``filename`` and return the
+        :class:`~tensordict.PersistentTensorDict` over it."""
+        return container_class("PersistentTensorDict").from_dict(
+            self, filename=filename, **kwargs
+        )
+
+
+def _new_file_name(meta: dict, key: str, suffix: str) -> str:
+    taken = {
+        str(e.get(field_name, "")).lower()
+        for e in meta.get("entries") or ()
+        if e.get("key") != key
+        for field_name in ("file", "dir", "pickle")
+    }
+    name = _disk.entry_names([key])[key] + suffix
+    if name.lower() in taken:
+        name = _disk.encoded_name(key) + suffix
+    return name
+
+
+def _new_nested_memmap(parent, key: str):
+    """An empty nested tensordict at ``key`` of a memory-mapped ``parent``, with its
+    own folder and metadata."""
+    nested = parent._new_empty()
+    folder = _marked(parent)
+    if folder not in (None, _ANONYMOUS):
+        folder = Path(folder)
+        meta = _disk.read_meta(folder)
+        name = _new_file_name(meta, key, "")
+        sub = folder / name
+        sub.mkdir(exist_ok=True)
+        _disk.rewrite_meta(sub, _disk.empty_meta(list(nested.batch_size), nested.device))
+        meta["entries"].append({"key": key, "kind": "nested", "dir": name})
+        _disk.rewrite_meta(folder, meta)
+        _mark(nested, sub)
+    else:
+        _mark(nested, folder)
+    locked = parent.is_locked
+    parent._set_lock(False)
+    parent._set_str(key, nested, inplace=False, validated=True)
+    parent._set_lock(locked)
+    return nested
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+def memmap(
+    data,
+    prefix: str | os.PathLike | None = None,
+    copy_existing: bool = False,
+    *,
+    num_threads: int = 0,
+    return_early: bool = False,
+    share_non_tensor: bool = False,
+    existsok: bool = True,
+    robust_key: bool | None = None,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    atomic: bool | None = None,
+):
+    """``data.memmap(prefix, ...)``: a memory-mapped copy of a tensordict."""
+    return data.memmap(
+        prefix,
+        copy_existing,
+        num_threads=num_threads,
+        return_early=return_early,
+        existsok=existsok,
+        archive=archive,
+        compression=compression,
+    )
+
+
+def save(
+    data,
+    prefix: str | os.PathLike | None = None,
+    copy_existing: bool = False,
+    *,
+    num_threads: int = 0,
+    return_early: bool = False,
+    share_non_tensor: bool = False,
+    robust_key: bool | None = None,
+    archive: bool | None = None,
+    compression: str | int | None = None,
+    atomic: bool | None = None,
+    existsok: bool = True,
+):
+    """``data.save(prefix, ...)``: write a tensordict to the folder ``prefix``."""
+    return data.save(
+        prefix,
+        copy_existing,
+        num_threads=num_threads,
+        return_early=return_early,
+        existsok=existsok,
+        archive=archive,
+        compression=compression,
+    )
+
+
+def load_memmap(
+    prefix: str | os.PathLike,
+    device=None,
+    non_blocking: bool = False,
+    *,
+    out=None,
+    robust_key: bool | None = None,
+    subpath=None,
+    mode: str | None = None,
+    num_threads: int = 0,
+    allow_pickle: bool | None = None,
+):
+    """Load the tensordict saved in ``prefix`` (see ``TensorDict.load_memmap``)."""
+    return PersistenceMixin.load_memmap.__func__(
+        PersistenceMixin,
+        prefix,
+        device,
+        non_blocking,
+        out=out,
+        subpath=subpath,
+        mode=mode,
+        num_threads=num_threads,
+        allow_pickle=allow_pickle,
+    )
+
+
+load = load_memmap

@@ -1,0 +1,71 @@
+"""How probabilistic modules turn a distribution into a value: ``InteractionType``
+and the setting that picks one (``set_interaction_type`` / ``interaction_type``)."""
+
+from __future__ import annotations
+
+import enum
+
+from tensordict.nn.utils import _Setting, _SettingScope
+
+__all__ = ["InteractionType", "interaction_type", "set_interaction_type"]
+
+
+class InteractionType(str, enum.Enum):
+    """What a probabilistic module writes as its sample: the distribution's ``mode``,
+    ``median`` or ``mean``, a ``random`` sample, or a ``deterministic`` value (the
+    distribution's ``deterministic_sample`` if it has one, else its mode, else its
+    mean). A string enum: ``InteractionType("mode") is InteractionType.MODE``."""
+
+    MODE = "mode"
+    MEDIAN = "median"
+    MEAN = "mean"
+    RANDOM = "random"
+    DETERMINISTIC = "deterministic"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_INTERACTION_TYPE = _Setting(None)
+
+
+def interaction_type() -> InteractionType | None:
+    """The interaction type set by the enclosing :class:`set_interaction_type` block,
+    or ``None`` (each module then uses its ``default_interaction_type``)."""
+    return _INTERACTION_TYPE.get()
+
+
+class set_interaction_type(_SettingScope):
+    """Make probabilistic modules use ``type`` (an :class:`InteractionType` or its
+    name) inside the block or the decorated function; ``None`` restores each module's
+    default.
+
+    >>> from tensordict.nn import InteractionType, interaction_type, set_interaction_type
+    >>> with set_interaction_type("random"):
+    ...     interaction_type()
+    <InteractionType.RANDOM: 'random'>
+    >>> interaction_type() is None
+    True
+    """
+
+    _setting = _INTERACTION_TYPE
+
+    def __init__(
+        self,
+        type: InteractionType | str | None = InteractionType.DETERMINISTIC,
+        *,
+        thread_local: bool = False,
+    ) -> None:
+        super().__init__(type, thread_local=thread_local)
+
+    @staticmethod
+    def _check(mode):
+        if mode is None:
+            return None
+        try:
+            return InteractionType(mode)
+        except ValueError:
+            raise ValueError(
+                f"unknown interaction type {mode!r}: expected one of "
+                f"{[t.value for t in InteractionType]} or None"
+            ) from None

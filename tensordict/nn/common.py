@@ -1,0 +1,730 @@
+"""Modules that read their inputs from a tensordict and write their outputs into it.
+
+:class:`TensorDictModuleBase` is the base: an ``nn.Module`` with ``in_keys`` and
+``out_keys`` whose ``forward`` takes a tensordict. Every subclass's ``forward`` also
+accepts tensors (see :func:`dispatch`): positional tensors fill ``in_keys`` in order and
+the call returns the output tensors; keyword tensors (``module(x=...)``) fill the keys
+they name and the call returns the tensordict, as seed 004 describes.
+
+:class:`TensorDictModule` wraps any callable on tensors: it reads ``in_keys``, calls the
+callable, and writes the results at ``out_keys``. Errors from the callable come back
+naming the module, its input keys and what they held.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from tensordict._keys import NestedKey, unravel_key, unravel_key_list
+from tensordict._registry import container_class
+from tensordict.base import TensorDictBase
+from tensordict.functional import make_tensordict  # noqa: F401  (tensordict.nn name)
+from tensordict.nn.utils import _SKIP_EXISTING, outputs_exist
+
+__all__ = [
+    "TensorDictModule",
+    "TensorDictModuleBase",
+    "TensorDictModuleWrapper",
+    "WrapModule",
+    "as_tensordict_module",
+    "dispatch",
+    "make_tensordict",
+]
+
+
+def _key_list(keys, what: str) -> list:
+    """``keys`` as a list of unravelled keys; one key (a string or a tuple of strings,
+    a nested key) stands for a list of one."""
+    if keys is None:
+        return []
+    if isinstance(keys, (str, tuple)):
+        keys = [keys]
+    try:
+        return unravel_key_list(list(keys))
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"{what} must be a key (a string or a tuple of strings) or a list of keys, "
+            f"got {keys!r}"
+        ) from err
+
+
+def _flat_name(key, separator: str) -> str:
+    return key if isinstance(key, str) else separator.join(key)
+
+
+def _new_tensordict(batch_size=()):
+    return container_class("TensorDict")(batch_size=batch_size)
+
+
+# --------------------------------------------------------------------------------------
+# Calling a tensordict function with tensors
+# --------------------------------------------------------------------------------------
+
+
+def _gather_tensors(in_keys, args, kwargs, separator: str, owner: str):
+    """The tensordict a call with tensors stands for: positional tensors at
+    ``in_keys`` in order, keyword tensors at the key their name spells (nested keys
+    joined with ``separator``: ``next_obs`` for ``("next", "obs")``)."""
+    if len(args) > len(in_keys):
+        raise TypeError(
+            f"{owner} got {len(args)} positional tensors but has only {len(in_keys)} "
+            f"in_keys {in_keys}: pass one tensor per input key, or keyword tensors "
+            f"named after the keys"
+        )
+    td = _new_tensordict()
+    for key, value in zip(in_keys, args):
+        td.set(key, value)
+    if kwargs:
+        by_name = {_flat_name(key, separator): key for key in in_keys}
+        for name, value in kwargs.items():
+            key = by_name.get(name)
+            if key is None:
+                key = tuple(name.split(separator)) if separator in name else name
+            td.set(key, value)
+    return td
+
+
+def _outputs(td, out_keys):
+    values = tuple(td.get(key) for key in out_keys)
+    return values[0] if len(values) == 1 else values
+
+
+class dispatch:
+    """Let a function of a tensordict be called with tensors.
+
+    ``@dispatch`` on ``forward(self, tensordict)`` (or on a function of a tensordict)
+    makes ``forward(x, y)`` and ``forward(x=..., y=...)`` build the tensordict from the
+    tensors (positional ones go to the keys of ``source`` in order, keyword ones to the
+    key their name spells, nested keys joined by ``separator``), run the function, and
+    return the tensors at the keys of ``dest`` (one tensor for one key, else a tuple).
+    ``source`` and ``dest`` are lists of keys or names of attributes of the module
+    holding them (``"in_keys"`` / ``"out_keys"``). With ``auto_batch_size`` the
+    tensordict gets the leading dims its tensors share as batch size. A call with a
+    tensordict goes straight through.
+
+    >>> import torch
+    >>> from torch import nn
+    >>> class Add(nn.Module):
+    ...     in_keys = ["x", ("nested", "y")]
+    ...     out_keys = ["z"]
+    ...     @dispatch
+    ...     def forward(self, tensordict):
+    ...         return tensordict.set("z", tensordict["x"] + tensordict["nested", "y"])
+    >>> Add()(torch.ones(2), torch.ones(2))
+    tensor([2., 2.])
+    >>> Add()(x=torch.ones(2), nested_y=torch.zeros(2))
+    tensor([1., 1.])
+    """
+
+    def __new__(cls, separator="_", *args, **kwargs):
+        if callable(separator):  # bare @dispatch
+            return cls()(separator)
+        return super().__new__(cls)
+
+    def __init__(
+        self,
+        separator: str = "_",
+        source: str | Sequence[NestedKey] = "in_keys",
+        dest: str | Sequence[NestedKey] = "out_keys",
+        auto_batch_size: bool = True,
+    ) -> None:
+        self.separator = separator
+        self.source = source if isinstance(source, str) else unravel_key_list(source)
+        self.dest = dest if isinstance(dest, str) else unravel_key_list(dest)
+        self.auto_batch_size = auto_batch_size
+
+    def __call__(self, func: Callable) -> Callable:
+        params = list(inspect.signature(func).parameters)
+        is_method = bool(params) and params[0] == "self"
+        source, dest = self.source, self.dest
+        separator, auto_batch_size = self.separator, self.auto_batch_size
+
+        def keys_of(owner, spec):
+            return getattr(owner, spec) if isinstance(spec, str) else spec
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            start = 1 if is_method else 0
+            if len(args) > start and isinstance(args[start], TensorDictBase):
+                return func(*args, **kwargs)
+            if "tensordict" in kwargs:
+                return func(*args, **kwargs)
+            owner = args[0] if is_method else None
+            td = _gather_tensors(
+                keys_of(owner, source),
+                args[start:],
+                kwargs,
+                separator,
+                getattr(func, "__qualname__", "the function"),
+            )
+            if auto_batch_size:
+                td.auto_batch_size_()
+            out = func(*args[:start], td)
+            return _outputs(out, keys_of(owner, dest))
+
+        wrapper._dispatches = True
+        return wrapper
+
+
+# --------------------------------------------------------------------------------------
+# TensorDictModuleBase
+# --------------------------------------------------------------------------------------
+
+
+def _handles_calls(forward: Callable) -> Callable:
+    """Wrap a subclass's ``forward(self, tensordict, ...)`` so that it also takes
+    tensors (see the module docstring), honours :func:`skip_existing`, and drops the
+    outputs :meth:`TensorDictModuleBase.select_out_keys` left out."""
+
+    @functools.wraps(forward)
+    def wrapper(self, *args, **kwargs):
+        if args:
+            tensordict = args[0]
+        else:
+            tensordict = kwargs.get("tensordict")
+        if not isinstance(tensordict, TensorDictBase):
+            if getattr(forward, "_dispatches", False):  # its own @dispatch decides
+                return forward(self, *args, **kwargs)
+            return _call_with_tensors(self, args, kwargs)
+        mode = _SKIP_EXISTING.get()
+        if mode is not False and outputs_exist(
+            tensordict, self.in_keys, self.out_keys, mode
+        ):
+            return tensordict
+        dropped = self.__dict__.get("_dropped_out_keys")
+        if not dropped:
+            return forward(self, *args, **kwargs)
+        had = [key for key in dropped if key in tensordict.keys(True)]
+        out = forward(self, *args, **kwargs)
+        return out.exclude(*[key for key in dropped if key not in had])
+
+    wrapper._handles_calls = True
+    return wrapper
+
+
+def _call_with_tensors(module, args, kwargs, separator: str = "_"):
+    """``module(x, y)`` / ``module(x=..., y=...)``: the call on the tensordict these
+    tensors make. Positional tensors give back the output tensors; keyword tensors give
+    back the tensordict (its batch size: the leading dims every entry shares)."""
+    td = _gather_tensors(module.in_keys, args, kwargs, separator, _describe(module))
+    out = module.forward(td)
+    if args:
+        return _outputs(out, module.out_keys)
+    out.auto_batch_size_()
+    return out
+
+
+def _describe(module) -> str:
+    """How errors name a module: its class and keys, on one line."""
+    return (
+        f"{type(module).__name__}(in_keys={getattr(module, 'in_keys', '?')}, "
+        f"out_keys={getattr(module, 'out_keys', '?')})"
+    )
+
+
+class TensorDictModuleBase(nn.Module):
+    """Base class of the modules that read and write tensordicts.
+
+    A subclass sets ``in_keys`` and ``out_keys`` (class attributes or in
+    ``__init__``) and writes ``forward(self, tensordict)``, which returns the
+    tensordict (usually the one it got, with the outputs written in). Its ``forward``
+    then also takes tensors (see the module docstring), skips itself under
+    :class:`set_skip_existing` when its outputs exist, and honours
+    :meth:`select_out_keys`.
+
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> class Double(TensorDictModuleBase):
+    ...     in_keys = ["x"]
+    ...     out_keys = ["y"]
+    ...     def forward(self, tensordict):
+    ...         return tensordict.set("y", tensordict["x"] * 2)
+    >>> Double()(TensorDict(x=torch.ones(2), batch_size=[2]))["y"]
+    tensor([2., 2.])
+    >>> Double()(torch.ones(2))
+    tensor([2., 2.])
+    """
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        forward = cls.__dict__.get("forward")
+        if forward is not None and not getattr(forward, "_handles_calls", False):
+            cls.forward = _handles_calls(forward)
+
+    @staticmethod
+    def is_tdmodule_compatible(module) -> bool:
+        """Whether ``module`` reads and writes tensordicts (it has ``in_keys`` and
+        ``out_keys``)."""
+        return hasattr(module, "in_keys") and hasattr(module, "out_keys")
+
+    @property
+    def out_keys_source(self) -> list:
+        """Every key the module writes (``out_keys`` are the ones it returns, after
+        :meth:`select_out_keys`)."""
+        return self.__dict__.get("_out_keys_source", self.out_keys)
+
+    def select_out_keys(self, *out_keys: NestedKey) -> "TensorDictModuleBase":
+        """Return only ``out_keys`` among the outputs (in place; returns the module).
+        The other outputs are not written (or are removed after ``forward`` for
+        modules that write them anyway), unless they were in the input already.
+
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> from tensordict.nn import TensorDictModule
+        >>> module = TensorDictModule(lambda x: (x + 1, x + 2), ["x"], ["y", "z"])
+        >>> list(module.select_out_keys("z")(TensorDict(x=torch.zeros(1))).keys())
+        ['x', 'z']
+        """
+        if len(out_keys) == 1 and isinstance(out_keys[0], list):
+            out_keys = out_keys[0]
+        wanted = unravel_key_list(list(out_keys))
+        source = list(self.out_keys_source)
+        unknown = [key for key in wanted if key not in source]
+        if unknown:
+            raise KeyError(
+                f"select_out_keys: {unknown} are not among the keys {_describe(self)} "
+                f"writes ({source})"
+            )
+        self.__dict__["_out_keys_source"] = source
+        self.out_keys = [key for key in source if key in wanted]
+        self.__dict__["_dropped_out_keys"] = [k for k in source if k not in wanted]
+        self._out_keys_changed()
+        return self
+
+    def reset_out_keys(self) -> "TensorDictModuleBase":
+        """Undo :meth:`select_out_keys`: return every output again."""
+        source = self.__dict__.pop("_out_keys_source", None)
+        self.__dict__.pop("_dropped_out_keys", None)
+        if source is not None:
+            self.out_keys = source
+            self._out_keys_changed()
+        return self
+
+    def _out_keys_changed(self) -> None:
+        """Called when ``out_keys`` change (subclasses that cache them rebuild)."""
+
+    def reset_parameters_recursive(
+        self, parameters: TensorDictBase | None = None
+    ) -> TensorDictBase | None:
+        """Re-initialise every submodule that has ``reset_parameters``. Given
+        ``parameters`` (a tensordict as ``from_module`` returns), re-initialise a copy
+        of them instead, leaving the module's own untouched, and return the copy."""
+        if parameters is not None:
+            fresh = parameters.detach().clone()
+            with fresh.to_module(self), torch.no_grad():
+                self.reset_parameters_recursive()
+            return fresh
+        for module in self.modules():
+            if module is not self and callable(
+                getattr(module, "reset_parameters", None)
+            ):
+                module.reset_parameters()
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# TensorDictModule
+# --------------------------------------------------------------------------------------
+
+
+class TensorDictModule(TensorDictModuleBase):
+    """Wrap a callable on tensors so that it reads and writes a tensordict.
+
+    Args:
+        module: the callable (an ``nn.Module`` or any function of tensors).
+        in_keys: the keys whose values are passed to ``module``, in order: a key, a
+            list of keys, or a dict mapping ``module``'s keyword argument names to
+            keys (``{"input": ("obs", "pixels")}``), which are then passed by name.
+        out_keys: the keys at which ``module``'s outputs are written, in order.
+
+    Keyword Args:
+        out_to_in_map: how a dict of ``in_keys`` reads: ``True`` (the default) maps
+            argument names to keys, ``False`` keys to argument names.
+        inplace: ``True`` (the default) writes the outputs into the input tensordict;
+            ``False`` into a new ``TensorDict`` without batch dims; ``"empty"`` into an
+            empty copy of the input (same class, batch size and device).
+        method: call ``module.<method>`` instead of ``module`` itself.
+        method_kwargs: extra keyword arguments for every call.
+        strict: a missing input key is an error before the call (by default the
+            callable gets ``None`` for it, so that optional arguments can be left out).
+        get_kwargs: keyword arguments for reading the inputs (``{"default": ...}``).
+
+    A missing input, or a callable that rejects what it gets, raises an error naming
+    the module, the keys and what they held.
+
+    >>> import torch
+    >>> from torch import nn
+    >>> from tensordict import TensorDict
+    >>> module = TensorDictModule(nn.Linear(3, 4), in_keys=["x"], out_keys=["y"])
+    >>> module(TensorDict(x=torch.randn(10, 3), batch_size=[10]))["y"].shape
+    torch.Size([10, 4])
+    >>> module(x=torch.randn(10, 3)).batch_size  # keyword tensors: a tensordict
+    torch.Size([10])
+    >>> module(torch.randn(10, 3)).shape  # positional tensors: the outputs
+    torch.Size([10, 4])
+    """
+
+    def __init__(
+        self,
+        module: Callable,
+        in_keys: NestedKey | list | dict,
+        out_keys: NestedKey | list,
+        *,
+        out_to_in_map: bool | None = None,
+        inplace: bool | str = True,
+        method: str | None = None,
+        method_kwargs: dict | None = None,
+        strict: bool = False,
+        get_kwargs: dict | None = None,
+    ) -> None:
+        super().__init__()
+        if not callable(module):
+            raise TypeError(
+                f"TensorDictModule wraps a callable on tensors, got "
+                f"{type(module).__name__}"
+            )
+        if isinstance(in_keys, dict):
+            if out_to_in_map is False:  # {in_key: argument name}
+                pairs = [(unravel_key(k), name) for k, name in in_keys.items()]
+            else:  # {argument name: in_key}
+                pairs = [(unravel_key(k), name) for name, k in in_keys.items()]
+            for _, name in pairs:
+                if not isinstance(name, str):
+                    raise TypeError(
+                        f"TensorDictModule: in_keys as a dict maps argument names "
+                        f"(strings) to keys; {name!r} is not a string (pass "
+                        f"out_to_in_map=False for a dict from keys to names)"
+                    )
+            self.in_keys = [key for key, _ in pairs]
+            self._arg_names = [name for _, name in pairs]
+        else:
+            self.in_keys = _key_list(in_keys, "in_keys")
+            self._arg_names = None
+        self.out_keys = _key_list(out_keys, "out_keys")
+        if inplace not in (True, False, "empty"):
+            raise ValueError(
+                f"TensorDictModule: inplace must be True, False or 'empty', got "
+                f"{inplace!r}"
+            )
+        self.module = module
+        self.inplace = inplace
+        self.method = method
+        self.method_kwargs = dict(method_kwargs or {})
+        self.strict = strict
+        self.get_kwargs = dict(get_kwargs or {})
+        self._out_keys_changed()
+
+    def _out_keys_changed(self) -> None:
+        # which outputs of the callable are written, and where: (position, key)
+        source = self.out_keys_source
+        selected = self.out_keys
+        self._n_outputs = len(source)
+        self._write_plan = [(i, k) for i, k in enumerate(source) if k in selected]
+        # The common call (positional inputs, one tensor out written in place under a
+        # plain key, no option) takes a short path in forward.
+        plain = (
+            self._arg_names is None
+            and self.method is None
+            and not self.method_kwargs
+            and not self.strict
+            and not self.get_kwargs
+            and self.inplace is True
+            and len(source) == 1
+            and self._write_plan == [(0, source[0])]
+            and isinstance(source[0], str)
+        )
+        self._plain_out_key = source[0] if plain else None
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of the first parameter or buffer (None without any)."""
+        for tensor in self.parameters():
+            return tensor.device
+        for tensor in self.buffers():
+            return tensor.device
+        return None
+
+    @property
+    def is_functional(self) -> bool:
+        return False
+
+    def forward(
+        self,
+        tensordict: TensorDictBase | None = None,
+        *args,
+        tensordict_out: TensorDictBase | None = None,
+        **kwargs,
+    ) -> TensorDictBase:
+        """Read ``in_keys`` from ``tensordict``, call the module, write ``out_keys``
+        (into ``tensordict_out`` when given). Called with tensors instead of a
+        tensordict, see the class docstring. Extra keyword arguments go to the
+        wrapped callable."""
+        if not isinstance(tensordict, TensorDictBase):
+            positional = args if tensordict is None else (tensordict, *args)
+            return _call_with_tensors(self, positional, kwargs)
+        if args:
+            raise TypeError(
+                f"{_describe(self)} takes one tensordict, got {len(args)} more "
+                f"positional arguments"
+            )
+        mode = _SKIP_EXISTING.get()
+        if mode is not False and outputs_exist(
+            tensordict, self.in_keys, self.out_keys, mode
+        ):
+            return tensordict
+        out_key = self._plain_out_key
+        if out_key is not None and tensordict_out is None and not kwargs:
+            get = tensordict.get
+            inputs = [get(key, None) for key in self.in_keys]
+            module = self._modules.get("module") or self.__dict__["module"]
+            try:
+                output = module(*inputs)
+            except Exception as err:
+                if any(value is None for value in inputs):
+                    raise self._missing_error(tensordict, inputs) from err
+                raise _rewrap(err, self._call_failed(tensordict, inputs, err)) from err
+            if type(output) is not Tensor:
+                return self._write(tensordict, output, None)
+            try:
+                tensordict._set_str(out_key, output, inplace=False, validated=False)
+            except (RuntimeError, ValueError, TypeError) as err:
+                raise _rewrap(
+                    err, f"{_describe(self)} could not write its outputs: {err}"
+                ) from err
+            return tensordict
+        get = tensordict.get
+        default = self.get_kwargs.get("default")
+        inputs = [get(key, default) for key in self.in_keys]
+        if self.strict and any(value is None for value in inputs):
+            raise self._missing_error(tensordict, inputs)
+        call = self.module if self.method is None else getattr(self.module, self.method)
+        if self.method_kwargs:
+            kwargs = {**self.method_kwargs, **kwargs}
+        try:
+            if self._arg_names is None:
+                outputs = call(*inputs, **kwargs)
+            else:
+                outputs = call(**dict(zip(self._arg_names, inputs)), **kwargs)
+        except Exception as err:
+            if any(value is None for value in inputs):
+                raise self._missing_error(tensordict, inputs) from err
+            raise _rewrap(err, self._call_failed(tensordict, inputs, err)) from err
+        return self._write(tensordict, outputs, tensordict_out)
+
+    forward._handles_calls = True
+
+    def _write(self, tensordict, outputs, tensordict_out):
+        if tensordict_out is not None:
+            dest = tensordict_out
+        elif self.inplace is True:
+            dest = tensordict
+        elif self.inplace is False:
+            dest = _new_tensordict()
+        else:
+            dest = tensordict.empty()
+        kind = type(outputs)
+        if kind is not tuple and kind is not list:
+            if (
+                isinstance(outputs, TensorDictBase)
+                and self._n_outputs > 1
+                and all(key in outputs.keys(True) for _, key in self._write_plan)
+            ):
+                outputs = tuple(
+                    outputs.get(key) if key in outputs.keys(True) else None
+                    for key in self.out_keys_source
+                )
+            else:
+                outputs = (outputs,)
+        if len(outputs) != self._n_outputs:
+            raise RuntimeError(
+                f"{_describe(self)}: the module returned {len(outputs)} outputs for "
+                f"the {self._n_outputs} out_keys {self.out_keys_source}"
+            )
+        try:
+            for index, key in self._write_plan:
+                value = outputs[index]
+                if value is not None:
+                    dest.set(key, value)
+        except (RuntimeError, ValueError, TypeError) as err:
+            raise _rewrap(
+                err, f"{_describe(self)} could not write its outputs: {err}"
+            ) from err
+        return dest
+
+    def _missing_error(self, tensordict, inputs) -> KeyError:
+        missing = [key for key, value in zip(self.in_keys, inputs) if value is None]
+        return KeyError(
+            f"{_describe(self)}: the input key(s) {missing} are missing from the "
+            f"tensordict (its keys: {sorted(map(str, tensordict.keys(True, True)))})"
+        )
+
+    def _call_failed(self, tensordict, inputs, err) -> str:
+        held = ", ".join(
+            f"{key!r}: {_value_summary(value)}"
+            for key, value in zip(self.in_keys, inputs)
+        )
+        return (
+            f"{_describe(self)} failed calling {_callable_name(self.module)} on "
+            f"{{{held}}} (tensordict batch_size={tuple(tensordict.batch_size)}): "
+            f"{type(err).__name__}: {err}"
+        )
+
+    def extra_repr(self) -> str:
+        parts = []
+        if not isinstance(self.module, nn.Module):
+            parts.append(f"module={_callable_name(self.module)}")
+        parts.append(f"in_keys={self.in_keys}")
+        parts.append(f"out_keys={self.out_keys}")
+        if self._arg_names is not None:
+            parts.append(f"arg_names={self._arg_names}")
+        if self.inplace is not True:
+            parts.append(f"inplace={self.inplace!r}")
+        if self.method is not None:
+            parts.append(f"method={self.method!r}")
+        return ", ".join(parts)
+
+
+def _callable_name(func) -> str:
+    if isinstance(func, nn.Module):
+        return type(func).__name__
+    return getattr(func, "__qualname__", None) or repr(func)
+
+
+def _value_summary(value) -> str:
+    if isinstance(value, Tensor):
+        return f"Tensor(shape={tuple(value.shape)}, dtype={value.dtype})"
+    if value is None:
+        return "None (missing)"
+    if isinstance(value, TensorDictBase):
+        return f"{type(value).__name__}(batch_size={tuple(value.batch_size)})"
+    return type(value).__name__
+
+
+def _rewrap(err: Exception, message: str) -> Exception:
+    """An exception of ``err``'s type carrying ``message`` (a RuntimeError where the
+    type cannot be built from a message)."""
+    try:
+        new = type(err)(message)
+    except Exception:
+        return RuntimeError(message)
+    if str(new) != message and not isinstance(new, KeyError):
+        return RuntimeError(message)
+    return new
+
+
+# --------------------------------------------------------------------------------------
+# Wrappers
+# --------------------------------------------------------------------------------------
+
+
+class WrapModule(TensorDictModuleBase):
+    """A function of a tensordict as a module (what :class:`TensorDictSequential`
+    makes of the plain functions it is given).
+
+    ``inplace=True`` says the function writes into its input: the input is returned,
+    whatever the function returns. ``in_keys`` / ``out_keys`` describe it to
+    sequences (empty by default).
+
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> double = WrapModule(lambda td: td.set("y", td["x"] * 2), in_keys=["x"],
+    ...                     out_keys=["y"])
+    >>> double(TensorDict(x=torch.ones(1)))["y"]
+    tensor([2.])
+    """
+
+    def __init__(
+        self,
+        func: Callable[[TensorDictBase], TensorDictBase],
+        *,
+        inplace: bool = False,
+        in_keys: list | None = None,
+        out_keys: list | None = None,
+    ) -> None:
+        super().__init__()
+        if not callable(func):
+            raise TypeError(f"WrapModule wraps a callable, got {type(func).__name__}")
+        self.func = func
+        self.inplace = inplace
+        self.in_keys = _key_list(in_keys, "in_keys")
+        self.out_keys = _key_list(out_keys, "out_keys")
+
+    def forward(self, tensordict: TensorDictBase, *args, **kwargs) -> TensorDictBase:
+        result = self.func(tensordict, *args, **kwargs)
+        if self.inplace or result is None:
+            return tensordict
+        return result
+
+    def extra_repr(self) -> str:
+        return (
+            f"func={_callable_name(self.func)}, in_keys={self.in_keys}, "
+            f"out_keys={self.out_keys}"
+        )
+
+
+class TensorDictModuleWrapper(TensorDictModuleBase):
+    """A module around a tensordict module (to add behaviour in a subclass): calls and
+    attributes it does not have go to the wrapped ``td_module``."""
+
+    def __init__(self, td_module: TensorDictModuleBase) -> None:
+        super().__init__()
+        self.td_module = td_module
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name.startswith("__") or name == "td_module":
+                raise
+            return getattr(self.__dict__["_modules"]["td_module"], name)
+
+    def forward(self, *args, **kwargs):
+        return self.td_module(*args, **kwargs)
+
+
+class as_tensordict_module:
+    """Decorator: a function (or method) of tensors becomes one that also takes a
+    tensordict, reading ``in_keys`` and writing ``out_keys``. Called with tensors it
+    behaves as before.
+
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> @as_tensordict_module(in_keys=["x"], out_keys=["y"])
+    ... def add_one(x):
+    ...     return x + 1
+    >>> add_one(TensorDict(x=torch.zeros(2), batch_size=[2]))["y"]
+    tensor([1., 1.])
+    >>> add_one(torch.zeros(2))
+    tensor([1., 1.])
+    """
+
+    def __init__(self, *, in_keys, out_keys) -> None:
+        self.in_keys = _key_list(in_keys, "in_keys")
+        self.out_keys = _key_list(out_keys, "out_keys")
+
+    def __call__(self, func: Callable) -> Callable:
+        params = list(inspect.signature(func).parameters)
+        is_method = bool(params) and params[0] == "self"
+        in_keys, out_keys = self.in_keys, self.out_keys
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            start = 1 if is_method else 0
+            if len(args) <= start or not isinstance(args[start], TensorDictBase):
+                return func(*args, **kwargs)
+            td = args[start]
+            outputs = func(*args[:start], *(td.get(key) for key in in_keys), **kwargs)
+            if not isinstance(outputs, (tuple, list)):
+                outputs = (outputs,)
+            for key, value in zip(out_keys, outputs):
+                td.set(key, value)
+            return td
+
+        wrapper.in_keys = in_keys
+        wrapper.out_keys = out_keys
+        return wrapper

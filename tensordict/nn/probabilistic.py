@@ -1,0 +1,473 @@
+"""Probabilistic modules: build a distribution from tensordict entries and write a
+value drawn from it (and its log-probability).
+
+A :class:`ProbabilisticTensorDictModule` reads the distribution's parameters at its
+``in_keys``, builds ``distribution_class(**params, **distribution_kwargs)`` and writes,
+at its ``out_keys``, the value the current :class:`InteractionType` asks for (see
+:func:`set_interaction_type`; each module has a default). A
+:class:`ProbabilisticTensorDictSequential` runs the modules computing the parameters
+before it, so that ``get_dist`` / ``log_prob`` work from the raw input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import distributions as D
+
+from tensordict._keys import NestedKey, unravel_key
+from tensordict.base import TensorDictBase
+from tensordict.nn._interaction import (
+    InteractionType,
+    interaction_type,
+    set_interaction_type,
+)
+from tensordict.nn.common import (
+    TensorDictModuleBase,
+    _call_with_tensors,
+    _describe,
+    _key_list,
+    _rewrap,
+)
+from tensordict.nn.distributions.composite import (
+    CompositeDistribution,
+    _add_suffix,
+    _deterministic,
+)
+from tensordict.nn.distributions.continuous import Delta
+from tensordict.nn.sequence import TensorDictSequential
+from tensordict.nn.utils import _SKIP_EXISTING, composite_lp_aggregate, outputs_exist
+
+__all__ = [
+    "InteractionType",
+    "ProbabilisticTensorDictModule",
+    "ProbabilisticTensorDictSequential",
+    "interaction_type",
+    "set_interaction_type",
+]
+
+
+def _draw(
+    dist: D.Distribution, kind: InteractionType, shape: torch.Size, n_estimate: int
+):
+    """The value ``kind`` asks for (``shape``: leading sample dims, RANDOM only)."""
+    if kind is InteractionType.RANDOM:
+        return dist.rsample(shape) if dist.has_rsample else dist.sample(shape)
+    if kind is InteractionType.MODE:
+        return dist.mode
+    if kind is InteractionType.MEDIAN:
+        median = getattr(dist, "median", None)
+        if median is None:
+            raise NotImplementedError(
+                f"{type(dist).__name__} has no median; use another interaction type"
+            )
+        return median
+    if kind is InteractionType.MEAN:
+        try:
+            return dist.mean
+        except NotImplementedError:
+            return _empirical_mean(dist, n_estimate)
+    try:  # DETERMINISTIC
+        return _deterministic(dist)
+    except NotImplementedError:
+        return _empirical_mean(dist, n_estimate)
+
+
+def _empirical_mean(dist: D.Distribution, n: int):
+    draws = dist.rsample((n,)) if dist.has_rsample else dist.sample((n,))
+    return draws.mean(0)
+
+
+class ProbabilisticTensorDictModule(TensorDictModuleBase):
+    """Draw a value from a distribution whose parameters are tensordict entries.
+
+    Args:
+        in_keys: the keys of the distribution's parameters: a key or a list of keys
+            (each passed under the last part of its name: ``("params", "loc")`` as
+            ``loc``), or a dict ``{parameter name: key}``.
+        out_keys: where the drawn value goes (``["_"]`` by default); for a
+            :class:`CompositeDistribution`, the keys of its parts' samples.
+
+    Keyword Args:
+        default_interaction_type: which value to draw when no
+            :class:`set_interaction_type` block says otherwise (``DETERMINISTIC``).
+        distribution_class: the distribution (:class:`Delta` by default).
+        distribution_kwargs: further keyword arguments of the distribution.
+        return_log_prob: also write the log-probability of the value.
+        log_prob_key: where (``"<out_key>_log_prob"`` by default, or
+            ``"sample_log_prob"`` when :func:`composite_lp_aggregate` is on).
+        log_prob_keys: the same for several out_keys (composite distributions).
+        cache_dist: keep the last distribution built (``module._dist``).
+        n_empirical_estimate: how many samples estimate a mean that has no closed
+            form.
+        num_samples: draw that many samples (RANDOM): the output tensordict gets
+            that many leading dims.
+        generator: accepted for compatibility; sampling uses torch's global RNG.
+
+    >>> import torch
+    >>> from torch import distributions as D
+    >>> from tensordict import TensorDict
+    >>> module = ProbabilisticTensorDictModule(
+    ...     in_keys=["loc", "scale"], out_keys=["action"], distribution_class=D.Normal,
+    ...     return_log_prob=True)
+    >>> td = module(TensorDict(loc=torch.zeros(3), scale=torch.ones(3), batch_size=[3]))
+    >>> td["action"]  # DETERMINISTIC by default: the mode of the normal
+    tensor([0., 0., 0.])
+    >>> with set_interaction_type("random"):
+    ...     sample = module(td.exclude("action"))["action"]
+    >>> sorted(td.keys())
+    ['action', 'action_log_prob', 'loc', 'scale']
+    """
+
+    def __init__(
+        self,
+        in_keys: NestedKey | list | dict,
+        out_keys: NestedKey | list | None = None,
+        *,
+        default_interaction_type: InteractionType | str = InteractionType.DETERMINISTIC,
+        distribution_class: type = Delta,
+        distribution_kwargs: dict | None = None,
+        return_log_prob: bool = False,
+        log_prob_keys: list | None = None,
+        log_prob_key: NestedKey | None = None,
+        cache_dist: bool = False,
+        n_empirical_estimate: int = 1000,
+        num_samples: int | torch.Size | None = None,
+        generator: Any = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(in_keys, dict):
+            self._param_names = list(in_keys)
+            self.in_keys = [unravel_key(key) for key in in_keys.values()]
+        else:
+            self.in_keys = _key_list(in_keys, "in_keys")
+            self._param_names = [
+                key if isinstance(key, str) else key[-1] for key in self.in_keys
+            ]
+        sample_keys = _key_list(out_keys, "out_keys") if out_keys is not None else ["_"]
+        self.dist_sample_keys = sample_keys
+        self.default_interaction_type = InteractionType(default_interaction_type)
+        self.distribution_class = distribution_class
+        self.distribution_kwargs = dict(distribution_kwargs or {})
+        self.return_log_prob = return_log_prob
+        self.cache_dist = cache_dist
+        self._dist = None
+        self.n_empirical_estimate = n_empirical_estimate
+        if num_samples is not None and not isinstance(num_samples, torch.Size):
+            num_samples = torch.Size(
+                (num_samples,) if isinstance(num_samples, int) else num_samples
+            )
+        self.num_samples = num_samples
+        self.generator = generator
+        self._composite = isinstance(distribution_class, type) and issubclass(
+            distribution_class, CompositeDistribution
+        )
+        if log_prob_key is not None and log_prob_keys is not None:
+            raise ValueError("pass log_prob_key or log_prob_keys, not both")
+        if log_prob_key is not None:
+            log_prob_keys = [log_prob_key]
+        if log_prob_keys is None:
+            if composite_lp_aggregate():
+                log_prob_keys = ["sample_log_prob"]
+            else:
+                log_prob_keys = [_add_suffix(key, "_log_prob") for key in sample_keys]
+        self.log_prob_keys = _key_list(log_prob_keys, "log_prob_keys")
+        self.out_keys = list(sample_keys) + (
+            list(self.log_prob_keys) if return_log_prob else []
+        )
+
+    @property
+    def log_prob_key(self) -> NestedKey:
+        """The key of the log-probability (the first of :attr:`log_prob_keys`)."""
+        return self.log_prob_keys[0]
+
+    @property
+    def dist_params_keys(self) -> list:
+        return list(self.in_keys)
+
+    # ------------------------------------------------------------------ distribution
+    def get_dist(self, tensordict: TensorDictBase) -> D.Distribution:
+        """The distribution whose parameters are ``tensordict``'s entries at
+        ``in_keys``."""
+        params = {}
+        for name, key in zip(self._param_names, self.in_keys):
+            value = tensordict.get(key, None)
+            if value is None:
+                raise KeyError(
+                    f"{_describe(self)}: the distribution parameter {name!r} is missing "
+                    f"at key {key!r} (the tensordict's keys: "
+                    f"{sorted(map(str, tensordict.keys(True, True)))})"
+                )
+            params[name] = value
+        try:
+            dist = self.distribution_class(**params, **self.distribution_kwargs)
+        except Exception as err:
+            raise _rewrap(
+                err,
+                f"{_describe(self)} could not build "
+                f"{getattr(self.distribution_class, '__name__', self.distribution_class)}"
+                f" from {sorted(params)}: {err}",
+            ) from err
+        if self.cache_dist:
+            self._dist = dist
+        return dist
+
+    build_dist_from_params = get_dist
+
+    def log_prob(
+        self, tensordict: TensorDictBase, *, dist: D.Distribution | None = None
+    ):
+        """The log-probability of the value stored at ``out_keys`` under the
+        distribution (built from ``tensordict`` unless ``dist`` is given): a tensor,
+        or a tensordict for a composite distribution that does not aggregate."""
+        if dist is None:
+            dist = self.get_dist(tensordict)
+        if isinstance(dist, CompositeDistribution):
+            return dist.log_prob(
+                tensordict.select(*dist.name_map.values(), strict=False)
+            )
+        return dist.log_prob(tensordict.get(self.dist_sample_keys[0]))
+
+    # ------------------------------------------------------------------ forward
+    def forward(
+        self,
+        tensordict: TensorDictBase | None = None,
+        *args,
+        tensordict_out: TensorDictBase | None = None,
+        _requires_sample: bool = True,
+        **kwargs,
+    ) -> TensorDictBase:
+        """Build the distribution, draw the value the interaction type asks for, write
+        it (and its log-probability with ``return_log_prob``)."""
+        if not isinstance(tensordict, TensorDictBase):
+            positional = args if tensordict is None else (tensordict, *args)
+            return _call_with_tensors(self, positional, kwargs)
+        mode = _SKIP_EXISTING.get()
+        if mode is not False and outputs_exist(
+            tensordict, self.in_keys, self.out_keys, mode
+        ):
+            return tensordict
+        dist = self.get_dist(tensordict)
+        dest = tensordict if tensordict_out is None else tensordict_out
+        kind = interaction_type() or self.default_interaction_type
+        sample = None
+        if _requires_sample:
+            shape = self.num_samples if kind is InteractionType.RANDOM else None
+            sample = _draw(dist, kind, shape or torch.Size(), self.n_empirical_estimate)
+            if shape:
+                dest = dest.expand(*shape, *dest.batch_size).clone(False)
+            if isinstance(sample, TensorDictBase):
+                dest.update(sample)
+            elif isinstance(sample, (tuple, list)):
+                for key, value in zip(self.dist_sample_keys, sample):
+                    dest.set(key, value)
+            else:
+                dest.set(self.dist_sample_keys[0], sample)
+        if self.return_log_prob:
+            if isinstance(dist, CompositeDistribution):
+                values = sample if sample is not None else dest
+                lp = dist.log_prob(values.select(*dist.name_map.values(), strict=False))
+            else:
+                value = (
+                    sample if sample is not None else dest.get(self.dist_sample_keys[0])
+                )
+                lp = dist.log_prob(value)
+            if isinstance(lp, TensorDictBase):
+                dest.update(lp)
+            else:
+                dest.set(self.log_prob_key, lp)
+        return dest
+
+    forward._handles_calls = True
+
+    def extra_repr(self) -> str:
+        name = getattr(self.distribution_class, "__name__", self.distribution_class)
+        parts = [
+            f"in_keys={self.in_keys}",
+            f"out_keys={self.out_keys}",
+            f"distribution_class={name}",
+        ]
+        if self.distribution_kwargs:
+            parts.append(f"distribution_kwargs={self.distribution_kwargs}")
+        parts.append(f"default_interaction_type={self.default_interaction_type}")
+        return ", ".join(parts)
+
+
+def _is_probabilistic(module) -> bool:
+    return isinstance(
+        module, (ProbabilisticTensorDictModule, ProbabilisticTensorDictSequential)
+    )
+
+
+class ProbabilisticTensorDictSequential(TensorDictSequential):
+    """A :class:`TensorDictSequential` ending with probabilistic modules: the modules
+    before compute the distribution's parameters, so that :meth:`get_dist`,
+    :meth:`log_prob` work from the raw input.
+
+    With several probabilistic modules (``return_composite``, the default when there
+    is more than one), :meth:`get_dist` returns a :class:`CompositeDistribution` of
+    theirs, keyed by their sample keys.
+
+    >>> import torch
+    >>> from torch import nn, distributions as D
+    >>> from tensordict import TensorDict
+    >>> from tensordict.nn import TensorDictModule, NormalParamExtractor
+    >>> net = TensorDictModule(nn.Sequential(nn.Linear(3, 4), NormalParamExtractor()),
+    ...                        in_keys=["obs"], out_keys=["loc", "scale"])
+    >>> policy = ProbabilisticTensorDictSequential(net, ProbabilisticTensorDictModule(
+    ...     in_keys=["loc", "scale"], out_keys=["action"], distribution_class=D.Normal))
+    >>> td = TensorDict(obs=torch.randn(5, 3), batch_size=[5])
+    >>> policy.get_dist(td).batch_shape
+    torch.Size([5, 2])
+    >>> policy(td)["action"].shape
+    torch.Size([5, 2])
+    """
+
+    def __init__(
+        self,
+        *modules,
+        partial_tolerant: bool = False,
+        return_composite: bool | None = None,
+        selected_out_keys: list | None = None,
+        inplace: bool | None = None,
+    ) -> None:
+        if not modules or not _is_probabilistic(modules[-1]):
+            raise TypeError(
+                "ProbabilisticTensorDictSequential: the last module must be a "
+                "ProbabilisticTensorDictModule (or a ProbabilisticTensorDictSequential), "
+                f"got {type(modules[-1]).__name__ if modules else 'no module'}"
+            )
+        super().__init__(
+            *modules,
+            partial_tolerant=partial_tolerant,
+            selected_out_keys=selected_out_keys,
+            inplace=inplace,
+        )
+        count = sum(1 for m in self._sequence if _is_probabilistic(m))
+        if return_composite is None:
+            return_composite = count > 1
+        self.return_composite = return_composite
+
+    def _with_modules(self, modules: list) -> TensorDictSequential:
+        if modules and _is_probabilistic(modules[-1]):
+            return ProbabilisticTensorDictSequential(
+                *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
+            )
+        return TensorDictSequential(
+            *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
+        )
+
+    @property
+    def _last(self):
+        return self._sequence[-1]
+
+    @property
+    def det_part(self) -> TensorDictSequential:
+        """The modules before the last (probabilistic) one."""
+        return TensorDictSequential(*self._sequence[:-1])
+
+    @property
+    def default_interaction_type(self) -> InteractionType:
+        return self._last.default_interaction_type
+
+    @property
+    def log_prob_key(self) -> NestedKey:
+        return self._last.log_prob_key
+
+    @property
+    def log_prob_keys(self) -> list:
+        if self.return_composite:
+            return [
+                key
+                for m in self._sequence
+                if _is_probabilistic(m)
+                for key in m.log_prob_keys
+            ]
+        return self._last.log_prob_keys
+
+    @property
+    def dist_params_keys(self) -> list:
+        return self._last.dist_params_keys
+
+    @property
+    def dist_sample_keys(self) -> list:
+        if self.return_composite:
+            return [
+                key
+                for m in self._sequence
+                if _is_probabilistic(m)
+                for key in m.dist_sample_keys
+            ]
+        return self._last.dist_sample_keys
+
+    @property
+    def num_samples(self):
+        return self._last.num_samples
+
+    def get_dist_params(
+        self,
+        tensordict: TensorDictBase,
+        tensordict_out: TensorDictBase | None = None,
+        **kwargs,
+    ) -> TensorDictBase:
+        """Run the modules before the last one: the tensordict holding the
+        distribution's parameters."""
+        td = tensordict
+        for module in self._sequence[:-1]:
+            td = module(td, **kwargs)
+        if tensordict_out is not None:
+            return tensordict_out.update(td)
+        return td
+
+    def get_dist(
+        self,
+        tensordict: TensorDictBase,
+        tensordict_out: TensorDictBase | None = None,
+        **kwargs,
+    ) -> D.Distribution:
+        """The distribution the sequence draws from, computed from ``tensordict``
+        (the intermediate outputs are written into it)."""
+        if not self.return_composite:
+            params = self.get_dist_params(tensordict, tensordict_out, **kwargs)
+            return self._last.get_dist(params)
+        td = tensordict if tensordict_out is None else tensordict_out.update(tensordict)
+        dists = {}
+        for module in self._sequence:
+            if not _is_probabilistic(module):
+                td = module(td, **kwargs)
+                continue
+            dist = module.get_dist(td)
+            if isinstance(dist, CompositeDistribution):
+                for key, part in dist.dists.items():
+                    dists[dist.name_map[key]] = part
+            else:
+                for key in module.dist_sample_keys:
+                    dists[key] = dist
+            if module is not self._last:
+                td = module(td, **kwargs)  # later modules may read its sample
+        return CompositeDistribution.from_distributions(
+            td, dists, log_prob_key=self._last.log_prob_key
+        )
+
+    def build_dist_from_params(self, tensordict: TensorDictBase) -> D.Distribution:
+        """The last module's distribution from parameters already in
+        ``tensordict``."""
+        return self._last.get_dist(tensordict)
+
+    def log_prob(
+        self,
+        tensordict: TensorDictBase,
+        tensordict_out: TensorDictBase | None = None,
+        *,
+        dist: D.Distribution | None = None,
+        **kwargs,
+    ):
+        """The log-probability of the sample(s) stored in ``tensordict`` under the
+        sequence's distribution."""
+        if dist is None:
+            dist = self.get_dist(tensordict, tensordict_out, **kwargs)
+        if isinstance(dist, CompositeDistribution):
+            names = list(dist.name_map.values())
+            return dist.log_prob(tensordict.select(*names, strict=False))
+        return dist.log_prob(tensordict.get(self._last.dist_sample_keys[0]))

@@ -1,0 +1,306 @@
+"""TensorDictSequential: tensordict modules run one after the other on one tensordict.
+
+Each module reads what it needs from the tensordict and writes its outputs into it, so a
+module can read the input as well as the outputs of any module before it. The
+sequence's ``in_keys`` are the keys some module reads that no earlier module writes; its
+``out_keys`` every key a module writes.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Callable, Iterable
+
+from torch import nn
+
+from tensordict._keys import NestedKey, unravel_key_list
+from tensordict.base import TensorDictBase
+from tensordict.nn.common import (
+    TensorDictModule,
+    TensorDictModuleBase,
+    WrapModule,
+    _call_with_tensors,
+    _describe,
+    _key_list,
+)
+from tensordict.nn.utils import _SKIP_EXISTING, outputs_exist
+
+__all__ = ["TensorDictSequential"]
+
+
+def _as_module(module) -> TensorDictModuleBase:
+    """A sequence's element: tensordict modules as they are, other callables (functions
+    of a tensordict) wrapped in a :class:`WrapModule`."""
+    if isinstance(module, nn.Module) and TensorDictModuleBase.is_tdmodule_compatible(
+        module
+    ):
+        return module
+    if TensorDictModuleBase.is_tdmodule_compatible(module):  # a keyed function
+        return WrapModule(module, in_keys=module.in_keys, out_keys=module.out_keys)
+    if callable(module):
+        return WrapModule(module)
+    raise TypeError(
+        f"TensorDictSequential takes tensordict modules or functions of a tensordict, "
+        f"got {type(module).__name__}"
+    )
+
+
+def _sequence_keys(modules) -> tuple[list, list]:
+    """``(in_keys, out_keys)`` of modules run in order (see the module docstring)."""
+    in_keys: list = []
+    out_keys: list = []
+    for module in modules:
+        for key in module.in_keys:
+            if key not in out_keys and key not in in_keys:
+                in_keys.append(key)
+        for key in module.out_keys:
+            if key not in out_keys:
+                out_keys.append(key)
+    return in_keys, out_keys
+
+
+class TensorDictSequential(TensorDictModule):
+    """Run tensordict modules one after the other on the same tensordict.
+
+    Args:
+        *modules: tensordict modules, or functions of a tensordict (wrapped in a
+            :class:`WrapModule`); or one ``OrderedDict`` naming them, so that
+            ``sequence["name"]`` works.
+
+    Keyword Args:
+        partial_tolerant: skip a module whose inputs are missing instead of raising
+            (on a lazy stack, run it on the stacked tensordicts that have them).
+        selected_out_keys: return only these outputs (see
+            :meth:`select_out_keys`).
+        inplace: ``True`` (or ``None``, the default) writes into the input; ``False``
+            returns a new tensordict holding only the outputs.
+
+    ``in_keys`` are the keys a module reads and no earlier one writes; ``out_keys``
+    the keys the modules write. :meth:`select_subsequence` keeps only the modules a
+    set of inputs or outputs needs; indexing, slicing and ``len`` work as on a list.
+
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> from tensordict.nn import TensorDictModule
+    >>> add = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    >>> mul = TensorDictModule(lambda y, z: y * z, in_keys=["y", "z"], out_keys=["w"])
+    >>> sequence = TensorDictSequential(add, mul)
+    >>> sequence.in_keys, sequence.out_keys
+    (['x', 'z'], ['y', 'w'])
+    >>> sequence(TensorDict(x=torch.ones(2), z=torch.full((2,), 3.0)))["w"]
+    tensor([6., 6.])
+    """
+
+    def __init__(
+        self,
+        *modules: Callable,
+        partial_tolerant: bool = False,
+        selected_out_keys: list | None = None,
+        inplace: bool | str | None = None,
+    ) -> None:
+        TensorDictModuleBase.__init__(self)
+        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+            self.module = nn.ModuleDict(
+                {name: _as_module(m) for name, m in modules[0].items()}
+            )
+        else:
+            self.module = nn.ModuleList([_as_module(m) for m in modules])
+        if inplace not in (None, True, False, "empty"):
+            raise ValueError(
+                f"TensorDictSequential: inplace must be None, True, False or 'empty', "
+                f"got {inplace!r}"
+            )
+        self.partial_tolerant = partial_tolerant
+        self.inplace = inplace
+        self._selected = (
+            None
+            if selected_out_keys is None
+            else _key_list(selected_out_keys, "selected_out_keys")
+        )
+        self._refresh()
+
+    # ------------------------------------------------------------------ keys
+    def _modules_in_order(self) -> list:
+        module = self.module
+        if isinstance(module, nn.ModuleDict):
+            return list(module.values())
+        return list(module)
+
+    def _refresh(self) -> None:
+        """Recompute what depends on the list of modules (after any change)."""
+        self._sequence = self._modules_in_order()
+        self.in_keys, source = _sequence_keys(self._sequence)
+        self.__dict__.pop("_out_keys_source", None)
+        self.__dict__.pop("_dropped_out_keys", None)
+        if self._selected is None:
+            self.out_keys = source
+            return
+        unknown = [key for key in self._selected if key not in source]
+        if unknown:
+            raise KeyError(
+                f"TensorDictSequential: selected_out_keys {unknown} are not written "
+                f"by any module (the modules write {source})"
+            )
+        self.__dict__["_out_keys_source"] = source
+        self.__dict__["_dropped_out_keys"] = [
+            k for k in source if k not in self._selected
+        ]
+        self.out_keys = [key for key in source if key in self._selected]
+
+    def select_out_keys(self, *selected_out_keys: NestedKey) -> "TensorDictSequential":
+        """Return only these outputs; the other keys the modules write are removed from
+        the result, unless they were in the input already. In place; returns self."""
+        if len(selected_out_keys) == 1 and isinstance(selected_out_keys[0], list):
+            selected_out_keys = selected_out_keys[0]
+        self._selected = unravel_key_list(list(selected_out_keys))
+        self._refresh()
+        return self
+
+    def reset_out_keys(self) -> "TensorDictSequential":
+        """Return every output again (undo :meth:`select_out_keys`)."""
+        self._selected = None
+        self._refresh()
+        return self
+
+    # ------------------------------------------------------------------ list-like
+    def __len__(self) -> int:
+        return len(self._sequence)
+
+    def __getitem__(self, index: int | slice | str):
+        if isinstance(index, str):
+            if not isinstance(self.module, nn.ModuleDict):
+                raise KeyError(
+                    f"TensorDictSequential[{index!r}]: the modules have no names (build "
+                    f"the sequence from an OrderedDict to name them)"
+                )
+            return self.module[index]
+        if isinstance(index, slice):
+            return self._with_modules(self._sequence[index])
+        return self._sequence[index]
+
+    def __setitem__(self, index: int | str, module) -> None:
+        self.module[index] = _as_module(module)
+        self._refresh()
+
+    def __delitem__(self, index: int | slice | str) -> None:
+        del self.module[index]
+        self._refresh()
+
+    def _with_modules(self, modules: list) -> "TensorDictSequential":
+        """A sequence of ``modules`` with this one's options (indexing by a slice,
+        :meth:`select_subsequence`)."""
+        return TensorDictSequential(
+            *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
+        )
+
+    def select_subsequence(
+        self,
+        in_keys: Iterable[NestedKey] | None = None,
+        out_keys: Iterable[NestedKey] | None = None,
+    ) -> "TensorDictSequential":
+        """The sequence of only the modules needed: given ``in_keys`` (the inputs
+        available), the modules that can run from them and from the outputs of the
+        modules kept before; given ``out_keys``, the modules those outputs depend on.
+
+        >>> import torch
+        >>> from tensordict.nn import TensorDictModule
+        >>> a = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["a"])
+        >>> b = TensorDictModule(lambda x: x * 2, in_keys=["x"], out_keys=["b"])
+        >>> c = TensorDictModule(lambda a: a - 1, in_keys=["a"], out_keys=["c"])
+        >>> sub = TensorDictSequential(a, b, c).select_subsequence(out_keys=["c"])
+        >>> len(sub), sub.out_keys
+        (2, ['a', 'c'])
+        """
+        modules = list(self._sequence)
+        if in_keys is not None:
+            available = set(unravel_key_list(list(_key_list(in_keys, "in_keys"))))
+            kept = []
+            for module in modules:
+                if all(key in available for key in module.in_keys):
+                    kept.append(module)
+                    available.update(module.out_keys)
+            modules = kept
+        if out_keys is not None:
+            needed = set(_key_list(out_keys, "out_keys"))
+            kept = []
+            for module in reversed(modules):
+                if any(key in needed for key in module.out_keys):
+                    kept.append(module)
+                    needed.update(module.in_keys)
+            modules = kept[::-1]
+        if not modules:
+            raise ValueError(
+                f"select_subsequence(in_keys={in_keys}, out_keys={out_keys}): no module "
+                f"of {_describe(self)} is left; the modules read and write "
+                f"{[(m.in_keys, m.out_keys) for m in self._sequence]}"
+            )
+        return self._with_modules(modules)
+
+    # ------------------------------------------------------------------ running
+    def forward(
+        self,
+        tensordict: TensorDictBase | None = None,
+        *args,
+        tensordict_out: TensorDictBase | None = None,
+        **kwargs,
+    ) -> TensorDictBase:
+        """Run the modules in order on ``tensordict`` (extra keyword arguments go to
+        every module); tensors instead of a tensordict work as for
+        :class:`TensorDictModule`."""
+        if not isinstance(tensordict, TensorDictBase):
+            positional = args if tensordict is None else (tensordict, *args)
+            return _call_with_tensors(self, positional, kwargs)
+        mode = _SKIP_EXISTING.get()
+        if mode is not False and outputs_exist(
+            tensordict, self.in_keys, self.out_keys, mode
+        ):
+            return tensordict
+        inplace = self.inplace
+        dropped = self.__dict__.get("_dropped_out_keys")
+        if dropped:
+            had = [key for key in dropped if key in tensordict.keys(True)]
+        td = tensordict if inplace is None or inplace is True else tensordict.copy()
+        if self.partial_tolerant:
+            for module in self._sequence:
+                td = self._run_tolerant(module, td, kwargs)
+        elif kwargs:
+            for module in self._sequence:
+                td = module(td, **kwargs)
+        else:
+            for module in self._sequence:
+                td = module(td)
+        if dropped:
+            td = td.exclude(*[key for key in dropped if key not in had])
+        if inplace is False or inplace == "empty":
+            written = [key for key in self.out_keys if key in td.keys(True)]
+            outputs = td.select(*written)
+            td = outputs if inplace is False else tensordict.empty().update(outputs)
+        if tensordict_out is not None:
+            written = [key for key in self.out_keys if key in td.keys(True)]
+            return tensordict_out.update(td.select(*written))
+        return td
+
+    forward._handles_calls = True
+
+    @staticmethod
+    def _run_tolerant(module, td, kwargs):
+        """Run ``module`` where its inputs are present: on the whole tensordict, on the
+        stacked tensordicts of a lazy stack that have them, or not at all."""
+        keys = td.keys(True)
+        if all(key in keys for key in module.in_keys):
+            return module(td, **kwargs)
+        members = getattr(td, "tensordicts", None)
+        if members is not None:
+            for member in members:
+                member_keys = member.keys(True)
+                if all(key in member_keys for key in module.in_keys):
+                    module(member, **kwargs)
+        return td
+
+    def extra_repr(self) -> str:
+        parts = [f"in_keys={self.in_keys}", f"out_keys={self.out_keys}"]
+        if self.partial_tolerant:
+            parts.append("partial_tolerant=True")
+        if self.inplace is not None:
+            parts.append(f"inplace={self.inplace!r}")
+        return ", ".join(parts)

@@ -1,0 +1,371 @@
+"""Settings the modules read (``skip_existing``, ``composite_lp_aggregate``) and the
+scale mappings of the probabilistic modules (``mappings``, ``biased_softplus``).
+
+A setting is a value with a scoped setter: the setter is a context manager (the value
+holds inside the block and the previous one is back on exit, also when the block
+raises), a decorator (the value holds while the function runs), and has ``set()`` /
+``unset()`` for a lasting change. ``thread_local=True`` confines the value to the
+calling thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from tensordict._keys import NestedKey, unravel_key, unravel_key_list
+
+_UNSET = object()
+
+
+class _Setting:
+    """One process-wide value, with per-thread overrides (``thread_local`` blocks)."""
+
+    __slots__ = ("value", "_local", "_local_count")
+
+    def __init__(self, default: Any) -> None:
+        self.value = default
+        self._local = threading.local()
+        self._local_count = 0  # threads holding an override: 0 keeps get() to one read
+
+    def get(self) -> Any:
+        if self._local_count:
+            value = getattr(self._local, "value", _UNSET)
+            if value is not _UNSET:
+                return value
+        return self.value
+
+    def _thread_has_override(self) -> bool:
+        return getattr(self._local, "value", _UNSET) is not _UNSET
+
+    def replace(self, value: Any, thread_local: bool) -> tuple:
+        """Set ``value``; return what :meth:`restore` needs to put things back."""
+        if thread_local or (self._local_count and self._thread_has_override()):
+            previous = getattr(self._local, "value", _UNSET)
+            if previous is _UNSET:
+                self._local_count += 1
+            self._local.value = value
+            return (True, previous)
+        previous = self.value
+        self.value = value
+        return (False, previous)
+
+    def restore(self, token: tuple) -> None:
+        local, previous = token
+        if not local:
+            self.value = previous
+            return
+        if previous is _UNSET:
+            del self._local.value
+            self._local_count -= 1
+        else:
+            self._local.value = previous
+
+
+class _SettingScope:
+    """Base of the setters: ``with setter(mode):``, ``@setter(mode)``,
+    ``setter(mode).set()``. Subclasses name their ``_setting`` and may check the mode
+    in ``_check``."""
+
+    _setting: _Setting
+
+    def __init__(self, mode: Any, *, thread_local: bool = False) -> None:
+        self.mode = self._check(mode)
+        self.thread_local = thread_local
+        self._tokens: list = []
+
+    @staticmethod
+    def _check(mode: Any) -> Any:
+        return mode
+
+    def clone(self) -> "_SettingScope":
+        return type(self)(self.mode, thread_local=self.thread_local)
+
+    def __enter__(self) -> "_SettingScope":
+        self._tokens.append(self._setting.replace(self.mode, self.thread_local))
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
+        self._setting.restore(self._tokens.pop())
+        return False
+
+    def set(self) -> None:
+        """Set the mode from now on (until :meth:`unset`)."""
+        self.__enter__()
+
+    def unset(self) -> None:
+        """Undo :meth:`set`."""
+        self.__exit__(None, None, None)
+
+    def __call__(self, func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.mode!r})"
+
+
+# --------------------------------------------------------------------------------------
+# skip_existing
+# --------------------------------------------------------------------------------------
+
+_SKIP_EXISTING = _Setting(False)
+
+
+def skip_existing() -> bool | list:
+    """The mode :class:`set_skip_existing` sets: ``False`` (the default, every module
+    runs), ``True`` (a module whose outputs are all in its input does not run), or a
+    list of keys (only outputs among them count as existing)."""
+    return _SKIP_EXISTING.get()
+
+
+class set_skip_existing(_SettingScope):
+    """Skip modules whose outputs are already in the input tensordict.
+
+    Inside ``with set_skip_existing():`` (or ``set_skip_existing(True)``), a tensordict
+    module whose ``out_keys`` are all present in its input returns the input without
+    running; a module that reads one of the keys it writes always runs. A list of keys
+    as the mode restricts skipping to modules whose ``out_keys`` are all in the list.
+
+    As a decorator of a ``forward(self, tensordict, ...)`` method it makes that check
+    itself (with the mode given, or, for ``None``, the mode of the enclosing block),
+    reading the module's key lists from ``in_key_attr`` / ``out_key_attr``.
+
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> from tensordict.nn import TensorDictModule, set_skip_existing
+    >>> module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    >>> td = TensorDict(x=torch.zeros(()), y=torch.zeros(()))
+    >>> with set_skip_existing():
+    ...     module(td)["y"]
+    tensor(0.)
+    >>> module(td)["y"]
+    tensor(1.)
+    """
+
+    _setting = _SKIP_EXISTING
+
+    def __init__(
+        self,
+        mode: bool | list | None = True,
+        in_key_attr: str = "in_keys",
+        out_key_attr: str = "out_keys",
+        *,
+        thread_local: bool = False,
+    ) -> None:
+        super().__init__(mode, thread_local=thread_local)
+        self.in_key_attr = in_key_attr
+        self.out_key_attr = out_key_attr
+
+    @staticmethod
+    def _check(mode):
+        if mode is None or isinstance(mode, bool):
+            return mode
+        return unravel_key_list(list(mode))
+
+    def clone(self) -> "set_skip_existing":
+        return type(self)(
+            self.mode,
+            self.in_key_attr,
+            self.out_key_attr,
+            thread_local=self.thread_local,
+        )
+
+    def __enter__(self) -> "set_skip_existing":
+        if self.mode is None:
+            raise RuntimeError(
+                "set_skip_existing(None) only works as a decorator (it means: follow "
+                "the enclosing block's mode); use True, False or a list of keys here"
+            )
+        return super().__enter__()
+
+    def __call__(self, func: Callable) -> Callable:
+        mode = self.mode
+        in_attr, out_attr = self.in_key_attr, self.out_key_attr
+
+        @functools.wraps(func)
+        def forward(module, tensordict, *args, **kwargs):
+            current = skip_existing() if mode is None else mode
+            if current is not False and outputs_exist(
+                tensordict,
+                getattr(module, in_attr),
+                getattr(module, out_attr),
+                current,
+            ):
+                return tensordict
+            if mode is None:
+                return func(module, tensordict, *args, **kwargs)
+            with self.clone():
+                return func(module, tensordict, *args, **kwargs)
+
+        return forward
+
+
+def outputs_exist(tensordict, in_keys, out_keys, mode) -> bool:
+    """Whether a module with these keys may be skipped under ``mode`` (see
+    :class:`set_skip_existing`)."""
+    if not out_keys:
+        return False
+    for key in out_keys:
+        if key in in_keys:
+            return False
+    if mode is not True:
+        allowed = mode
+        for key in out_keys:
+            if unravel_key(key) not in allowed:
+                return False
+    for key in out_keys:
+        if key not in tensordict.keys(True):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------------------
+# composite_lp_aggregate
+# --------------------------------------------------------------------------------------
+
+_COMPOSITE_LP_AGGREGATE = _Setting(False)
+
+
+def composite_lp_aggregate(nowarn: bool = False) -> bool:
+    """Whether :class:`~tensordict.nn.CompositeDistribution` sums the log-probabilities
+    (and entropies) of its parts into one tensor (``True``) or returns them per part in
+    a tensordict (``False``, the default). Set with :class:`set_composite_lp_aggregate`.
+    """
+    return bool(_COMPOSITE_LP_AGGREGATE.get())
+
+
+class set_composite_lp_aggregate(_SettingScope):
+    """Set :func:`composite_lp_aggregate` (a context manager, a decorator, or
+    ``set_composite_lp_aggregate(True).set()`` for good).
+
+    >>> from tensordict.nn import composite_lp_aggregate, set_composite_lp_aggregate
+    >>> with set_composite_lp_aggregate(True):
+    ...     composite_lp_aggregate()
+    True
+    >>> composite_lp_aggregate()
+    False
+    """
+
+    _setting = _COMPOSITE_LP_AGGREGATE
+
+    def __init__(self, mode: bool = True, *, thread_local: bool = False) -> None:
+        super().__init__(bool(mode), thread_local=thread_local)
+
+
+# --------------------------------------------------------------------------------------
+# scale mappings
+# --------------------------------------------------------------------------------------
+
+
+def inv_softplus(bias: float | torch.Tensor) -> float | torch.Tensor:
+    """The inverse of softplus: ``softplus(inv_softplus(y)) == y`` for ``y > 0``."""
+    if isinstance(bias, torch.Tensor):
+        return bias.expm1().log()
+    return math.log(math.expm1(bias))
+
+
+class biased_softplus(nn.Module):
+    """A softplus shifted so that an input of zero maps to ``bias``, never going below
+    ``min_val``: ``softplus(x + inv_softplus(bias - min_val)) + min_val``.
+
+    >>> import torch
+    >>> biased_softplus(1.0)(torch.zeros(2))
+    tensor([1., 1.])
+    """
+
+    def __init__(self, bias: float, min_val: float = 0.01) -> None:
+        super().__init__()
+        self.bias = inv_softplus(bias - min_val)
+        self.min_val = min_val
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.softplus(x + self.bias) + self.min_val
+
+    def extra_repr(self) -> str:
+        return f"shift={self.bias:.4g}, min_val={self.min_val}"
+
+
+def expln(x: torch.Tensor) -> torch.Tensor:
+    """``exp(x)`` for ``x <= 0`` and ``log(x + 1) + 1`` above: positive, and growing
+    only logarithmically."""
+    out = torch.empty_like(x)
+    negative = x <= 0
+    out[negative] = x[negative].exp()
+    positive = ~negative
+    out[positive] = x[positive].log1p() + 1
+    return out
+
+
+def _identity(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
+_MAPPINGS: dict[str, Callable] = {
+    "softplus": torch.nn.functional.softplus,
+    "exp": torch.exp,
+    "relu": torch.relu,
+    "biased_softplus": biased_softplus(1.0),
+    "none": _identity,
+    "expln": expln,
+}
+
+
+def add_custom_mapping(name: str, mapping: Callable[[torch.Tensor], torch.Tensor]):
+    """Make ``mappings(name)`` return ``mapping``."""
+    if not callable(mapping):
+        raise TypeError(f"add_custom_mapping: {mapping!r} is not callable")
+    _MAPPINGS[name] = mapping
+
+
+def mappings(key: str) -> Callable:
+    """The function a scale mapping name stands for: ``"softplus"``, ``"exp"``,
+    ``"relu"``, ``"expln"``, ``"none"``, ``"biased_softplus"`` (bias 1.0),
+    ``"biased_softplus_<bias>"`` or ``"biased_softplus_<bias>_<min_val>"``, or a name
+    registered with :func:`add_custom_mapping`.
+
+    >>> import torch
+    >>> mappings("biased_softplus_2.0")(torch.zeros(1))
+    tensor([2.])
+    """
+    mapping = _MAPPINGS.get(key)
+    if mapping is not None:
+        return mapping
+    if key.startswith("biased_softplus_"):
+        parts = key[len("biased_softplus_") :].split("_")
+        try:
+            numbers = [float(part) for part in parts]
+        except ValueError:
+            numbers = []
+        if len(numbers) == 1:
+            return biased_softplus(numbers[0])
+        if len(numbers) == 2:
+            return biased_softplus(numbers[0], min_val=numbers[1])
+    raise NotImplementedError(
+        f"unknown scale mapping {key!r}: expected one of {sorted(_MAPPINGS)}, "
+        f"'biased_softplus_<bias>' or 'biased_softplus_<bias>_<min_val>' (or a name "
+        f"registered with add_custom_mapping)"
+    )
+
+
+__all__ = [
+    "NestedKey",
+    "add_custom_mapping",
+    "biased_softplus",
+    "composite_lp_aggregate",
+    "expln",
+    "inv_softplus",
+    "mappings",
+    "set_composite_lp_aggregate",
+    "set_skip_existing",
+    "skip_existing",
+]

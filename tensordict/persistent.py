@@ -1,0 +1,730 @@
+"""PersistentTensorDict: a tensordict over an HDF5 file, on h5py.
+
+A handle is a view of the file, as h5py's ``File``/``Group``/``Dataset`` are: groups are
+nested tensordicts, datasets are entries, and nothing is read until asked for. ``get``
+reads one dataset; indexing (``td[idx]``, ``get_at``) reads only the rows asked for
+(slices, ints, boolean masks and index tensors); every other op reads what it needs and
+returns its result in RAM, as a :class:`~tensordict.TensorDict`, exactly as it would on
+a TensorDict holding the same data. Writes go to the file: ``td["a"] = x``, ``set_``,
+``update_``, ``td[idx] = sub``, and, on a file open for writing, in-place writes into a
+tensor that ``get`` returned (``td["a"][idx] = v``, ``td["a"].add_(1)``, in-place ops on
+the tensordict): such a tensor writes itself back to its dataset.
+
+The batch size is stored as an attribute of each group written here
+(``tensordict_batch_size``); a file written elsewhere gets the longest batch size all
+its datasets share (or the one given). Non-tensor values JSON can hold are stored as
+JSON strings (attribute ``tensordict_value="json"``); other string datasets are read as
+``str``. Pickling a PersistentTensorDict sends the file name and group, not the data.
+
+h5py is an optional dependency: ``pip install tensordict[h5]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from tensordict import _errors
+from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._keys import unravel_key_to_tuple
+from tensordict._persistence import PersistenceMixin
+from tensordict._registry import register
+from tensordict._td import (
+    TensorDict,
+    _normalize_index,
+    _parse_batch_size,
+    _parse_device,
+)
+from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node, _parse_names
+
+__all__ = ["PersistentTensorDict", "from_h5"]
+
+_BATCH_ATTR = "tensordict_batch_size"
+_VALUE_ATTR = "tensordict_value"
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError(
+            "PersistentTensorDict needs h5py, an optional dependency: install it with "
+            "`pip install tensordict[h5]` (or `pip install h5py`)"
+        ) from None
+    return h5py
+
+
+# ----------------------------------------------------------------------------- leaves
+
+
+_IN_PLACE_DUNDERS = frozenset(
+    f"__i{op}__"
+    for op in (
+        "add sub mul truediv floordiv mod pow and or xor lshift rshift matmul".split()
+    )
+) | {"__setitem__"}
+
+
+def _mutates(name: str) -> bool:
+    return (name.endswith("_") and not name.endswith("__")) or name in _IN_PLACE_DUNDERS
+
+
+class _DatasetTensor(Tensor):
+    """A tensor read from an HDF5 dataset of a writable file: an in-place write into it
+    is written back to the dataset. Other ops give plain tensors."""
+
+    _dataset = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        with torch._C.DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if _mutates(name) and args:
+            first = args[0]
+            targets = first if isinstance(first, (list, tuple)) else (first,)
+            for target in targets:
+                if isinstance(target, _DatasetTensor):
+                    target._write_back()
+        out = kwargs.get("out")
+        if isinstance(out, _DatasetTensor):
+            out._write_back()
+        return result
+
+    def __repr__(self, **kwargs) -> str:
+        with torch._C.DisableTorchFunctionSubclass():
+            return Tensor.__repr__(self.as_subclass(Tensor), **kwargs)
+
+    def _write_back(self) -> None:
+        dataset = self._dataset
+        if not dataset:  # h5py datasets are falsy once their file is closed
+            raise RuntimeError(
+                "cannot write back to the HDF5 file: it is closed (the tensor was "
+                "read from a PersistentTensorDict that has been closed)"
+            )
+        with torch._C.DisableTorchFunctionSubclass():
+            dataset[...] = self.detach().cpu().numpy()
+
+
+def _as_numpy(key, value: Tensor) -> np.ndarray:
+    value = value.detach().cpu()
+    if type(value) is not Tensor:
+        value = value.as_subclass(Tensor)
+    try:
+        return value.numpy()
+    except TypeError:
+        raise TypeError(
+            f"cannot store the entry {key!r} in HDF5: numpy (and so h5py) has no "
+            f"dtype {value.dtype}"
+        ) from None
+
+
+def _h5_index(index):
+    """``index`` (normalised) as h5py takes it, with what to apply afterwards to get
+    torch's result (duplicates, order), or ``None`` when h5py cannot read it directly."""
+    parts = index if type(index) is tuple else (index,)
+    out = []
+    after = None
+    for pos, part in enumerate(parts):
+        if isinstance(part, bool) or part is None or part is Ellipsis:
+            return None
+        if isinstance(part, int):
+            out.append(part)
+        elif isinstance(part, slice):
+            if part.step is not None and part.step <= 0:
+                return None
+            out.append(part)
+        else:
+            if after is not None or pos != 0:
+                return None  # h5py takes one array index, on the first dim here
+            array = part.cpu().numpy() if isinstance(part, Tensor) else np.asarray(part)
+            if array.dtype == np.bool_:
+                if array.ndim != 1:
+                    return None
+                array = np.nonzero(array)[0]
+            elif array.ndim != 1 or array.dtype.kind not in "iu":
+                return None
+            uniq, inverse = np.unique(array, return_inverse=True)
+            out.append(uniq)
+            after = inverse
+    return tuple(out), after
+
+
+def _read_rows(dataset, index, plan=False):
+    """``dataset[index]`` as a tensor, reading only the rows asked for where h5py can
+    (``plan``: ``_h5_index(index)``, when the caller computed it once for many
+    datasets)."""
+    if dataset.ndim == 0:
+        return torch.as_tensor(dataset[()])[index]
+    if plan is False:
+        plan = _h5_index(index)
+    if plan is None:
+        return torch.from_numpy(np.asarray(dataset[()]))[index]
+    h5_index, after = plan
+    try:
+        data = np.asarray(dataset[h5_index])
+    except (IndexError, ValueError, TypeError):
+        return torch.from_numpy(np.asarray(dataset[()]))[index]
+    tensor = torch.from_numpy(data)
+    if after is not None:
+        tensor = tensor[torch.from_numpy(after)]
+    return tensor
+
+
+def _is_value_dataset(dataset) -> bool:
+    # non-tensor values are strings (JSON text, or strings written elsewhere); the
+    # dtype says so without reading the attributes
+    return dataset.dtype.kind in "SOU"
+
+
+def _read_value(dataset) -> Any:
+    raw = dataset[()]
+    if dataset.attrs.get(_VALUE_ATTR) == "json":
+        if isinstance(raw, bytes):
+            raw = raw.decode()
+        return json.loads(raw)
+    if isinstance(raw, bytes):
+        return raw.decode()
+    if isinstance(raw, np.ndarray):
+        return [v.decode() if isinstance(v, bytes) else v for v in raw.tolist()]
+    return raw
+
+
+# ----------------------------------------------------------------------------- class
+
+
+@register
+class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
+    """A tensordict over an HDF5 file (see the module docstring).
+
+    >>> import tempfile, os
+    >>> td = TensorDict(a=torch.arange(6).reshape(3, 2), batch_size=[3])
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     with PersistentTensorDict.from_dict(td, os.path.join(folder, "x.h5")) as h5:
+    ...         print(h5.batch_size, h5[1]["a"].tolist(), type(h5 + 1).__name__)
+    torch.Size([3]) [2, 3] TensorDict
+    """
+
+    _refuses_memmap_in_place = True
+
+    __slots__ = (
+        "_file",
+        "_group",
+        "_filename",
+        "_group_name",
+        "_mode",
+        "_batch_size",
+        "_device",
+        "_names",
+        "_is_locked",
+        "_last_lock_op",
+        "_lock_stack",
+        "_nested",
+        "_memmap_prefix",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        *,
+        batch_size=None,
+        filename=None,
+        group=None,
+        mode: str = "r",
+        backend: str = "h5",
+        device=None,
+        validate_batch_size: bool = True,
+        non_tensor_as_stack: bool = False,
+        allow_pickle: bool | None = None,
+        **kwargs,
+    ) -> None:
+        if backend != "h5":
+            raise NotImplementedError(f"PersistentTensorDict: backend {backend!r} is not supported (only 'h5')")
+        h5py = _h5py()
+        if (filename is None) == (group is None):
+            raise ValueError("PersistentTensorDict needs a filename or an h5py group, not both")
+        if filename is not None:
+            file = h5py.File(filename, mode)
+            group = file
+        else:
+            file = group.file
+        self._file = file
+        self._group = group
+        self._filename = os.path.abspath(file.filename)
+        self._group_name = group.name
+        self._mode = file.mode
+        self._device = _parse_device(device)
+        self._nested = {}
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        self._names = None
+        if batch_size is not None:
+            bs = _parse_batch_size(batch_size)
+        elif _BATCH_ATTR in group.attrs:
+            bs = torch.Size([int(d) for d in group.attrs[_BATCH_ATTR]])
+        else:
+            bs = _common_batch(group, None)
+        if validate_batch_size:
+            _check_batch(group, bs)
+        self._batch_size = bs
+
+    @classmethod
+    def _child(cls, parent: "PersistentTensorDict", group) -> "PersistentTensorDict":
+        self = object.__new__(cls)
+        self._file = parent._file
+        self._group = group
+        self._filename = parent._filename
+        self._group_name = group.name
+        self._mode = parent._mode
+        self._device = parent._device
+        self._nested = {}
+        self._is_locked = parent._is_locked
+        self._last_lock_op = None
+        self._lock_stack = None
+        self._names = None
+        if _BATCH_ATTR in group.attrs:
+            self._batch_size = torch.Size([int(d) for d in group.attrs[_BATCH_ATTR]])
+        else:
+            self._batch_size = parent._batch_size
+        return self
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_h5(
+        cls,
+        filename,
+        *,
+        mode: str = "r",
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        batch_size=None,
+        non_tensor_as_stack: bool = False,
+    ) -> "PersistentTensorDict":
+        """Open the HDF5 file ``filename`` (``mode`` as h5py's). The batch size is
+        ``batch_size`` if given, else the one stored by this library, else the longest
+        one every dataset shares (at most ``batch_dims`` dims)."""
+        if batch_size is None and (auto_batch_size or batch_dims is not None):
+            h5py = _h5py()
+            with h5py.File(filename, "r") as file:
+                batch_size = _common_batch(file, batch_dims)
+        return cls(filename=filename, mode=mode, batch_size=batch_size)
+
+    @classmethod
+    def from_dict(
+        cls,
+        input_dict,
+        filename,
+        *,
+        auto_batch_size: bool = False,
+        batch_size=None,
+        device=None,
+        backend: str = "h5",
+        batch_dims: int | None = None,
+        allow_pickle: bool | None = None,
+        **kwargs,
+    ) -> "PersistentTensorDict":
+        """Write a tensordict (or a nested dict of tensors) to a new HDF5 file
+        ``filename`` and return the PersistentTensorDict over it (open for reading and
+        writing)."""
+        if isinstance(input_dict, TensorDictBase):
+            source = input_dict
+        else:
+            source = TensorDict.from_dict(
+                input_dict,
+                batch_size=batch_size,
+                auto_batch_size=auto_batch_size,
+                batch_dims=batch_dims,
+            )
+        if batch_size is not None:
+            source = source.copy()
+            source.batch_size = batch_size
+        h5py = _h5py()
+        partial = f"{filename}.partial-{os.getpid()}"
+        try:
+            with h5py.File(partial, "w") as file:
+                _write_group(file, source)
+            os.replace(partial, filename)
+        except BaseException:
+            if os.path.exists(partial):
+                os.unlink(partial)
+            raise
+        return cls(filename=filename, mode="r+", device=device)
+
+    def close(self) -> None:
+        """Close the file (entries read before stay valid; tensors stop writing back)."""
+        if self._file:
+            self._file.close()
+
+    @property
+    def file(self):
+        """The h5py ``File``."""
+        return self._file
+
+    @property
+    def filename(self) -> str:
+        return self._filename
+
+    def __enter__(self):
+        if self._last_lock_op is None:  # `with PersistentTensorDict... as td:` closes
+            if self._lock_stack is None:
+                self._lock_stack = []
+            self._lock_stack.append("close")
+            return self
+        return TensorDictBase.__enter__(self)
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if self._lock_stack and self._lock_stack[-1] == "close":
+            self._lock_stack.pop()
+            self.close()
+            return False
+        return TensorDictBase.__exit__(self, exc_type, exc_val, exc_tb)
+
+    def _pickle_reduce(self):
+        mode = "r+" if self._mode == "r+" else "r"
+        return _reopen, (
+            self._filename,
+            self._group_name,
+            mode,
+            list(self._batch_size),
+            None if self._device is None else str(self._device),
+        )
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def batch_size(self) -> torch.Size:
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value) -> None:
+        bs = _parse_batch_size(value)
+        _check_batch(self._group, bs)
+        self._batch_size = bs
+        if self._writable():
+            self._group.attrs[_BATCH_ATTR] = list(bs)
+
+    def _writable(self) -> bool:
+        return self._mode != "r"
+
+    def _check_writable(self, action: str) -> None:
+        if not self._writable():
+            raise RuntimeError(
+                f"cannot {action}: the HDF5 file {self._filename} is open read-only "
+                f"(mode='r'); open it with mode='r+' to write"
+            )
+
+    # ------------------------------------------------------------------ storage
+    def _own_keys(self):
+        return list(self._group.keys())
+
+    def _own_items(self):
+        return [(key, self._get_str(key, NO_DEFAULT)) for key in self._group.keys()]
+
+    def _own_values(self):
+        return [value for _, value in self._own_items()]
+
+    def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
+        item = self._group.get(key)
+        if item is None:
+            if default is NO_DEFAULT and not missing_ok:
+                raise _errors.key_missing(key, self._group.keys())
+            return default
+        h5py = _h5py()
+        if isinstance(item, h5py.Group):
+            nested = self._nested.get(key)
+            if nested is None:
+                nested = self._nested[key] = PersistentTensorDict._child(self, item)
+            return nested
+        if _is_value_dataset(item):
+            return _read_value(item)
+        tensor = torch.from_numpy(np.asarray(item[()]))
+        if self._device is not None and self._device.type != "cpu":
+            return tensor.to(self._device)
+        if self._writable():
+            tensor = Tensor._make_subclass(_DatasetTensor, tensor)
+            tensor._dataset = item
+        return tensor
+
+    def get_at(self, key, *args, **kwargs):
+        """``td.get(key)[index]``, reading only the rows of ``index``."""
+        index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
+        path = unravel_key_to_tuple(key)
+        parent = self if len(path) == 1 else self._get_path(path[:-1])
+        if isinstance(parent, PersistentTensorDict):
+            item = parent._group.get(path[-1])
+            h5py = _h5py()
+            if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
+                return _read_rows(item, _normalize_index(index, parent._batch_size))
+        return TensorDictBase.get_at(self, key, *args, **kwargs)
+
+    def _set_str(self, key: str, value, *, inplace: bool, validated: bool) -> None:
+        self._check_writable(f"set the key {key!r}")
+        group = self._group
+        exists = key in group
+        if not exists and self._is_locked:
+            raise _errors.locked(f"set the key {key!r}")
+        if isinstance(value, dict):
+            value = TensorDict(value, batch_size=self._batch_size)
+        if isinstance(value, Tensor):
+            n = len(self._batch_size)
+            if not validated and value.shape[:n] != self._batch_size:
+                raise _errors.batch_mismatch(key, value.shape, self._batch_size)
+            array = _as_numpy(key, value)
+            item = group.get(key) if exists else None
+            h5py = _h5py()
+            if (
+                isinstance(item, h5py.Dataset)
+                and item.shape == array.shape
+                and item.dtype == array.dtype
+                and not _is_value_dataset(item)
+            ):
+                item[...] = array
+                return
+            if inplace and item is not None:
+                raise _errors.inplace_mismatch(key, value.shape, item.shape)
+            if exists:
+                del group[key]
+            group.create_dataset(key, data=array)
+            return
+        if _is_node(value):
+            if not validated and value.batch_size[: len(self._batch_size)] != self._batch_size:
+                raise _errors.batch_mismatch(key, value.batch_size, self._batch_size)
+            if exists:
+                if inplace:
+                    self._get_str(key, NO_DEFAULT).update(value, inplace=True)
+                    return
+                del group[key]
+                self._nested.pop(key, None)
+            _write_group(group.create_group(key), value)
+            return
+        if getattr(value, "_is_non_tensor", False) and hasattr(value, "data"):
+            value = value.data
+        _write_value(group, key, value, exists)
+
+    def _del_str(self, key: str) -> None:
+        self._check_writable(f"delete the key {key!r}")
+        if self._is_locked:
+            raise _errors.locked(f"delete the key {key!r}")
+        if key not in self._group:
+            raise _errors.key_missing(key, self._group.keys())
+        del self._group[key]
+        self._nested.pop(key, None)
+
+    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
+        # results of ops live in RAM
+        bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
+        device = self._device if device is NO_DEFAULT else _parse_device(device)
+        names = (self._names if batch_size is None else None) if names is NO_DEFAULT else _parse_names(names, len(bs))
+        return TensorDict._new_unsafe({}, bs, device, names)
+
+    def _replace_contents(self, other) -> None:
+        raise RuntimeError(
+            "a PersistentTensorDict cannot be restructured in place (inplace=True ops "
+            "that change its keys or batch size); use the out-of-place op, whose "
+            "result is in RAM"
+        )
+
+    def _set_lock(self, locked: bool) -> None:
+        self._is_locked = locked
+        for nested in self._nested.values():
+            nested._set_lock(locked)
+
+    def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
+        if with_values or is_leaf is not None:
+            return TensorDictBase._walk(self, include_nested, leaves_only, is_leaf, with_values)
+        out: list = []
+        _walk_keys(self._group, include_nested, leaves_only, (), out)
+        return out
+
+    # ------------------------------------------------------------------ indexing
+    def _index(self, index) -> TensorDict:
+        idx = _normalize_index(index, self._batch_size)
+        return _read_index(self, idx)
+
+    def _set_at_index(self, index, value) -> None:
+        self._check_writable("write at an index")
+        idx = _normalize_index(index, self._batch_size)
+        ram = self._to_ram()
+        ram._set_at_index(idx, value)
+        for key, tensor in ram.items(True, True):
+            path = unravel_key_to_tuple(key)
+            parent = self if len(path) == 1 else self._get_path(path[:-1])
+            parent._set_str(path[-1], tensor, inplace=False, validated=True)
+
+    # ------------------------------------------------------------------ leaves
+    def _to_ram(self) -> TensorDict:
+        """The whole content as a TensorDict in RAM (plain tensors)."""
+        storage = {}
+        for key, value in self._own_items():
+            if isinstance(value, PersistentTensorDict):
+                value = value._to_ram()
+            elif isinstance(value, _DatasetTensor):
+                value = value.as_subclass(Tensor)
+            storage[key] = value
+        return TensorDict._new_unsafe(storage, self._batch_size, self._device, self._names)
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """The content as a :class:`TensorDict` in RAM."""
+        return self._to_ram()
+
+    def copy(self) -> TensorDict:
+        return self._to_ram()
+
+    def _leaves(self) -> list[Tensor]:
+        out: list = []
+        for _, value in self._own_items():
+            if isinstance(value, Tensor):
+                out.append(value)
+            elif isinstance(value, PersistentTensorDict):
+                out.extend(value._leaves())
+        return out
+
+    def _leaves_and_rebuild(self):
+        return self._to_ram()._leaves_and_rebuild()
+
+    def _operand_leaves(self, other, op: str, default=None) -> list:
+        return self._to_ram()._operand_leaves(other, op, default)
+
+    def _moved_to(self, device) -> TensorDict:
+        return self._to_ram()._moved_to(device)
+
+    def __repr__(self) -> str:
+        return (
+            f"PersistentTensorDict(filename={self._filename!r}, group={self._group_name!r}, "
+            f"keys={sorted(self._group.keys())}, batch_size={self._batch_size!r}, "
+            f"mode={self._mode!r})"
+        )
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _reopen(filename, group_name, mode, batch_size, device):
+    root = PersistentTensorDict(filename=filename, mode=mode, device=device, batch_size=batch_size if group_name == "/" else None)
+    if group_name == "/":
+        return root
+    return root._get_path(tuple(part for part in group_name.split("/") if part))
+
+
+def _write_group(group, td) -> None:
+    """Write the entries of ``td`` into the (empty) h5py group."""
+    group.attrs[_BATCH_ATTR] = list(td.batch_size)
+    for key, value in td._own_items():
+        if isinstance(value, Tensor):
+            group.create_dataset(key, data=_as_numpy(key, value))
+        elif _is_node(value):
+            _write_group(group.create_group(key), value)
+        else:
+            if getattr(value, "_is_non_tensor", False) and hasattr(value, "tolist"):
+                value = value.tolist()
+            _write_value(group, key, value, False)
+
+
+def _write_value(group, key, value, exists: bool) -> None:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"cannot store the non-tensor entry {key!r} ({type(value).__name__}) in "
+            f"HDF5: only values JSON can hold (str, numbers, bool, None, lists, dicts)"
+        ) from None
+    if exists:
+        del group[key]
+    dataset = group.create_dataset(key, data=text)
+    dataset.attrs[_VALUE_ATTR] = "json"
+
+
+def _read_index(td: PersistentTensorDict, idx, plan=False) -> TensorDict:
+    h5py = _h5py()
+    if plan is False:
+        plan = _h5_index(idx)
+    storage = {}
+    new_bs = None
+    n = len(td._batch_size)
+    for key, item in td._group.items():
+        if isinstance(item, h5py.Group):
+            value = _read_index(td._get_str(key, NO_DEFAULT), idx, plan)
+        elif _is_value_dataset(item):
+            value = _read_value(item)
+        else:
+            value = _read_rows(item, idx, plan)
+            if new_bs is None:
+                new_bs = value.shape[: value.ndim - item.ndim + n]
+        storage[key] = value
+    if new_bs is None:
+        stand_in = torch.zeros((), dtype=torch.uint8).expand(td._batch_size)
+        new_bs = stand_in[idx].shape
+    return TensorDict._new_unsafe(storage, new_bs, td._device, None)
+
+
+def _walk_keys(group, include_nested, leaves_only, prefix, out) -> None:
+    h5py = _h5py()
+    for key in group.keys():
+        item = group[key]
+        name = prefix + (key,) if prefix else key
+        if isinstance(item, h5py.Group):
+            if include_nested:
+                _walk_keys(item, True, leaves_only, prefix + (key,), out)
+            if not leaves_only:
+                out.append(name)
+        elif _is_value_dataset(item):
+            if not leaves_only:
+                out.append(name)
+        else:
+            out.append(name)
+
+
+def _common_batch(group, batch_dims) -> torch.Size:
+    """The longest batch size every dataset (at any depth) shares."""
+    h5py = _h5py()
+    shapes = []
+
+    def visit(name, item):
+        if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
+            shapes.append(item.shape)
+
+    group.visititems(visit)
+    common = []
+    for dims in zip(*shapes) if shapes else ():
+        if any(d != dims[0] for d in dims):
+            break
+        common.append(dims[0])
+    if batch_dims is not None:
+        common = common[:batch_dims]
+    return torch.Size(common)
+
+
+def _check_batch(group, batch_size) -> None:
+    h5py = _h5py()
+    n = len(batch_size)
+    for key in group.keys():
+        item = group[key]
+        if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
+            if tuple(item.shape[:n]) != tuple(batch_size):
+                raise _errors.batch_mismatch(key, item.shape, batch_size)
+
+
+def from_h5(
+    h5_file,
+    *,
+    mode: str = "r",
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    batch_size=None,
+    non_tensor_as_stack: bool = False,
+) -> PersistentTensorDict:
+    """A :class:`PersistentTensorDict` over the HDF5 file ``h5_file``."""
+    return PersistentTensorDict.from_h5(
+        h5_file,
+        mode=mode,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        batch_size=batch_size,
+        non_tensor_as_stack=non_tensor_as_stack,
+    )

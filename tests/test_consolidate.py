@@ -1,0 +1,205 @@
+"""consolidate / is_consolidated / from_consolidated, and shared memory across processes."""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from multiprocessing.reduction import ForkingPickler
+
+import torch.multiprocessing.reductions  # noqa: F401  (torch registers its reductions)
+
+from tensordict import LazyStackedTensorDict, TensorDict, tensorclass
+from tensordict._consolidate import from_consolidated
+
+
+@tensorclass
+class Pair:
+    x: torch.Tensor
+    y: torch.Tensor
+    note: str
+
+
+def _nested() -> TensorDict:
+    return TensorDict(
+        a=torch.arange(6, dtype=torch.float32).reshape(3, 2),
+        b={"c": torch.arange(3), "d": torch.ones(3, 4, dtype=torch.float64)},
+        flag=torch.tensor([True, False, True]),
+        text="kept",
+        batch_size=[3],
+    )
+
+
+def _storages(td) -> set:
+    return {leaf.untyped_storage().data_ptr() for leaf in td._leaves()}
+
+
+def _same_values(a, b) -> None:
+    assert set(a.keys(True, True)) == set(b.keys(True, True))
+    for key in a.keys(True, True):
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_consolidate_packs_every_leaf_into_one_storage():
+    td = _nested()
+    c = td.consolidate()
+    assert c.is_consolidated() and not td.is_consolidated()
+    assert c.is_locked
+    assert len(_storages(c)) == 1
+    _same_values(c, td)
+    assert c["text"] == "kept" and c.batch_size == td.batch_size
+    assert c.consolidate() is c  # already consolidated
+
+
+def test_in_place_writes_keep_it_consolidated_replacing_an_entry_does_not():
+    c = _nested().consolidate()
+    c["a"].add_(1)
+    assert c.is_consolidated()
+    c.unlock_()
+    c["a"] = torch.zeros(3, 2)
+    assert not c.is_consolidated()
+
+
+def test_views_and_copies_of_a_consolidated_tensordict_are_not_consolidated():
+    c = _nested().consolidate()
+    assert not c[0].is_consolidated()
+    assert not c.clone().is_consolidated()
+    assert not c.to(torch.float64).is_consolidated()
+
+
+def test_consolidate_lazy_stack_and_tensorclass():
+    lazy = LazyStackedTensorDict(
+        TensorDict(a=torch.zeros(3)),
+        TensorDict(a=torch.ones(3), b=torch.ones(2)),
+        stack_dim=0,
+    )
+    lc = lazy.consolidate()
+    assert isinstance(lc, LazyStackedTensorDict) and lc.is_consolidated()
+    assert len(_storages(lc)) == 1
+    assert torch.equal(lc.tensordicts[1]["b"], torch.ones(2))
+    pair = Pair(x=torch.zeros(2, 3), y=torch.arange(2), note="n", batch_size=[2])
+    pc = pair.consolidate()
+    assert isinstance(pc, Pair) and pc.is_consolidated() and pc.note == "n"
+    assert len(_storages(pc)) == 1
+
+
+def test_consolidate_inplace_share_memory_and_grad():
+    td = _nested()
+    assert td.consolidate(inplace=True) is td
+    assert td.is_consolidated() and td.is_locked and len(_storages(td)) == 1
+    shared = _nested().consolidate(share_memory=True)
+    assert shared.is_shared() and shared["b", "c"].is_shared()
+    grad = TensorDict(w=torch.ones(2, requires_grad=True)).consolidate()
+    assert not grad["w"].requires_grad
+
+
+def test_consolidate_return_early_gives_a_future():
+    future = _nested().consolidate(num_threads=2, return_early=True)
+    assert future.result().is_consolidated()
+
+
+def test_pickle_of_a_consolidated_tensordict_is_one_block():
+    td = TensorDict({f"k{i}": torch.full((10,), float(i)) for i in range(50)}, [10])
+    c = td.consolidate()
+    restored = pickle.loads(pickle.dumps(c))
+    assert restored.is_consolidated() and restored.is_locked
+    _same_values(restored, td)
+    # one storage is pickled, not fifty
+    assert pickle.dumps(c).count(b"torch._utils") <= 2
+    pair = Pair(x=torch.zeros(2, 3), y=torch.arange(2), note="n", batch_size=[2])
+    back = pickle.loads(pickle.dumps(pair.consolidate()))
+    assert isinstance(back, Pair) and back.is_consolidated() and back.note == "n"
+
+
+def test_consolidated_file_round_trip(tmp_path):
+    td = _nested()
+    path = tmp_path / "td.bin"
+    c = td.consolidate(filename=path)
+    assert c.is_consolidated() and path.exists()
+    c["a"].fill_(7.0)  # the storage is the file: writes reach it
+    loaded = from_consolidated(path)
+    assert loaded.is_consolidated() and not loaded.is_locked
+    assert (loaded["a"] == 7).all() and loaded["text"] == "kept"
+    assert torch.equal(loaded["b", "d"], td["b", "d"])
+    loaded["a"].zero_()  # a private map: the file keeps its data
+    assert (TensorDict.from_consolidated(path)["a"] == 7).all()
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_from_consolidated_refuses_other_files(tmp_path):
+    path = tmp_path / "other.bin"
+    path.write_bytes(b"not a tensordict file at all")
+    with pytest.raises(ValueError, match="not a consolidated tensordict file"):
+        from_consolidated(path)
+
+
+def test_non_json_non_tensor_data_cannot_travel_in_the_description(tmp_path):
+    td = TensorDict(a=torch.zeros(2), obj=object(), batch_size=[2])
+    with pytest.raises(TypeError, match="'obj'"):
+        td.consolidate(filename=tmp_path / "x.bin")
+
+
+def test_moved_whole_copies_the_storage_once():
+    c = _nested().consolidate()
+    moved = c._moved_whole("cpu")
+    assert moved.is_consolidated() and moved.device == torch.device("cpu")
+    assert moved["b"].device == torch.device("cpu")
+    assert len(_storages(moved)) == 1  # CPU to CPU: no copy, as Tensor.to
+    _same_values(moved, c)
+    assert _nested()._moved_whole("cpu") is None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_moved_whole_to_cuda_and_back():
+    c = _nested().consolidate()
+    on_gpu = c._moved_whole("cuda")
+    assert on_gpu.is_consolidated() and on_gpu["b", "c"].is_cuda
+    _same_values(on_gpu._moved_whole("cpu"), c)
+
+
+# ----------------------------------------------------------------------------- shared
+def test_share_memory_marks_the_repr_and_pickles_handles_not_bytes():
+    td = TensorDict(
+        a=torch.zeros(1000, 256), b={"c": torch.ones(1000, 256)}, batch_size=[1000]
+    )
+    assert not td.is_shared()
+    td.share_memory_()
+    assert td.is_shared() and td.is_locked
+    assert "is_shared=True" in repr(td)
+    buf = io.BytesIO()
+    ForkingPickler(buf).dump(td)
+    assert len(buf.getvalue()) < 10_000  # 2 MB of data; the pickle holds handles
+
+
+def _child_writes(queue, done):
+    td = queue.get()
+    td["a"].add_(1)
+    td["b", "c"].fill_(7)
+    lazy = queue.get()
+    lazy.tensordicts[1]["x"].fill_(3)
+    done.put((td.is_shared(), td.is_locked))
+
+
+def test_writes_in_a_child_process_are_seen_by_the_parent():
+    td = TensorDict(
+        a=torch.zeros(3), b={"c": torch.zeros(3)}, batch_size=[3]
+    ).share_memory_()
+    lazy = LazyStackedTensorDict(
+        TensorDict(x=torch.zeros(2)), TensorDict(x=torch.zeros(2))
+    )
+    lazy.share_memory_()
+    ctx = mp.get_context("spawn")
+    queue, done = ctx.Queue(), ctx.Queue()
+    child = ctx.Process(target=_child_writes, args=(queue, done))
+    child.start()
+    queue.put(td)
+    queue.put(lazy)
+    shared, locked = done.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert shared and locked
+    assert (td["a"] == 1).all() and (td["b", "c"] == 7).all()
+    assert (lazy.tensordicts[1]["x"] == 3).all()

@@ -1,0 +1,368 @@
+"""torch.distributed calls on real process groups (gloo on the CPU).
+
+Each test spawns one group (2 or 3 processes) and runs many checks in it, so that the
+whole file spawns five groups: process start-up, not the checks, is what costs time.
+A check that fails raises in its process; ``mp.spawn`` re-raises it here with the
+worker's traceback. Every rank asserts what it received against values computed from
+the rank numbers, never against what the code under test returned elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import socket
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from tensordict import LazyStackedTensorDict, TensorDict, tensorclass
+
+pytestmark = pytest.mark.skipif(
+    not dist.is_available() or not dist.is_gloo_available(),
+    reason="torch.distributed with gloo is needed",
+)
+
+
+@tensorclass
+class Frame:
+    obs: torch.Tensor
+    reward: torch.Tensor
+    label: str
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _entry(rank, world, init_method, scenario):
+    dist.init_process_group(
+        "gloo",
+        init_method=init_method,
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=60),
+    )
+    try:
+        globals()[scenario](rank, world)
+    finally:
+        dist.destroy_process_group()
+
+
+def _spawn(world: int, scenario: str, init_method: str) -> None:
+    mp.spawn(_entry, args=(world, init_method, scenario), nprocs=world, join=True)
+
+
+def _nested(value: float, n: int = 4) -> TensorDict:
+    return TensorDict(
+        obs=torch.full((n, 3), value),
+        next={
+            "obs": torch.full((n, 3), value + 1),
+            "done": torch.zeros(n, 1, dtype=torch.bool),
+        },
+        step=torch.arange(n) + int(value),
+        batch_size=[n],
+    )
+
+
+def _zeros_like_nested(n: int = 4) -> TensorDict:
+    # the same structure built in another insertion order: keys travel sorted
+    return TensorDict(
+        step=torch.zeros(n, dtype=torch.int64),
+        next={"done": torch.ones(n, 1, dtype=torch.bool), "obs": torch.zeros(n, 3)},
+        obs=torch.zeros(n, 3),
+        batch_size=[n],
+    )
+
+
+def _lazy(value: float) -> LazyStackedTensorDict:
+    return LazyStackedTensorDict(
+        TensorDict(a=torch.full((3,), value), b={"c": torch.full((2,), value)}),
+        TensorDict(a=torch.full((3,), value + 1), b={"c": torch.full((5,), value)}),
+        stack_dim=0,
+    )
+
+
+def _frame(value: float) -> Frame:
+    return Frame(
+        obs=torch.full((2, 4), value),
+        reward=torch.full((2,), -value),
+        label="ignored",
+        batch_size=[2],
+    )
+
+
+def _expect_error(fn, *words):
+    try:
+        fn()
+    except RuntimeError as err:
+        for word in words:
+            assert word in str(err), (word, str(err))
+        return str(err)
+    raise AssertionError(f"no error; expected one naming {words}")
+
+
+# ----------------------------------------------------------------------------- p2p
+def point_to_point(rank, world):
+    peer = 1 - rank
+    if rank == 0:
+        td = _nested(5.0)
+        assert td.send(dst=1) is None
+        assert td.isend(dst=1) == 2  # the last tag used: a transfer uses 3 tags here
+        works = td.isend(dst=1, init_tag=10, return_early=True)
+        for w in works:
+            w.wait()
+        td.send(dst=1, init_tag=7, pseudo_rand=True)
+        _lazy(2.0).send(dst=1)
+        _frame(3.0).send(dst=1)
+        # larger than the first message: header + first MiB, then the rest
+        big = TensorDict(x=torch.arange(600_000, dtype=torch.float32), batch_size=[])
+        big.send(dst=1)
+        big.consolidate().send(dst=1, init_tag=20)
+        # large and small leaves together; a large one into a non-contiguous leaf
+        mixed = TensorDict(
+            x=torch.arange(300_000, dtype=torch.float32).reshape(600, 500),
+            s=torch.ones(3),
+        )
+        mixed.send(dst=1, init_tag=30)
+        # consolidated on both sides: init_remote, then sends into the same storage
+        c = _nested(1.0).consolidate()
+        c.init_remote(dst=1)
+        c["obs"].fill_(9.0)
+        c.send(dst=1, consolidated=True)
+        # plain sender into a consolidated receiver
+        _nested(11.0).send(dst=1)
+        # mismatches: the receiver names the key; the channel stays usable after
+        _nested(1.0).send(dst=1)  # receiver lacks a key
+        _nested(1.0).send(dst=1)  # receiver has another shape
+        _nested(1.0).send(dst=1)  # receiver has another dtype
+        big.send(dst=1)  # two-message stream, receiver too small
+        _nested(4.0).send(dst=1)
+        asyncio.run(_nested(8.0).asend(1))
+        _frame(6.0).init_remote(dst=1)
+    else:
+        td = _zeros_like_nested()
+        assert td.recv(src=peer) == 2
+        assert (td["obs"] == 5).all() and (td["next", "obs"] == 6).all()
+        assert (td["step"] == torch.arange(4) + 5).all() and not td[
+            "next", "done"
+        ].any()
+        td.zero_()
+        assert td.irecv(src=peer) is None
+        assert (td["next", "obs"] == 6).all()
+        td.zero_()
+        works = td.irecv(src=peer, init_tag=10, return_premature=True)
+        for w in works:
+            w.wait()
+        assert (td["obs"] == 5).all()
+        td.zero_()
+        td.recv(src=peer, init_tag=7, pseudo_rand=True)
+        assert (td["obs"] == 5).all()
+        lazy = _lazy(0.0)
+        lazy.recv(src=peer)
+        assert (lazy.tensordicts[1]["a"] == 3).all() and (
+            lazy.tensordicts[1]["b", "c"] == 2
+        ).all()
+        assert lazy.tensordicts[1]["b", "c"].shape == (5,)
+        frame = _frame(0.0)
+        frame.recv(src=peer)
+        assert (frame.obs == 3).all() and (frame.reward == -3).all()
+        assert frame.label == "ignored"  # non-tensor entries do not travel by send
+        big = TensorDict(x=torch.zeros(600_000), batch_size=[])
+        big.recv(src=peer)
+        assert torch.equal(big["x"], torch.arange(600_000, dtype=torch.float32))
+        big_c = TensorDict(x=torch.zeros(600_000), batch_size=[]).consolidate()
+        big_c.recv(src=peer, init_tag=20)
+        assert torch.equal(big_c["x"], torch.arange(600_000, dtype=torch.float32))
+        mixed = TensorDict(x=torch.zeros(500, 600).t(), s=torch.zeros(3))
+        mixed.recv(src=peer, init_tag=30)
+        expected = torch.arange(300_000, dtype=torch.float32).reshape(600, 500)
+        assert torch.equal(mixed["x"], expected) and (mixed["s"] == 1).all()
+        remote = TensorDict.from_remote_init(src=peer)
+        assert remote.is_consolidated() and remote.batch_size == (4,)
+        assert (remote["obs"] == 1).all() and (
+            remote["step"] == torch.arange(4) + 1
+        ).all()
+        storage = remote["obs"].untyped_storage().data_ptr()
+        remote.recv(src=peer, consolidated=True)
+        assert (remote["obs"] == 9).all()
+        assert remote["obs"].untyped_storage().data_ptr() == storage  # no new memory
+        remote.recv(src=peer)
+        assert (remote["obs"] == 11).all() and (remote["next", "obs"] == 12).all()
+        assert remote.is_consolidated()
+        missing = _zeros_like_nested().exclude(("next", "done"))
+        _expect_error(
+            lambda: missing.recv(src=peer), "('next', 'done')", "missing here"
+        )
+        assert (missing["obs"] == 0).all()  # nothing written
+        shaped = _zeros_like_nested()
+        shaped["next", "obs"] = torch.zeros(4, 2)
+        _expect_error(
+            lambda: shaped.recv(src=peer), "('next', 'obs')", "(4, 2)", "(4, 3)"
+        )
+        typed = _zeros_like_nested()
+        typed["step"] = torch.zeros(4, dtype=torch.int32)
+        _expect_error(lambda: typed.recv(src=peer), "'step'", "int32", "int64")
+        small = TensorDict(x=torch.zeros(10), batch_size=[])
+        _expect_error(lambda: small.recv(src=peer), "'x'", "(10,)", "(600000,)")
+        after = _zeros_like_nested()
+        after.recv(src=peer)
+        assert (after["obs"] == 4).all()
+        got = asyncio.run(after.arecv(peer))
+        assert got is after and (after["obs"] == 8).all()
+        frame = TensorDict.from_remote_init(src=peer)
+        assert isinstance(frame, Frame) and frame.is_consolidated()
+        assert (frame.obs == 6).all() and frame.label == "ignored"
+
+
+def test_point_to_point_two_ranks(tmp_path):
+    _spawn(2, "point_to_point", f"file://{tmp_path / 'init'}")
+
+
+# ----------------------------------------------------------------------------- seed
+def seed_sample(rank, world):
+    # Seed 001 ("Distributed capabilities"), as written there
+    # on all workers
+    data = TensorDict({"a": torch.zeros(()), ("b", "c"): torch.ones(())}, [])
+    if rank == 1:
+        # on worker 1
+        data.isend(dst=0)
+    if rank == 0:
+        # on worker 0
+        data.irecv(src=1)
+        assert data["a"] == 0 and data["b", "c"] == 1
+
+
+def test_seed_001_distributed_sample():
+    _spawn(2, "seed_sample", f"tcp://127.0.0.1:{_free_port()}")
+
+
+# ----------------------------------------------------------------------------- collectives
+def collectives(rank, world):
+    # broadcast to ranks that do not know the structure
+    source = _nested(7.0) if rank == 0 else TensorDict()
+    got = source.broadcast(src=0)
+    assert got.is_consolidated() and (got["next", "obs"] == 8).all()
+    assert (got["step"] == torch.arange(4) + 7).all()
+    lazy = _lazy(1.0) if rank == world - 1 else TensorDict()
+    lazy_got = lazy.broadcast(src=world - 1)
+    assert isinstance(lazy_got, LazyStackedTensorDict)
+    assert lazy_got.tensordicts[1]["b", "c"].shape == (5,)
+    frame = (_frame(2.0) if rank == 0 else TensorDict()).broadcast(src=0)
+    assert (
+        isinstance(frame, Frame) and frame.label == "ignored" and (frame.obs == 2).all()
+    )
+    # all_reduce: every rank gets the sum / max, in place
+    td = _nested(float(rank))
+    assert td.all_reduce() is None
+    total = sum(range(world))
+    assert (td["obs"] == total).all() and (td["next", "obs"] == total + world).all()
+    assert (td["step"] == world * torch.arange(4) + total).all()
+    td = _nested(float(rank))
+    td.all_reduce(op=dist.ReduceOp.MAX)
+    assert (td["obs"] == world - 1).all()
+    consolidated = _nested(float(rank)).consolidate()
+    works = consolidated.all_reduce(async_op=True)
+    for w in works:
+        w.wait()
+    assert (consolidated["obs"] == total).all()
+    lazy = _lazy(float(rank))
+    lazy.all_reduce()
+    assert (lazy.tensordicts[1]["a"] == total + world).all()
+    frame = _frame(float(rank))
+    frame.all_reduce()
+    assert (frame.reward == -total).all()
+    # reduce: only dst holds the result; the others keep their values
+    td = _nested(float(rank))
+    td.reduce(dst=1)
+    expected = total if rank == 1 else rank
+    assert (td["obs"] == expected).all()
+    # all_gather: structures may differ per rank
+    mine = TensorDict(v=torch.full((rank + 1,), float(rank)), batch_size=[rank + 1])
+    every = mine.all_gather()
+    assert [t.batch_size[0] for t in every] == list(range(1, world + 1))
+    assert all((t["v"] == r).all() for r, t in enumerate(every))
+    frames = _frame(float(rank)).all_gather()
+    assert all(
+        isinstance(f, Frame) and (f.obs == r).all() for r, f in enumerate(frames)
+    )
+    # scatter: rank 0 deals one tensordict per rank
+    parts = [TensorDict(v=torch.full((2,), float(10 + r))) for r in range(world)]
+    got = TensorDict().scatter(src=0, tensordicts=parts if rank == 0 else None)
+    assert (got["v"] == 10 + rank).all()
+    # gather_and_stack: rank 0 holds one row per other rank
+    if rank == 0:
+        out = TensorDict(
+            obs=torch.zeros(world - 1, 4, 3),
+            next={
+                "obs": torch.zeros(world - 1, 4, 3),
+                "done": torch.ones(world - 1, 4, 1, dtype=torch.bool),
+            },
+            step=torch.zeros(world - 1, 4, dtype=torch.int64),
+            batch_size=[world - 1, 4],
+        )
+        assert out.gather_and_stack(dst=0) is out
+        for row, r in enumerate(range(1, world)):
+            assert (out["obs"][row] == r).all() and (
+                out["step"][row] == torch.arange(4) + r
+            ).all()
+            assert not out["next", "done"][row].any()
+    else:
+        assert _nested(float(rank)).gather_and_stack(dst=0) is None
+    # the same with a lazy stack on dst (one member per other rank) and tensorclasses
+    if rank == 0:
+        rows = LazyStackedTensorDict(
+            *[TensorDict(v=torch.zeros(3)) for _ in range(world - 1)]
+        )
+        rows.gather_and_stack(dst=0)
+        assert [float(m["v"][0]) for m in rows.tensordicts] == list(range(1, world))
+    else:
+        TensorDict(v=torch.full((3,), float(rank))).gather_and_stack(dst=0)
+    frames = [_frame(float(r)) for r in range(world)] if rank == 0 else None
+    mine = TensorDict().scatter(src=0, tensordicts=frames)
+    assert isinstance(mine, Frame) and (mine.obs == rank).all()
+    lazy = _lazy(float(rank))
+    lazy.reduce(dst=0)
+    assert (lazy.tensordicts[0]["a"] == (total if rank == 0 else rank)).all()
+    # a mismatch raises on every rank, naming the key, instead of hanging
+    odd = _nested(float(rank))
+    if rank == world - 1:
+        odd["next", "obs"] = torch.zeros(4, 5)
+    message = _expect_error(odd.all_reduce, "('next', 'obs')")
+    assert "(4, 5)" in message and "(4, 3)" in message
+
+
+def test_collectives_two_ranks():
+    _spawn(2, "collectives", f"tcp://127.0.0.1:{_free_port()}")
+
+
+def three_ranks(rank, world):
+    collectives(rank, world)
+    # a subgroup: ranks 0 and 2 only (every rank creates it)
+    group = dist.new_group([0, 2])
+    if rank == 0:
+        _nested(3.0).send(dst=2, group=group)
+        _nested(1.0).send(group=group, group_dst=1)
+    elif rank == 2:
+        td = _zeros_like_nested()
+        td.recv(src=0, group=group)
+        assert (td["obs"] == 3).all()
+        td.recv(group=group, group_src=0)
+        assert (td["obs"] == 1).all()
+    if rank in (0, 2):
+        td = _nested(float(rank))
+        td.all_reduce(group=group)
+        assert (td["obs"] == 2).all()
+        got = (_nested(6.0) if rank == 2 else TensorDict()).broadcast(
+            src=2, group=group
+        )
+        assert (got["obs"] == 6).all()
+
+
+def test_three_ranks_and_a_subgroup(tmp_path):
+    _spawn(3, "three_ranks", f"file://{tmp_path / 'init'}")

@@ -1,0 +1,166 @@
+"""torch.vmap / torch.func with tensordicts: over a TensorDict, over a TensorDictModule,
+over ``to_module`` inside the function (seed 001's ensemble), with gradients.
+
+``torch.vmap`` accepting a TensorDict is another branch's work (``func``): the tests
+that fail only because of that are marked xfail(strict=True) and must be unmarked once
+it lands.
+"""
+
+import pytest
+import torch
+from torch import nn
+
+from tensordict import LazyStackedTensorDict, TensorDict
+from tensordict.nn import EnsembleModule, TensorDictModule, make_functional
+
+NEEDS_VMAP = pytest.mark.xfail(
+    strict=True, reason="needs torch.vmap over TensorDict (func branch)"
+)
+
+
+@NEEDS_VMAP
+def test_vmap_over_a_tensordict():
+    td = TensorDict(a=torch.arange(6.0).reshape(2, 3), batch_size=[2])
+    out = torch.vmap(lambda t: t.set("b", t["a"] * 2), (0,))(td)
+    assert out.batch_size == (2,) and torch.equal(out["b"], td["a"] * 2)
+
+
+@NEEDS_VMAP
+def test_vmap_over_another_batch_dim():
+    td = TensorDict(a=torch.arange(6.0).reshape(2, 3), batch_size=[2, 3])
+    out = torch.vmap(lambda t: t.apply(lambda x: x + 1), (1,), (1,))(td)
+    assert out.batch_size == (2, 3) and torch.equal(out["a"], td["a"] + 1)
+
+
+@NEEDS_VMAP
+def test_vmap_over_a_tensordict_module():
+    module = TensorDictModule(nn.Linear(3, 2), in_keys=["x"], out_keys=["y"])
+    td = TensorDict(x=torch.randn(4, 5, 3), batch_size=[4, 5])
+    out = torch.vmap(module, (0,))(td)
+    torch.testing.assert_close(out["y"], module.module(td["x"]))
+
+
+def _ensemble():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 4))
+    params = TensorDict.from_module(model)
+    stacked = torch.stack([params.detach().clone(), params.detach().clone().zero_()], 0)
+    return model, stacked
+
+
+@NEEDS_VMAP
+def test_vmap_with_to_module_inside():
+    model, stacked = _ensemble()
+    x = torch.randn(10, 3)
+
+    def func(x, params):
+        with params.to_module(model):
+            return model(x)
+
+    y = torch.vmap(func, (None, 0))(x, stacked)
+    assert y.shape == (2, 10, 4)
+    with stacked[0].to_module(model):
+        torch.testing.assert_close(y[0], model(x))
+    assert (y[1] == 0).all()
+
+
+@NEEDS_VMAP
+def test_vmap_gradients_reach_the_parameters():
+    model, stacked = _ensemble()
+    stacked = stacked.requires_grad_()
+
+    def func(x, params):
+        with params.to_module(model):
+            return model(x)
+
+    torch.vmap(func, (None, 0))(torch.randn(10, 3), stacked).sum().backward()
+    assert stacked["0", "weight"].grad is not None
+
+
+@NEEDS_VMAP
+def test_func_grad_with_a_tensordict_of_params():
+    model = nn.Linear(3, 1)
+    params = TensorDict.from_module(model).detach()
+    x = torch.randn(5, 3)
+
+    def loss(params):
+        with params.to_module(model):
+            return model(x).sum()
+
+    grads = torch.func.grad(loss)(params)
+    torch.testing.assert_close(grads["weight"], x.sum(0, keepdim=True))
+
+
+@NEEDS_VMAP
+def test_vmap_over_a_lazy_stack_of_parameters():
+    modules = [nn.Linear(3, 2) for _ in range(3)]
+    stacked = TensorDict.from_modules(*modules, lazy_stack=True)
+    assert isinstance(stacked, LazyStackedTensorDict)
+    model = nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+
+    def func(params):
+        with params.to_module(model):
+            return model(x)
+
+    y = torch.vmap(func, (0,))(stacked)
+    for i, module in enumerate(modules):
+        torch.testing.assert_close(y[i], module(x))
+
+
+@NEEDS_VMAP
+def test_make_functional_under_vmap():
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 4))
+    params = make_functional(model)
+    stacked = torch.stack([params, params], 0)
+    y = torch.vmap(model, (None, 0))(torch.randn(10, 3), stacked)
+    assert y.shape == (2, 10, 4)
+
+
+def test_functional_call_with_a_flat_tensordict_of_params():
+    # torch.func.functional_call takes a dict of "a.b" names (a dict instance, as with
+    # 0.15.3): flatten_keys(".") gives the names
+    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    params = TensorDict.from_module(model).detach().clone().requires_grad_()
+    x = torch.randn(5, 3)
+    out = torch.func.functional_call(
+        model, dict(params.flatten_keys(".").items()), (x,)
+    )
+    with params.to_module(model):
+        torch.testing.assert_close(out, model(x))
+    out.sum().backward()
+    assert params["0", "weight"].grad is not None
+
+
+def test_func_grad_over_the_leaves_with_to_module():
+    # gradients through to_module inside a torch.func transform (the leaves as a dict)
+    model = nn.Linear(3, 1)
+    params = TensorDict.from_module(model).detach()
+    x = torch.randn(5, 3)
+
+    def loss(leaves):
+        with TensorDict(leaves).to_module(model):
+            return model(x).sum()
+
+    grads = torch.func.grad(loss)(dict(params.items()))
+    torch.testing.assert_close(grads["weight"], x.sum(0, keepdim=True))
+
+
+def test_vmap_over_the_leaves_with_to_module():
+    # what EnsembleModule does: vmap over the parameters' leaves, to_module inside
+    model, stacked = _ensemble()
+    x = torch.randn(10, 3)
+
+    def func(leaves):
+        with TensorDict(leaves).unflatten_keys(".").to_module(model):
+            return model(x)
+
+    y = torch.vmap(func)(dict(stacked.flatten_keys(".").items()))
+    assert y.shape == (2, 10, 4) and (y[1] == 0).all()
+
+
+def test_ensemble_module_vmaps_copies():
+    module = TensorDictModule(nn.Linear(3, 2), in_keys=["x"], out_keys=["y"])
+    ensemble = EnsembleModule(module, num_copies=4)
+    out = ensemble(TensorDict(x=torch.randn(6, 3), batch_size=[6]))
+    assert out["y"].shape == (4, 6, 2)
+    assert not torch.equal(out["y"][0], out["y"][1])
