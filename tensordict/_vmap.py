@@ -357,6 +357,9 @@ def _unwrap_batched(batched_outputs, out_dims, vmap_level: int, batch_size: int,
     flat_outputs, output_spec = _pytree.tree_flatten(
         batched_outputs, is_leaf=_is_collection
     )
+    if isinstance(batched_outputs, TensorDictBase) and type(out_dims) is tuple:
+        # one output and out_dims=(d,): torch accepts this for a tensor too
+        out_dims = out_dims[0] if len(out_dims) == 1 else out_dims
     flat_out_dims = _leaf_dims(out_dims, batched_outputs, flat_outputs, output_spec)
     if flat_out_dims is None:
         raise ValueError(

@@ -13,9 +13,6 @@ printed):
 - 001 "Distributed capabilities": ``isend``/``irecv`` need two processes; the sample
   runs as written in a two-process gloo group in
   ``tests/test_distributed.py::test_seed_001_distributed_sample``.
-- 001 "Functional programming" and 004 "Functional Programming": the ``vmap`` halves are
-  registered but marked xfail (``torch.vmap`` does not accept a TensorDict until the func
-  branch lands; they must then be unmarked); their first halves run.
 - 001 "Parameter serialization and datasets": the model-weights sample
   (``TensorDict.from_module``, ``memmap``/``load_memmap``; its calls are tested in
   ``tests/test_persistence.py``); the dataset sample (``memmap_like``) runs here.
