@@ -245,10 +245,11 @@ def _swap_into(
     return swap
 
 
-def _copy_into(td, module: nn.Module, collect: bool, non_blocking: bool, memo, path):
-    """Copy the leaves of ``td`` into the tensors ``module`` already holds (they keep
-    their identity and storage); a clone of the old values when ``collect``."""
-    swap = {} if collect else None
+def _pair_targets(td, module: nn.Module, targets: list, sources: list, memo, path):
+    """Collect, in one walk, the module's tensors (``targets``) and the tensordict's
+    leaves to copy into them (``sources``); the swap's structure (keys -> target, or
+    nested structures) is returned for the caller to fill with copies."""
+    layout = {}
     params = module._parameters
     buffers = module._buffers
     for key, value in td._own_items():
@@ -261,9 +262,9 @@ def _copy_into(td, module: nn.Module, collect: bool, non_blocking: bool, memo, p
                     f"to_module(inplace=True): the module has no tensor at "
                     f"{path + (key,)!r} to copy into"
                 )
-            if collect:
-                swap[key] = target.detach().clone()
-            target.data.copy_(value.detach(), non_blocking=non_blocking)
+            layout[key] = len(targets)
+            targets.append(target)
+            sources.append(value)
         elif _is_node(value):
             child = module._modules.get(key)
             if child is None:
@@ -271,10 +272,31 @@ def _copy_into(td, module: nn.Module, collect: bool, non_blocking: bool, memo, p
             if id(child) in memo:
                 continue
             memo.add(id(child))
-            sub = _copy_into(value, child, collect, non_blocking, memo, path + (key,))
-            if collect:
-                swap[key] = _new_td(sub)
-    return swap
+            layout[key] = _pair_targets(
+                value, child, targets, sources, memo, path + (key,)
+            )
+    return layout
+
+
+def _fill_swap(layout: dict, olds: list) -> dict:
+    return {
+        key: olds[where] if type(where) is int else _new_td(_fill_swap(where, olds))
+        for key, where in layout.items()
+    }
+
+
+def _copy_into(td, module: nn.Module, collect: bool, non_blocking: bool, memo):
+    """Copy the leaves of ``td`` into the tensors ``module`` already holds (they keep
+    their identity and storage), in one ``torch._foreach_copy_``; the storage of the
+    swap (copies of the old values) when ``collect``."""
+    targets: list = []
+    sources: list = []
+    layout = _pair_targets(td, module, targets, sources, memo, ())
+    with torch.no_grad():
+        olds = [target.clone() for target in targets] if collect else []
+        if targets:
+            torch._foreach_copy_(targets, sources, non_blocking=non_blocking)
+    return _fill_swap(layout, olds) if collect else None
 
 
 def _no_submodule(module: nn.Module, path: tuple) -> str:
@@ -335,7 +357,7 @@ def to_module(
         else:
             module.load_state_dict(flat, strict=True, assign=True)
     elif inplace:
-        storage = _copy_into(td, module, return_swap, non_blocking, memo, ())
+        storage = _copy_into(td, module, return_swap, non_blocking, memo)
         swap = _new_td(storage) if return_swap else None
     else:
         storage = _swap_into(td, module, preserve_module_state, return_swap, memo, ())

@@ -394,3 +394,122 @@ def test_is_tdmodule_compatible():
         TensorDictModule(lambda x: x, ["x"], ["y"])
     )
     assert not TensorDictModuleBase.is_tdmodule_compatible(nn.Linear(1, 1))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_wrappers_on_every_container(kind):
+    data = make_input(kind)
+    wrap = WrapModule(
+        lambda t: t.set("y", t.get("x") * 3), in_keys=["x"], out_keys=["y"]
+    )
+    torch.testing.assert_close(wrap(data).get("y"), data.get("x") * 3)
+    inner = TensorDictModule(lambda x: x - 1, ["x"], ["z"])
+    out = TensorDictModuleWrapper(inner)(data)
+    torch.testing.assert_close(out.get("z"), data.get("x") - 1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ensemble_on_every_container(kind):
+    from tensordict.nn import EnsembleModule
+
+    module = TensorDictModule(nn.Linear(3, 2), in_keys=["x"], out_keys=["y"])
+    ensemble = EnsembleModule(module, num_copies=2)
+    data = make_input(kind)
+    out = ensemble(data)
+    weights = ensemble.params_td["module", "weight"]
+    bias = ensemble.params_td["module", "bias"]
+    for i in range(2):
+        expected = torch.nn.functional.linear(data.get("x"), weights[i], bias[i])
+        torch.testing.assert_close(out.get("y")[i], expected)
+
+
+def test_cudagraph_module_without_cuda_says_so_and_passes_through():
+    from tensordict.nn import CudaGraphModule
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the module captures graphs here")
+    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        graphed = CudaGraphModule(module)
+    assert graphed.in_keys == ["x"] and graphed.out_keys == ["y"]
+    assert (graphed(TensorDict(x=torch.zeros(2), batch_size=[2]))["y"] == 1).all()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cudagraph_module_replays_on_cuda():
+    from tensordict.nn import CudaGraphModule
+
+    module = TensorDictModule(nn.Linear(3, 2).cuda(), in_keys=["x"], out_keys=["y"])
+    graphed = CudaGraphModule(module, warmup=2)
+    for _ in range(5):
+        x = torch.randn(4, 3, device="cuda")
+        out = graphed(TensorDict(x=x, batch_size=[4]))
+        torch.testing.assert_close(out["y"], module.module(x))
+
+
+def test_tensorclass_modules():
+    from tensordict.nn import TensorClassModuleBase
+
+    class In(TensorClass):
+        a: torch.Tensor
+        b: torch.Tensor
+
+    class Out(TensorClass):
+        c: torch.Tensor
+
+    class Add(TensorClassModuleBase[In, Out]):
+        def forward(self, x: In) -> Out:
+            return Out(c=x.a + x.b, batch_size=x.batch_size)
+
+    add = Add()
+    assert add.in_keys == ["a", "b"] and add.out_keys == ["c"]
+    result = add(In(a=torch.ones(2), b=torch.ones(2), batch_size=[2]))
+    assert isinstance(result, Out) and (result.c == 2).all()
+    as_td = add.as_td_module()
+    out = as_td(TensorDict(a=torch.ones(2), b=torch.ones(2), batch_size=[2]))
+    assert isinstance(out, TensorDict) and (out["c"] == 2).all()
+
+
+def test_every_name_of_the_api_surface_is_importable():
+    import importlib
+    import re
+    from pathlib import Path
+
+    import tensordict
+    import tensordict.nn as tnn
+
+    surface = (
+        Path(__file__).resolve().parents[2] / "shared" / "reference" / "api_surface.md"
+    )
+    if not surface.exists():
+        pytest.skip("the API surface listing is absent")
+    section = surface.read_text().split("## Top-level names of `tensordict.nn`", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    names = re.findall(r"^\| `([^`]+)` \|", section, flags=re.M)
+    assert len(names) > 30
+    missing = [name for name in names if not hasattr(tnn, name)]
+    assert not missing
+    for top in [
+        "TensorDictParams",
+        "from_module",
+        "from_modules",
+        "as_tensordict_module",
+    ]:
+        assert hasattr(tensordict, top)
+    # the module paths users import from
+    for path, name in [
+        ("tensordict.nn.common", "TensorDictModule"),
+        ("tensordict.nn.common", "dispatch"),
+        ("tensordict.nn.sequence", "TensorDictSequential"),
+        ("tensordict.nn.probabilistic", "InteractionType"),
+        ("tensordict.nn.probabilistic", "ProbabilisticTensorDictModule"),
+        ("tensordict.nn.params", "TensorDictParams"),
+        ("tensordict.nn.distributions", "Delta"),
+        ("tensordict.nn.distributions", "NormalParamExtractor"),
+        ("tensordict.nn.distributions.continuous", "Delta"),
+        ("tensordict.nn.functional_modules", "make_functional"),
+        ("tensordict.nn.utils", "biased_softplus"),
+        ("tensordict.nn.ensemble", "EnsembleModule"),
+        ("tensordict.nn.cudagraphs", "CudaGraphModule"),
+    ]:
+        assert hasattr(importlib.import_module(path), name), (path, name)

@@ -304,3 +304,16 @@ def test_param_extractors_and_mappings():
     assert mappings("exp") is torch.exp
     with pytest.raises(NotImplementedError, match="unknown scale mapping"):
         mappings("nope")
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy", "tensorclass"])
+def test_probabilistic_sequence_on_every_container(kind):
+    shift = TensorDictModule(lambda loc: loc + 1, in_keys=["loc"], out_keys=["loc"])
+    policy = ProbabilisticTensorDictSequential(
+        shift, normal_module(return_log_prob=True)
+    )
+    data = make_params(kind)
+    loc = data.get("loc").clone()
+    out = policy(data)
+    torch.testing.assert_close(out.get("action"), loc + 1)
+    assert out.get("action_log_prob").shape == loc.shape

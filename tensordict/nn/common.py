@@ -481,7 +481,9 @@ class TensorDictModule(TensorDictModuleBase):
         if out_key is not None and tensordict_out is None and not kwargs:
             get = tensordict.get
             inputs = [get(key, None) for key in self.in_keys]
-            module = self._modules.get("module") or self.__dict__["module"]
+            module = self._modules.get("module")  # an nn.Module is registered there
+            if module is None:
+                module = self.__dict__["module"]
             try:
                 output = module(*inputs)
             except Exception as err:
