@@ -44,6 +44,7 @@ TARGETS = [
     (re.compile(r"::test_load_memmap_10000_leaves\b"), 2.0),
     (re.compile(r"::test_index_64_random_rows_of_memmap\b"), 1.5),
     (re.compile(r"::test_(tdsequential_3|module_roundtrip|vmap_ensemble)\b"), 1.5),
+    (re.compile(r"test_bench_func\.py::test_vmap"), 1.5),
 ]
 
 

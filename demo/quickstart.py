@@ -680,7 +680,6 @@ def seed002_memory_mapped_tensor():
 from torch import nn  # noqa: E402
 from tensordict.nn import TensorDictSequential  # noqa: E402
 
-_NEEDS_VMAP = "needs torch.vmap over TensorDict (func branch)"
 
 
 @example("001", "Functional programming: from_module and to_module")
@@ -712,7 +711,7 @@ def seed001_from_module_to_module():
 
 
 @example("001", "Functional programming: vmap over stacked parameters",
-         expected_output="torch.Size([2, 10, 4])\n", xfail=_NEEDS_VMAP)
+         expected_output="torch.Size([2, 10, 4])\n")
 def seed001_functional_vmap():
     from torch import nn
     from tensordict import TensorDict
@@ -869,7 +868,7 @@ def seed004_make_functional():
 
 
 @example("004", "Functional Programming: vmap over stacked parameters",
-         expected_output="torch.Size([2, 10, 4])\n", xfail=_NEEDS_VMAP)
+         expected_output="torch.Size([2, 10, 4])\n")
 def seed004_functional_vmap():
     from torch import nn
     from tensordict import TensorDict

@@ -59,6 +59,13 @@ from tensordict.memmap import MemoryMappedTensor
 from tensordict._persistence import load, load_memmap, memmap, save
 from tensordict.persistent import PersistentTensorDict, from_h5
 
+from tensordict._pytree import from_pytree, register_nodes
+from tensordict import _functorch, _vmap
+
+register_nodes()  # TensorDict, LazyStackedTensorDict and tensorclasses as pytree nodes
+_vmap.install()  # torch.vmap maps a tensordict along its batch dims, in one piece
+_functorch.install()  # torch.func.functional_call takes a tensordict of parameters
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -72,6 +79,7 @@ __all__ = [
     "stack",
     "from_consolidated",
     "from_dict",
+    "from_pytree",
     "fromkeys",
     "is_tensor_collection",
     "make_tensordict",

@@ -34,6 +34,7 @@ from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
     LazyViewTensorDict as _CustomOpTensorDict,
 )
+from tensordict._pytree import PytreeMixin
 from tensordict._registry import container_class, register
 from tensordict._persistence import PersistenceMixin
 from tensordict._module_state import ModuleStateMixin
@@ -74,6 +75,7 @@ class LazyStackedTensorDict(
     DistributedMixin,
     LazyStackedTensorDictGeneratedOps,
     ModuleStateMixin,
+    PytreeMixin,
     TensorDictBase,
 ):
     """A lazy stack of tensordicts along ``stack_dim``.

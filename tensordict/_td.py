@@ -19,6 +19,7 @@ from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._atomic import broadcasts_to
+from tensordict._pytree import PytreeMixin
 from tensordict._registry import container_class, register
 from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict._persistence import PersistenceMixin
@@ -151,6 +152,7 @@ class TensorDict(
     DistributedMixin,
     TensorDictGeneratedOps,
     ModuleStateMixin,
+    PytreeMixin,
     TensorDictBase,
 ):
     """A dictionary of tensors that share leading batch dimensions.

@@ -32,7 +32,7 @@ from tensordict.base import TensorDictBase, is_tensor_collection
 def dispatch(func: Callable, types, args: tuple, kwargs: dict) -> Any:
     entry = TORCH_FUNCTIONS.get(func)
     if entry is None:
-        return NotImplemented
+        return _tensor_operator(func, args, kwargs)
     kind, target, params = entry
     if kind == "method":
         if params:
@@ -65,6 +65,69 @@ def _call_pattern(name: str, params: tuple, args: tuple, kwargs: dict) -> Any:
     if not is_tensor_collection(self):
         return NotImplemented
     return getattr(self, name)(**named)
+
+
+# ``tensor OP td`` reaches __torch_function__ as a Tensor method called with the tensor
+# first (``Tensor.mul(tensor, td)``); eager Python then falls back to ``td.__rmul__``
+# when this returns NotImplemented, but torch.compile does not: it also rewrites
+# ``td OP tensor`` into such a call (``Tensor.__rsub__(tensor, td)`` for ``td -
+# tensor``) and stops at NotImplemented. So these calls are answered here, with the
+# tensordict operator that means the same: ``F(tensor, td)`` -> ``td.<name>(tensor)``.
+# Looked up by the function's name (``torch.mul(tensor, td)`` means the same as
+# ``Tensor.mul``), which torch.compile reads as a constant (a lookup keyed by the
+# function object itself misses there).
+_TENSOR_OPERATORS = {
+    # tensor OP td: the tensordict's reflected operator
+    "add": "__radd__",
+    "__add__": "__radd__",
+    "sub": "__rsub__",
+    "__sub__": "__rsub__",
+    "mul": "__rmul__",
+    "__mul__": "__rmul__",
+    "div": "__rtruediv__",
+    "true_divide": "__rtruediv__",
+    "__truediv__": "__rtruediv__",
+    "pow": "__rpow__",
+    "__pow__": "__rpow__",
+    "bitwise_and": "__rand__",
+    "__and__": "__rand__",
+    "bitwise_or": "__ror__",
+    "__or__": "__ror__",
+    "bitwise_xor": "__rxor__",
+    "__xor__": "__rxor__",
+    "gt": "__lt__",
+    "__gt__": "__lt__",
+    "lt": "__gt__",
+    "__lt__": "__gt__",
+    "ge": "__le__",
+    "__ge__": "__le__",
+    "le": "__ge__",
+    "__le__": "__ge__",
+    "eq": "__eq__",
+    "__eq__": "__eq__",
+    "ne": "__ne__",
+    "__ne__": "__ne__",
+    # the tensor's reflected operators: td OP tensor
+    "__radd__": "__add__",
+    "__rsub__": "__sub__",
+    "__rmul__": "__mul__",
+    "__rdiv__": "__truediv__",
+    "__rtruediv__": "__truediv__",
+    "__rpow__": "__pow__",
+    "__rmod__": "__mod__",
+}
+
+
+def _tensor_operator(func: Callable, args: tuple, kwargs: dict) -> Any:
+    name = _TENSOR_OPERATORS.get(getattr(func, "__name__", None))
+    if name is None or kwargs or len(args) != 2 or not is_tensor_collection(args[1]):
+        return NotImplemented
+    if is_tensor_collection(args[0]):
+        return NotImplemented
+    method = getattr(args[1], name, None)
+    if method is None:
+        return NotImplemented
+    return method(args[0])
 
 
 # TensorDictBase.__torch_function__ calls this (base is a layer below the table).

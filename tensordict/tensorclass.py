@@ -383,6 +383,10 @@ class TensorClass(
     _tc_options: frozenset = frozenset()
     _tc_templates: dict = {}
 
+    # Called with every new tensorclass once it is made (tensordict/_pytree.py
+    # registers it as a pytree node).
+    _subclass_hooks: list[Callable[[type], None]] = []
+
     def __init_subclass__(
         cls,
         *,
@@ -405,6 +409,8 @@ class TensorClass(
             skip_post_init_on_rebuild=skip_post_init_on_rebuild,
         )
         _process_class(cls, options)
+        for hook in TensorClass._subclass_hooks:
+            hook(cls)
 
     def __class_getitem__(cls, flags):
         """``TensorClass["nocast"]``, ``TensorClass["frozen", "shadow"]``: a base class
@@ -814,7 +820,10 @@ class TensorClass(
         )
 
 
-_SET_TD = TensorClass.__dict__["_tensordict"].__set__
+def _SET_TD(obj: TensorClass, td: TensorDictBase) -> None:
+    # object.__setattr__ rather than the slot's __set__, which torch.compile cannot
+    # trace
+    object.__setattr__(obj, "_tensordict", td)
 
 
 def _field_repr(value: Any) -> str:

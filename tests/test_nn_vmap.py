@@ -1,9 +1,7 @@
 """torch.vmap / torch.func with tensordicts: over a TensorDict, over a TensorDictModule,
 over ``to_module`` inside the function (seed 001's ensemble), with gradients.
 
-``torch.vmap`` accepting a TensorDict is another branch's work (``func``): the tests
-that fail only because of that are marked xfail(strict=True) and must be unmarked once
-it lands.
+``torch.vmap`` accepting a TensorDict comes from ``tensordict/_vmap.py``.
 """
 
 import pytest
@@ -13,26 +11,18 @@ from torch import nn
 from tensordict import LazyStackedTensorDict, TensorDict
 from tensordict.nn import EnsembleModule, TensorDictModule, make_functional
 
-NEEDS_VMAP = pytest.mark.xfail(
-    strict=True, reason="needs torch.vmap over TensorDict (func branch)"
-)
-
-
-@NEEDS_VMAP
 def test_vmap_over_a_tensordict():
     td = TensorDict(a=torch.arange(6.0).reshape(2, 3), batch_size=[2])
     out = torch.vmap(lambda t: t.set("b", t["a"] * 2), (0,))(td)
     assert out.batch_size == (2,) and torch.equal(out["b"], td["a"] * 2)
 
 
-@NEEDS_VMAP
 def test_vmap_over_another_batch_dim():
     td = TensorDict(a=torch.arange(6.0).reshape(2, 3), batch_size=[2, 3])
     out = torch.vmap(lambda t: t.apply(lambda x: x + 1), (1,), (1,))(td)
     assert out.batch_size == (2, 3) and torch.equal(out["a"], td["a"] + 1)
 
 
-@NEEDS_VMAP
 def test_vmap_over_a_tensordict_module():
     module = TensorDictModule(nn.Linear(3, 2), in_keys=["x"], out_keys=["y"])
     td = TensorDict(x=torch.randn(4, 5, 3), batch_size=[4, 5])
@@ -47,7 +37,6 @@ def _ensemble():
     return model, stacked
 
 
-@NEEDS_VMAP
 def test_vmap_with_to_module_inside():
     model, stacked = _ensemble()
     x = torch.randn(10, 3)
@@ -63,7 +52,6 @@ def test_vmap_with_to_module_inside():
     assert (y[1] == 0).all()
 
 
-@NEEDS_VMAP
 def test_vmap_gradients_reach_the_parameters():
     model, stacked = _ensemble()
     stacked = stacked.requires_grad_()
@@ -76,7 +64,6 @@ def test_vmap_gradients_reach_the_parameters():
     assert stacked["0", "weight"].grad is not None
 
 
-@NEEDS_VMAP
 def test_func_grad_with_a_tensordict_of_params():
     model = nn.Linear(3, 1)
     params = TensorDict.from_module(model).detach()
@@ -90,7 +77,6 @@ def test_func_grad_with_a_tensordict_of_params():
     torch.testing.assert_close(grads["weight"], x.sum(0, keepdim=True))
 
 
-@NEEDS_VMAP
 def test_vmap_over_a_lazy_stack_of_parameters():
     modules = [nn.Linear(3, 2) for _ in range(3)]
     stacked = TensorDict.from_modules(*modules, lazy_stack=True)
@@ -107,7 +93,6 @@ def test_vmap_over_a_lazy_stack_of_parameters():
         torch.testing.assert_close(y[i], module(x))
 
 
-@NEEDS_VMAP
 def test_make_functional_under_vmap():
     model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 4))
     params = make_functional(model)

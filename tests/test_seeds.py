@@ -13,9 +13,6 @@ printed):
 - 001 "Distributed capabilities": ``isend``/``irecv`` need two processes; the sample
   runs as written in a two-process gloo group in
   ``tests/test_distributed.py::test_seed_001_distributed_sample``.
-- 001 "Functional programming" and 004 "Functional Programming": the ``vmap`` halves are
-  registered but marked xfail (``torch.vmap`` does not accept a TensorDict until the func
-  branch lands; they must then be unmarked); their first halves run.
 - 001 "Preprocessing": ``TensorDict.map`` (with its ``map`` workers, issue 12). (Both
   "Parameter serialization and datasets" samples run here.)
 - 004 "Motivation": the ``tree_map`` lines (not valid Python as printed) and the
