@@ -9,6 +9,8 @@ the tensors go through a real functional graph). Graph breaks are read from
 
 from __future__ import annotations
 
+import operator
+
 import pytest
 import torch
 import torch.utils._pytree as pytree
@@ -119,18 +121,15 @@ def test_compiles_with_aot_eager(name):
     _run(name, "aot_eager")
 
 
-def test_td_times_tensor_needs_plain_foreach_operands():
-    # td * tensor reaches torch._foreach_mul with the operand repeated in a list
-    # subclass (tensordict._ops.operands.Repeated), which torch.compile cannot pass
-    # to the graph: listed in the report as a change to tensordict/_ops.
+@pytest.mark.parametrize("op", ["mul", "add", "truediv"])
+def test_td_op_tensor_compiles_without_graph_break(op):
+    # A tensor operand reaches torch._foreach_* once per leaf; it must be a plain list
+    # there (torch.compile cannot pass a list subclass into its graph).
     torch._dynamo.reset()
-    fn = torch.compile(lambda t, x: t * x, backend="eager", fullgraph=True)
-    td, x = make_td(), torch.randn(())
-    try:
-        out = fn(td, x)
-    except torch._dynamo.exc.Unsupported:
-        pytest.xfail("tensordict/_ops/operands.py: Repeated passed to torch._foreach_*")
-    torch.testing.assert_close(out, td * x)
+    f = getattr(operator, op)
+    fn = torch.compile(lambda t, x: f(t, x), backend="eager", fullgraph=True)
+    td, x = make_td(), torch.randn(()) + 2.0
+    torch.testing.assert_close(fn(td, x), f(td, x))
 
 
 def test_compiled_function_taking_and_returning_tensordicts_matches_eager():

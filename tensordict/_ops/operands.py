@@ -43,7 +43,8 @@ class Repeated(list):
 def repeated(value: Any, count: int) -> Repeated:
     """``value`` once per leaf, as a :class:`Repeated` list."""
     out = Repeated([value] * count)
-    out.foreach_arg = value if isinstance(value, _NUMBER_TYPES) else out
+    # a plain list for torch: torch.compile cannot pass a list subclass into its graph
+    out.foreach_arg = value if isinstance(value, _NUMBER_TYPES) else list(out)
     return out
 
 
@@ -88,6 +89,12 @@ def operand_leaves(
     )
 
 
+# Whether a torch.func transform (vmap, grad, ...) is running: torch's _foreach_* ops
+# have no batching rule, so under vmap they fall back to one call per sample, far slower
+# than the per-leaf ops, which have one.
+_functorch_active = torch._C._are_functorch_transforms_active
+
+
 def try_foreach(
     fn: Callable, /, leaves: list, *args: Any, **kwargs: Any
 ) -> list | None:
@@ -99,6 +106,8 @@ def try_foreach(
     """
     if not leaves:
         return []
+    if _functorch_active():  # no batching rule for _foreach_*: vmap would loop per sample
+        return None
     if len(args) == 1:  # the common case, one operand
         arg = args[0]
         args = (arg.foreach_arg,) if type(arg) is Repeated else args
@@ -121,6 +130,8 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
     """
     if not leaves:
         return True
+    if _functorch_active():  # as in try_foreach
+        return False
     args = [arg.foreach_arg if type(arg) is Repeated else arg for arg in args]
     try:
         fn(leaves, *args, **kwargs)
