@@ -458,11 +458,6 @@ def test_sub_and_custom_op_classes():
     assert not isinstance(td, (_SubTensorDict, _CustomOpTensorDict))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs to_device_rule in tensordict/_ops/device.py (owned by the codegen "
-    "work) to read to(None) as 'no change'; see docs/compatibility.md",
-)
 def test_to_none_is_a_no_op():
     td = dense()
     assert td.to(None) is td

@@ -51,7 +51,9 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
     rest = list(args)
     if rest:
         first = rest.pop(0)
-        if isinstance(first, torch.dtype):
+        if first is None:  # to(None): no device given, as torch's Tensor.to(None)
+            pass
+        elif isinstance(first, torch.dtype):
             dtype = first
         elif isinstance(first, torch.Tensor):
             device, dtype = first.device, first.dtype
