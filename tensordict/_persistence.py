@@ -535,30 +535,7 @@ class PersistenceMixin:
             compression=compression,
         )
 
-    def dumps(
-        self,
-        prefix: str | os.PathLike | None = None,
-        copy_existing: bool = False,
-        *,
-        num_threads: int = 0,
-        return_early: bool = False,
-        share_non_tensor: bool = False,
-        robust_key: bool | None = None,
-        archive: bool | None = None,
-        compression: str | int | None = None,
-        atomic: bool | None = None,
-        existsok: bool = True,
-    ):
-        """The same as :meth:`save`."""
-        return self.save(
-            prefix,
-            copy_existing,
-            num_threads=num_threads,
-            return_early=return_early,
-            existsok=existsok,
-            archive=archive,
-            compression=compression,
-        )
+    dumps = save  # the same call under the other name users know
 
     def memmap_like(
         self,

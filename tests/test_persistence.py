@@ -648,3 +648,12 @@ def test_docstring_examples_run(module):
         optionflags=doctest.ELLIPSIS,
     )
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_dumps_is_save(tmp_path):
+    td = TensorDict(a=torch.arange(3.0), b={"c": torch.ones(3, 2)}, batch_size=[3])
+    out = td.dumps(tmp_path / "saved")
+    assert out.is_memmap()
+    loaded = TensorDict.load_memmap(tmp_path / "saved")
+    assert (loaded == td).all()
+    assert TensorDict.dumps is TensorDict.save
