@@ -201,6 +201,11 @@ def _moved(batch_size: torch.Size, names, change, probe_shape):
 # --------------------------------------------------------------------------------------
 
 
+def _probe_fields(probe) -> tuple:
+    """``(shape, id)`` of the leaf a context watches (``(None, None)`` without one)."""
+    return (None, None) if probe is None else (probe.shape, id(probe))
+
+
 class TensorDictContext:
     """The context of a flattened ``TensorDict``: its keys (every key, in order),
     batch size, device, names and non-tensor entries (``{position: value}``), plus the
@@ -228,11 +233,7 @@ class TensorDictContext:
         self.names = names
         self.non_tensor = non_tensor
         self.probe_index = probe_index
-        if probe is None:
-            self.probe_shape = self.probe_id = None
-        else:
-            self.probe_shape = probe.shape
-            self.probe_id = id(probe)
+        self.probe_shape, self.probe_id = _probe_fields(probe)
 
     def _compared(self) -> tuple:
         return (self.keys, self.batch_size, self.device, self.names)
@@ -448,11 +449,7 @@ class LazyStackContext:
         self.stack_dim = stack_dim
         self.stack_dim_name = stack_dim_name
         self.batch_size = batch_size
-        if probe is None:
-            self.probe_shape = self.probe_id = None
-        else:
-            self.probe_shape = probe.shape
-            self.probe_id = id(probe)
+        self.probe_shape, self.probe_id = _probe_fields(probe)
 
     def _compared(self) -> tuple:
         return (self.dense, self.stack_dim, self.stack_dim_name, self.batch_size)
