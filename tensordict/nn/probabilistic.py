@@ -202,6 +202,12 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         )
 
     @property
+    def _out_keys(self) -> list:
+        """The sample keys (``out_keys`` without the log-probability keys), under
+        the private name TorchRL's ``SafeProbabilisticModule`` reads."""
+        return self.dist_sample_keys
+
+    @property
     def log_prob_key(self) -> NestedKey:
         """The key of the log-probability (the first of :attr:`log_prob_keys`)."""
         return self.log_prob_keys[0]
