@@ -230,6 +230,18 @@ class CompatMethods:
         ``idx`` (a new key is created here, zero-filled outside ``idx``)."""
         return container_class("_SubTensorDict")(self, idx)
 
+    def clear_device_(self):
+        """Forget the device (``device`` becomes None) here and in every nested
+        tensordict; the tensors stay where they are. In place; returns self."""
+        if _is_tensorclass(type(self)):
+            self._tensordict.clear_device_()
+            return self
+        for value in self._own_values():
+            if isinstance(value, TensorCollection) and not _is_non_tensor(type(value)):
+                value.clear_device_()
+        self._device = None
+        return self
+
     def _has_names(self) -> bool:
         """True when at least one batch dim is named."""
         return any(name is not None for name in self.names)

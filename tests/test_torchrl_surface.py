@@ -7,8 +7,14 @@ import pytest
 import torch
 from torch import distributions as D
 
-from tensordict import TensorDict
-from tensordict.nn import ProbabilisticTensorDictModule
+from tensordict import LazyStackedTensorDict, TensorDict
+from tensordict.nn import (
+    ProbabilisticTensorDictModule,
+    ProbabilisticTensorDictSequential,
+    TensorDictModule,
+    TensorDictSequential,
+)
+from tensordict.utils import expand_right, unravel_key, unravel_key_list
 
 
 def test_probabilistic_module_private_out_keys_are_the_sample_keys():
@@ -52,3 +58,117 @@ def test_ragged_batch_dim_refuses_dense_values_and_other_negatives():
         TensorDict(obs=torch.zeros(2, 3), batch_size=[2, -1])
     with pytest.raises(TypeError, match="batch_size"):
         TensorDict(batch_size=[2, -2])
+
+
+def test_unravel_key_tells_keys_from_indices():
+    # torchrl.data.Composite.__getitem__: `unravel_key(idx)` is () for an index tuple
+    assert unravel_key(("a", ("b", "c"))) == ("a", "b", "c")
+    assert unravel_key((0, slice(None))) == ()
+    assert unravel_key(("a", 0)) == ()
+    # Composite.__setitem__(0, ...) and TorchRL's tests expect 0.15.3's RuntimeError
+    with pytest.raises(RuntimeError, match="key should be a Sequence<NestedKey>"):
+        unravel_key(0)
+    with pytest.raises(KeyError):  # the list form stays strict
+        unravel_key_list([("a", 0)])
+
+
+def test_expand_right_expands_dims_of_size_one():
+    # torchrl.testing's HeterogeneousCountingEnv: expand_right(count[1], x.shape)
+    count = torch.tensor([2.0])
+    out = expand_right(count, (7, 7, 3))
+    assert out.shape == (7, 7, 3) and bool((out == 2).all())
+    with pytest.raises(RuntimeError, match="prefix"):
+        expand_right(torch.zeros(2), (7, 7, 3))
+
+
+def test_apply_named_passes_the_keys():
+    # torchrl.collectors: td.apply(fn, other, default=None, named=True, filter_empty=True)
+    td = TensorDict(a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2])
+    other = TensorDict(a=torch.ones(2), batch_size=[2])
+    seen = []
+
+    def keep_changed(name, value, other_value):
+        seen.append(name)
+        return value if other_value is None else None
+
+    out = td.apply(keep_changed, other, default=None, named=True, nested_keys=True)
+    assert sorted(map(str, seen)) == ["('b', 'c')", "a"]
+    assert list(out.keys(True, True)) == [("b", "c")]
+
+
+def test_clear_device_forgets_the_device_everywhere():
+    # torchrl.collectors.Collector._make_carrier
+    td = TensorDict(a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2], device="cpu")
+    assert td.clear_device_() is td
+    assert td.device is None and td["b"].device is None
+    assert td["a"].device == torch.device("cpu")
+    stack = LazyStackedTensorDict.lazy_stack([td.to("cpu"), td.to("cpu")])
+    assert stack.device == torch.device("cpu")
+    assert stack.clear_device_().device is None
+    assert all(member.device is None for member in stack.tensordicts)
+
+
+def test_lazy_stack_exclusive_keys_can_be_found_and_deleted():
+    # torchrl.envs.batched_envs._stackable reads `_has_exclusive_keys`;
+    # torchrl.data.StackedComposite deletes keys held by some members only
+    a = TensorDict(x=torch.zeros(2), n={"y": torch.ones(2)}, batch_size=[2])
+    b = TensorDict(x=torch.zeros(2), batch_size=[2])
+    same = LazyStackedTensorDict.lazy_stack([a.clone(), a.clone()])
+    assert not same._has_exclusive_keys
+    stack = LazyStackedTensorDict.lazy_stack([a, b])
+    assert stack._has_exclusive_keys
+    del stack["n", "y"]
+    assert ("n", "y") not in a.keys(True)
+    with pytest.raises(KeyError):
+        del stack["n", "y"]
+
+
+class _SequenceBuiltLikeTorchRL(TensorDictSequential):
+    """TorchRL's SafeSequential: keys from `_compute_in_and_out_keys` (called before
+    nn.Module.__init__), then TensorDictModule.__init__ with the ModuleList."""
+
+    def __init__(self, *modules, inplace=None):
+        in_keys, out_keys = self._compute_in_and_out_keys(modules)
+        TensorDictModule.__init__(
+            self, torch.nn.ModuleList(modules), in_keys, out_keys, inplace=inplace
+        )
+
+
+def test_sequence_subclass_that_skips_the_sequence_init_still_runs():
+    add = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    mul = TensorDictModule(lambda y, z: y * z, in_keys=["y", "z"], out_keys=["w"])
+    seq = _SequenceBuiltLikeTorchRL(add, mul)
+    assert seq.in_keys == ["x", "z"] and seq.out_keys == ["y", "w"]
+    td = TensorDict(x=torch.ones(2), z=torch.full((2,), 3.0), batch_size=[2])
+    assert seq(td) is td  # inplace=None: the sequence writes into its input
+    assert td["w"].tolist() == [6.0, 6.0]
+    assert len(seq) == 2 and seq[1] is mul
+
+
+def test_module_inplace_none_writes_a_new_tensordict():
+    # SafeSequential passes inplace=None on to TensorDictModule.__init__ (as False)
+    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"], inplace=None)
+    td = TensorDict(x=torch.zeros(2), batch_size=[2])
+    out = module(td)
+    assert out is not td and list(out.keys()) == ["y"]
+
+
+def test_probabilistic_sequence_passes_on_only_the_options_given():
+    # TorchRL's SafeProbabilisticTensorDictSequential puts SafeSequential (which
+    # takes no `selected_out_keys`) between this class and TensorDictSequential
+    class NoSelection(TensorDictSequential):
+        def __init__(self, *modules, partial_tolerant=False, inplace=None):
+            super().__init__(*modules, partial_tolerant=partial_tolerant, inplace=inplace)
+
+    class Both(ProbabilisticTensorDictSequential, NoSelection):
+        pass
+
+    params = TensorDictModule(
+        lambda obs: (obs, obs.exp()), in_keys=["obs"], out_keys=["loc", "scale"]
+    )
+    prob = ProbabilisticTensorDictModule(
+        in_keys=["loc", "scale"], out_keys=["action"], distribution_class=D.Normal
+    )
+    seq = Both(params, prob)
+    out = seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
+    assert out["action"].shape == (3,)

@@ -349,7 +349,8 @@ class TensorDictModule(TensorDictModuleBase):
             argument names to keys, ``False`` keys to argument names.
         inplace: ``True`` (the default) writes the outputs into the input tensordict;
             ``False`` into a new ``TensorDict`` without batch dims; ``"empty"`` into an
-            empty copy of the input (same class, batch size and device).
+            empty copy of the input (same class, batch size and device); ``None``
+            is ``False`` (TorchRL's ``SafeSequential`` passes it on).
         method: call ``module.<method>`` instead of ``module`` itself.
         method_kwargs: extra keyword arguments for every call.
         strict: a missing input key is an error before the call (by default the
@@ -408,7 +409,7 @@ class TensorDictModule(TensorDictModuleBase):
             self.in_keys = _key_list(in_keys, "in_keys")
             self._arg_names = None
         self.out_keys = _key_list(out_keys, "out_keys")
-        if inplace not in (True, False, "empty"):
+        if inplace not in (True, False, "empty", None):
             raise ValueError(
                 f"TensorDictModule: inplace must be True, False or 'empty', got "
                 f"{inplace!r}"
@@ -527,7 +528,7 @@ class TensorDictModule(TensorDictModuleBase):
             dest = tensordict_out
         elif self.inplace is True:
             dest = tensordict
-        elif self.inplace is False:
+        elif self.inplace is False or self.inplace is None:  # None: as False
             dest = _new_tensordict()
         else:
             dest = tensordict.empty()

@@ -368,12 +368,14 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
                 "ProbabilisticTensorDictModule (or a ProbabilisticTensorDictSequential), "
                 f"got {type(modules[-1]).__name__ if modules else 'no module'}"
             )
-        super().__init__(
-            *modules,
-            partial_tolerant=partial_tolerant,
-            selected_out_keys=selected_out_keys,
-            inplace=inplace,
-        )
+        # only the options given: a subclass's base in between may not take them
+        # (TorchRL's SafeSequential takes ``partial_tolerant`` and ``inplace``)
+        options = {}
+        if selected_out_keys is not None:
+            options["selected_out_keys"] = selected_out_keys
+        if inplace is not None:
+            options["inplace"] = inplace
+        super().__init__(*modules, partial_tolerant=partial_tolerant, **options)
         count = sum(1 for m in self._sequence if _is_probabilistic(m))
         if return_composite is None:
             return_composite = count > 1
