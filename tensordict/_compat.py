@@ -31,6 +31,11 @@ logger = logging.getLogger("tensordict")
 #: ``torch.nn.Buffer``, under the name ``tensordict.utils.Buffer``.
 Buffer = torch.nn.Buffer
 
+#: The classes a value may be an instance of to be stored as data, not as an opaque
+#: object (0.15.3 listed each tensordict class; here they share ``TensorCollection``).
+#: TorchRL's ``ListStorage.set`` unpacks them.
+_ACCEPTED_CLASSES = (Tensor, TensorCollection)
+
 #: ``zip(..., strict=True)``: an iterable shorter than the others raises ``ValueError``.
 _zip_strict = functools.partial(zip, strict=True)
 

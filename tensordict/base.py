@@ -23,6 +23,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
+    _ACCEPTED_CLASSES,
     _NESTED_TENSORS_AS_LISTS,
     _NESTED_TENSORS_AS_LISTS_NONTENSOR,
     CompatMethods,

@@ -172,3 +172,32 @@ def test_probabilistic_sequence_passes_on_only_the_options_given():
     seq = Both(params, prob)
     out = seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
     assert out["action"].shape == (3,)
+
+
+def test_accepted_classes_cover_tensors_and_every_container():
+    # torchrl.data.ListStorage.set: isinstance(data, (..., *_ACCEPTED_CLASSES))
+    from tensordict import NonTensorData, tensorclass
+    from tensordict.base import _ACCEPTED_CLASSES
+
+    @tensorclass
+    class Pair:
+        x: torch.Tensor
+
+    td = TensorDict(a=torch.zeros(2), batch_size=[2])
+    values = [torch.zeros(1), td, LazyStackedTensorDict.lazy_stack([td, td])]
+    values += [Pair(x=torch.zeros(2), batch_size=[2]), NonTensorData("a")]
+    assert all(isinstance(value, _ACCEPTED_CLASSES) for value in values)
+    assert not isinstance([1, 2], _ACCEPTED_CLASSES)
+
+
+def test_state_dict_loaded_into_an_empty_tensordict_keeps_the_batch_sizes(tmp_path):
+    # torchrl.data.TensorStorage.load_state_dict: TensorDict().load_state_dict(sd,
+    # strict=False), after torch.save / torch.load of the storage's state dict
+    td = TensorDict(a=torch.zeros(3, 2), n={"b": torch.ones(3, 4)}, batch_size=[3])
+    td["n"].batch_size = [3, 4]
+    torch.save(td.state_dict(), tmp_path / "sd.pt")
+    state = torch.load(tmp_path / "sd.pt", weights_only=True)
+    loaded = TensorDict().load_state_dict(state, strict=False)
+    assert loaded.batch_size == (3,)
+    assert loaded["n"].batch_size == (3, 4)
+    assert (loaded == td).all()
