@@ -192,6 +192,13 @@ def _process_class(cls: type, options: frozenset) -> None:
     if "frozen" in options:
         cls.__hash__ = object.__hash__  # frozen instances are hashable (by identity)
     has_doc = cls.__dict__.get("__doc__") is not None
+    for name in cls.__dict__.get("__annotations__", {}):
+        # a field named like a TensorClass member (``data``): dataclass would read
+        # the member as the field's default
+        if name not in cls.__dict__ and getattr(cls, name, None) is getattr(
+            TensorClass, name, _MISSING
+        ):
+            setattr(cls, name, dataclasses.field())
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = [f for f in dataclasses.fields(cls)]
     reserved = _reserved_names()

@@ -201,3 +201,18 @@ def test_state_dict_loaded_into_an_empty_tensordict_keeps_the_batch_sizes(tmp_pa
     assert loaded.batch_size == (3,)
     assert loaded["n"].batch_size == (3, 4)
     assert (loaded == td).all()
+
+
+def test_tensorclass_field_named_data_is_a_required_field():
+    # torchrl.testing.make_tc: a tensorclass with a field per key ("data" among them)
+    from tensordict import tensorclass
+
+    class Fields:
+        pass
+
+    Fields.__annotations__ = {"data": torch.Tensor, "nested": torch.Tensor}
+    cls = tensorclass(Fields)
+    obj = cls(data=torch.ones(2), nested=torch.zeros(2), batch_size=[2])
+    assert obj.data.tolist() == [1.0, 1.0] and obj[0].data.item() == 1.0
+    with pytest.raises(TypeError, match="data"):
+        cls(nested=torch.zeros(2), batch_size=[2])
