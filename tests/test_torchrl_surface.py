@@ -216,3 +216,29 @@ def test_tensorclass_field_named_data_is_a_required_field():
     assert obj.data.tolist() == [1.0, 1.0] and obj[0].data.item() == 1.0
     with pytest.raises(TypeError, match="data"):
         cls(nested=torch.zeros(2), batch_size=[2])
+
+
+def test_probabilistic_sequence_runs_under_its_default_interaction_type():
+    # torchrl.modules.gSDEModule, before the distribution, reads interaction_type()
+    from tensordict.nn import InteractionType, interaction_type, set_interaction_type
+
+    seen = []
+
+    def params(obs):
+        seen.append(interaction_type())
+        return obs, obs.exp()
+
+    seq = ProbabilisticTensorDictSequential(
+        TensorDictModule(params, in_keys=["obs"], out_keys=["loc", "scale"]),
+        ProbabilisticTensorDictModule(
+            in_keys=["loc", "scale"],
+            out_keys=["action"],
+            distribution_class=D.Normal,
+            default_interaction_type="random",
+        ),
+    )
+    seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
+    with set_interaction_type("mode"):
+        seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
+    assert seen == [InteractionType.RANDOM, InteractionType.MODE]
+    assert interaction_type() is None

@@ -403,6 +403,18 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
     def default_interaction_type(self) -> InteractionType:
         return self._last.default_interaction_type
 
+    def forward(self, tensordict=None, *args, **kwargs):
+        """Run the modules in order; with no :class:`set_interaction_type` block
+        around the call, the whole sequence runs under the last module's
+        ``default_interaction_type``, so that the modules before it see it too (as
+        in 0.15.3: TorchRL's gSDE noise module reads it)."""
+        if interaction_type() is None:
+            with set_interaction_type(self.default_interaction_type):
+                return super().forward(tensordict, *args, **kwargs)
+        return super().forward(tensordict, *args, **kwargs)
+
+    forward._handles_calls = True
+
     @property
     def log_prob_key(self) -> NestedKey:
         return self._last.log_prob_key
