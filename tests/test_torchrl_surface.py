@@ -242,3 +242,17 @@ def test_probabilistic_sequence_runs_under_its_default_interaction_type():
         seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
     assert seen == [InteractionType.RANDOM, InteractionType.MODE]
     assert interaction_type() is None
+
+
+def test_the_old_c_extension_module_gives_the_key_helpers():
+    # TorchRL's test/objectives/_objectives_common.py: from tensordict._C import ...
+    import importlib
+    import sys
+
+    sys.modules.pop("tensordict._C", None)
+    with pytest.warns(DeprecationWarning, match="tensordict._C"):
+        legacy = importlib.import_module("tensordict._C")
+    assert legacy.unravel_keys(("a", ("b",))) == ("a", "b")
+    assert legacy.unravel_key(("a",)) == "a"
+    assert legacy.unravel_key_list(["a", ("b", ("c",))]) == ["a", ("b", "c")]
+    assert legacy._unravel_key_to_tuple(("a", 1)) == ()

@@ -141,8 +141,24 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
 
 
 def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
-    """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``."""
-    targets = td._operand_leaves(out, op)
+    """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``.
+    The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
+    stack each step into a preallocated rollout that holds only some keys)."""
+    try:
+        targets = td._operand_leaves(out, op)
+    except KeyError:
+        return _write_matching(td, out, new)
     if targets:
         torch._foreach_copy_(targets, new)
+    return out
+
+
+def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
+    """:func:`write_into` where ``out`` lacks some of ``td``'s entries: each result
+    is copied into the entry of ``out`` at its key, where there is one."""
+    _, rebuild = td._leaves_and_rebuild()
+    for key, value in rebuild(new).items(True, True):
+        target = out.get(key, None)
+        if isinstance(target, torch.Tensor):
+            target.copy_(value)
     return out

@@ -534,10 +534,10 @@ class TensorDictModule(TensorDictModuleBase):
             dest = tensordict.empty()
         kind = type(outputs)
         if kind is not tuple and kind is not list:
-            if (
-                isinstance(outputs, TensorDictBase)
-                and self._n_outputs > 1
-                and all(key in outputs.keys(True) for _, key in self._write_plan)
+            # a tensordict holding every out_key (one included, as in 0.15.3:
+            # TorchRL's spec.zero() of a nested action) gives its entries
+            if isinstance(outputs, TensorDictBase) and all(
+                key in outputs.keys(True) for _, key in self._write_plan
             ):
                 outputs = tuple(
                     outputs.get(key) if key in outputs.keys(True) else None
