@@ -256,3 +256,24 @@ def test_the_old_c_extension_module_gives_the_key_helpers():
     assert legacy.unravel_key(("a",)) == "a"
     assert legacy.unravel_key_list(["a", ("b", ("c",))]) == ["a", ("b", "c")]
     assert legacy._unravel_key_to_tuple(("a", 1)) == ()
+
+
+def test_stack_into_out_writes_only_the_entries_out_holds():
+    # torchrl.collectors: torch.stack(steps, dim, out=preallocated_rollout)
+    steps = [TensorDict(a=torch.full((2,), float(i)), b=torch.ones(2), batch_size=[2]) for i in range(3)]
+    out = TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])
+    assert torch.stack(steps, 1, out=out) is out
+    assert out["a"][0].tolist() == [0.0, 1.0, 2.0]
+    assert list(out.keys()) == ["a"]
+
+
+def test_module_takes_its_out_key_from_a_returned_tensordict():
+    # torchrl.testing.CountingEnvCountModule returns spec.zero() + 1, a tensordict
+    module = TensorDictModule(
+        lambda x: TensorDict({"data": {"action": x + 1}}, batch_size=[2]),
+        in_keys=["x"],
+        out_keys=[("data", "action")],
+    )
+    out = module(TensorDict(x=torch.zeros(2, 5), batch_size=[2]))
+    assert out["data", "action"].shape == (2, 5)
+    assert not isinstance(out["data", "action"], TensorDict)
