@@ -277,3 +277,15 @@ def test_module_takes_its_out_key_from_a_returned_tensordict():
     out = module(TensorDict(x=torch.zeros(2, 5), batch_size=[2]))
     assert out["data", "action"].shape == (2, 5)
     assert not isinstance(out["data", "action"], TensorDict)
+
+
+def test_tensordict_params_private_param_td_writes_through():
+    # TorchRL's objectives tests: `params._param_td += 1000` changes the module's weights
+    from tensordict.nn import TensorDictParams
+
+    linear = torch.nn.Linear(2, 2)
+    params = TensorDictParams(TensorDict.from_module(linear))
+    with torch.no_grad():
+        params._param_td += 1000
+    assert bool((linear.weight > 500).all())
+    assert params._param_td["weight"] is params["weight"]
