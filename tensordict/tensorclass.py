@@ -1642,7 +1642,16 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     # ------------------------------------------------------------------ comparisons
     def __eq__(self, other):
         if isinstance(other, NonTensorStack):
-            return self.tolist() == other.tolist()
+            # element by element, a bool tensor of the batch size (as 0.15.3:
+            # TorchRL's Choice spec calls ``(choice == value).all()``)
+            if other._batch_size != self._batch_size:
+                raise RuntimeError(
+                    f"cannot compare non-tensor stacks of batch sizes "
+                    f"{tuple(self._batch_size)} and {tuple(other._batch_size)}"
+                )
+            mine, theirs = self._values.reshape(-1), other._values.reshape(-1)
+            same = [_same(a, b) for a, b in zip(mine, theirs)]
+            return torch.tensor(same, dtype=torch.bool).reshape(self._batch_size)
         if isinstance(other, list):
             return self.tolist() == other
         return NotImplemented

@@ -289,3 +289,15 @@ def test_tensordict_params_private_param_td_writes_through():
         params._param_td += 1000
     assert bool((linear.weight > 500).all())
     assert params._param_td["weight"] is params["weight"]
+
+
+def test_non_tensor_stacks_compare_element_by_element():
+    # torchrl.data.Choice.is_in: any((choice == value).all() for choice in choices)
+    from tensordict import NonTensorData, NonTensorStack
+
+    ab = NonTensorStack(NonTensorData("a"), NonTensorData("b"))
+    ac = NonTensorStack(NonTensorData("a"), NonTensorData("c"))
+    assert (ab == ac).tolist() == [True, False]
+    assert bool((ab == ab.clone()).all())
+    with pytest.raises(RuntimeError, match="batch sizes"):
+        ab == NonTensorStack(NonTensorData("a"))
