@@ -301,3 +301,15 @@ def test_non_tensor_stacks_compare_element_by_element():
     assert bool((ab == ab.clone()).all())
     with pytest.raises(RuntimeError, match="batch sizes"):
         ab == NonTensorStack(NonTensorData("a"))
+
+
+def test_where_into_out_replaces_expanded_entries():
+    # torchrl.envs.utils._update_during_reset: node.where(mask, other, out=node)
+    # where node holds expanded tensors (a spec's zero() expanded to the batch)
+    out = TensorDict(a=torch.zeros(1, 3).expand(4, 3), b=torch.zeros(4, 3), batch_size=[4])
+    b_before = out["b"]
+    src = TensorDict(a=torch.ones(4, 3), b=torch.ones(4, 3), batch_size=[4])
+    cond = torch.tensor([True, False, True, False])
+    assert src.where(cond, 0.5, out=out) is out
+    assert out["a"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
+    assert out["b"] is b_before and out["b"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]

@@ -149,16 +149,25 @@ def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
     except KeyError:
         return _write_matching(td, out, new)
     if targets:
+        if any(torch._debug_has_internal_overlap(t) == 1 for t in targets):
+            return _write_matching(td, out, new)
         torch._foreach_copy_(targets, new)
     return out
 
 
 def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
-    """:func:`write_into` where ``out`` lacks some of ``td``'s entries: each result
-    is copied into the entry of ``out`` at its key, where there is one."""
+    """:func:`write_into` where ``out`` lacks some of ``td``'s entries, or holds
+    expanded tensors: each result is copied into the entry of ``out`` at its key,
+    where there is one, and replaces an entry whose elements share memory (which
+    cannot be written into; 0.15.3 replaced it too: TorchRL's resets write
+    ``where(..., out=)`` into expanded specs' zeros)."""
     _, rebuild = td._leaves_and_rebuild()
     for key, value in rebuild(new).items(True, True):
         target = out.get(key, None)
-        if isinstance(target, torch.Tensor):
+        if not isinstance(target, torch.Tensor):
+            continue
+        if torch._debug_has_internal_overlap(target) == 1:
+            out.set(key, value)
+        else:
             target.copy_(value)
     return out
