@@ -313,3 +313,12 @@ def test_where_into_out_replaces_expanded_entries():
     assert src.where(cond, 0.5, out=out) is out
     assert out["a"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
     assert out["b"] is b_before and out["b"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
+
+
+def test_module_drops_the_outputs_at_underscore():
+    # TorchRL's SafeModule tests: out_keys=["_", "_", "out_3"] keeps only out_3
+    module = TensorDictModule(
+        lambda x: (x, x + 1, x + 2), in_keys=["x"], out_keys=["_", "_", "z"]
+    )
+    out = module(TensorDict(x=torch.zeros(2), batch_size=[2]))
+    assert sorted(out.keys()) == ["x", "z"] and out["z"].tolist() == [2.0, 2.0]

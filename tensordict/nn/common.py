@@ -427,7 +427,10 @@ class TensorDictModule(TensorDictModuleBase):
         source = self.out_keys_source
         selected = self.out_keys
         self._n_outputs = len(source)
-        self._write_plan = [(i, k) for i, k in enumerate(source) if k in selected]
+        # an output at "_" is dropped, as in 0.15.3 (out_keys=["_", "y"])
+        self._write_plan = [
+            (i, k) for i, k in enumerate(source) if k in selected and k != "_"
+        ]
         # The common call (positional inputs, one tensor out written in place under a
         # plain key, no option) takes a short path in forward.
         plain = (
