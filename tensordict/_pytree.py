@@ -619,6 +619,27 @@ def register_nodes() -> None:
     tensorclass_base._subclass_hooks.append(_register_tensorclass)
 
 
+class _exclude_td_from_pytree:
+    """Within this block, tensordicts, lazy stacks and tensorclasses are pytree
+    leaves, not nodes (0.15.3's name; TorchRL's ``_pseudo_vmap`` unbinds and stacks
+    them whole). Their registrations come back on exit."""
+
+    def __enter__(self) -> "_exclude_td_from_pytree":
+        nodes = _torch_pytree.SUPPORTED_NODES
+        tensordict_base = container_class("TensorDictBase")
+        self._removed = {
+            cls: nodes.pop(cls)
+            for cls in list(nodes)
+            if isinstance(cls, type)
+            and (issubclass(cls, tensordict_base) or getattr(cls, "_is_tensorclass", False))
+        }
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        _torch_pytree.SUPPORTED_NODES.update(self._removed)
+        self._removed = {}
+
+
 # --------------------------------------------------------------------------------------
 # to_pytree / from_pytree: plain Python containers <-> tensordicts.
 # --------------------------------------------------------------------------------------

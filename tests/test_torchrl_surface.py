@@ -322,3 +322,17 @@ def test_module_drops_the_outputs_at_underscore():
     )
     out = module(TensorDict(x=torch.zeros(2), batch_size=[2]))
     assert sorted(out.keys()) == ["x", "z"] and out["z"].tolist() == [2.0, 2.0]
+
+
+def test_exclude_td_from_pytree_makes_tensordicts_leaves_for_a_block():
+    # torchrl.objectives.utils._pseudo_vmap
+    from torch.utils._pytree import tree_flatten
+
+    from tensordict.nn.functional_modules import _exclude_td_from_pytree
+
+    td = TensorDict(a=torch.zeros(2), b=torch.ones(2), batch_size=[2])
+    assert len(tree_flatten(td)[0]) == 2
+    with _exclude_td_from_pytree():
+        leaves, _ = tree_flatten([td, torch.zeros(1)])
+        assert len(leaves) == 2 and leaves[0] is td
+    assert len(tree_flatten(td)[0]) == 2
