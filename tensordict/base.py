@@ -1355,7 +1355,10 @@ def _walk_default(td, include_nested, leaves_only, prefix, out, with_values) -> 
         elif isinstance(value, TensorDictBase):
             full = prefix + (key,)
             if include_nested:
-                _walk_default(value, True, leaves_only, full, out, with_values)
+                if type(value)._walk is TensorDictBase._walk:
+                    _walk_default(value, True, leaves_only, full, out, with_values)
+                else:  # its own walk (a lazy stack lists keys without stacking)
+                    _walk_nested(value, leaves_only, None, full, out, with_values)
             if leaves_only:
                 continue
             name = full if prefix else key
@@ -1366,13 +1369,24 @@ def _walk_default(td, include_nested, leaves_only, prefix, out, with_values) -> 
         out.append((name, value) if with_values else name)
 
 
+def _walk_nested(td, leaves_only, is_leaf, prefix, out, with_values) -> None:
+    # a nested container with its own _walk: its entries, under ``prefix``
+    for entry in td._walk(True, leaves_only, is_leaf, with_values):
+        name = entry[0] if with_values else entry
+        full = prefix + (name if isinstance(name, tuple) else (name,))
+        out.append((full, entry[1]) if with_values else full)
+
+
 def _count_default(td, include_nested, leaves_only) -> int:
     # the count _walk_default would list, without building keys
     count = 0
     for value in td._own_values():
         if isinstance(value, TensorDictBase):
             if include_nested:
-                count += _count_default(value, True, leaves_only)
+                if type(value)._walk is TensorDictBase._walk:
+                    count += _count_default(value, True, leaves_only)
+                else:  # its own walk (a lazy stack counts without stacking)
+                    count += len(value._walk(True, leaves_only, None, False))
             if not leaves_only:
                 count += 1
         elif not leaves_only or isinstance(value, Tensor):
@@ -1386,7 +1400,12 @@ def _walk_custom(td, include_nested, leaves_only, is_leaf, prefix, out, with_val
         name = full if prefix else key
         if isinstance(value, TensorDictBase) and not is_leaf(type(value)):
             if include_nested:
-                _walk_custom(value, True, leaves_only, is_leaf, full, out, with_values)
+                if type(value)._walk is TensorDictBase._walk:
+                    _walk_custom(
+                        value, True, leaves_only, is_leaf, full, out, with_values
+                    )
+                else:
+                    _walk_nested(value, leaves_only, is_leaf, full, out, with_values)
             if leaves_only:
                 continue
         elif leaves_only and not is_leaf(type(value)):

@@ -336,3 +336,19 @@ def test_exclude_td_from_pytree_makes_tensordicts_leaves_for_a_block():
         leaves, _ = tree_flatten([td, torch.zeros(1)])
         assert len(leaves) == 2 and leaves[0] is td
     assert len(tree_flatten(td)[0]) == 2
+
+
+def test_keys_of_a_tensordict_holding_a_heterogeneous_lazy_stack():
+    # torchrl.testing.HeterogeneousCountingEnv._reset: reset_td.keys(True) where
+    # "agents" is a lazy stack whose members' tensors differ in shape
+    agents = LazyStackedTensorDict.lazy_stack(
+        [
+            TensorDict(lidar=torch.zeros(8), n={"y": torch.zeros(3)}),
+            TensorDict(lidar=torch.zeros(0), n={"y": torch.zeros(2)}),
+        ]
+    )
+    td = TensorDict(agents=agents, a=torch.zeros(2), batch_size=[2])
+    keys = list(td.keys(True))
+    assert keys == [("agents", "lidar"), ("agents", "n", "y"), ("agents", "n"), "agents", "a"]
+    assert len(td.keys(True)) == len(keys)
+    assert list(td.keys(True, True)) == [("agents", "lidar"), ("agents", "n", "y"), "a"]
