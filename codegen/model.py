@@ -238,6 +238,7 @@ class Tests:
     errors: tuple[ErrorCase, ...] = ()
     oracle: str | None = None  # a Python expression over one tensor ``x`` and the params
     floating: bool = False  # torch takes floating-point leaves only
+    values: str = "defined"  # "random" / "uninitialized": compare shapes and dtypes only
 
 
 @dataclass(frozen=True, kw_only=True)

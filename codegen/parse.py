@@ -33,7 +33,9 @@ COMMON_KEYS = frozenset(
 REQUIRED_KEYS = ("name", "signature", "summary", "details", "example")
 INPLACE_KEYS = frozenset({"name", "signature", "leaf", "foreach", "drop_if_none", "dunders"})
 INPLACE_REQUIRED = ("name", "signature", "leaf")
-TESTS_KEYS = frozenset({"batch_size", "calls", "errors", "oracle", "floating"})
+TESTS_KEYS = frozenset({"batch_size", "calls", "errors", "oracle", "floating", "values"})
+# ``tests: values``: whether the results' values can be compared (spec/README.md).
+TEST_VALUES = ("defined", "random", "uninitialized")
 # Names a test call may use (tests/spec_cases.py gives them their values).
 CASE_NAMES = frozenset({"torch", "TensorDict", "other", "batch_size", "nested_key"})
 # Names a ``tests: oracle`` may use besides the op's parameters (tests/spec_cases.py).
@@ -302,6 +304,10 @@ def parse_tests(entry: Entry, signature: Signature | None = None) -> Tests:
     floating = field.value.get("floating", False)
     if not isinstance(floating, bool):
         entry.err(field.line, f"tests: 'floating' must be true or false, got {floating!r}")
+    values = field.value.get("values", "defined")
+    if values not in TEST_VALUES:
+        entry.err(field.line, f"tests: 'values' must be one of {', '.join(TEST_VALUES)}, got {values!r}")
+        values = "defined"
     calls = []
     calls_node = nodes.get("calls")
     for item, node in zip(field.value.get("calls") or [], getattr(calls_node, "value", [])):
@@ -329,6 +335,7 @@ def parse_tests(entry: Entry, signature: Signature | None = None) -> Tests:
         errors=tuple(errors),
         oracle=oracle,
         floating=floating is True,
+        values=values,
     )
 
 

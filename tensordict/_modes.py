@@ -187,7 +187,10 @@ def lazy_legacy(allow_none: bool = False) -> bool | None:
     """Whether :func:`torch.stack` of tensordicts and the view-like shape ops are lazy
     (see :class:`set_lazy_legacy`). ``False`` by default: stacking is dense; with
     ``allow_none=True``, ``None`` while the mode was never set."""
-    return _read(_LAZY_LEGACY, False, allow_none)
+    value = _LAZY_LEGACY.get()  # on the path of every shape op: one call
+    if value is None:
+        return None if allow_none else False
+    return value
 
 
 class set_lazy_legacy(_TensorDictModeSwitch):
