@@ -404,7 +404,7 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         elif "default" in kwargs:
             default = kwargs["default"]
         else:
-            default = None if _modes._STATE["get_defaults_to_none"] else NO_DEFAULT
+            default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
         return self._get_path(unravel_key_to_tuple(key), default)
