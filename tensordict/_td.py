@@ -20,6 +20,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
+from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
 from tensordict._registry import container_class, register
 from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict._persistence import PersistenceMixin
@@ -60,7 +61,7 @@ def _parse_batch_size(batch_size) -> torch.Size:
             size = torch.Size(batch_size)
         except (TypeError, ValueError):
             raise _errors.bad_batch_size(batch_size) from None
-    if size and min(size) < 0:
+    if size and min(size) < RAGGED:  # -1: a ragged dim (tensordict._ragged)
         raise _errors.bad_batch_size(batch_size)
     return size
 
@@ -153,6 +154,7 @@ class TensorDict(
     TensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,
+    RaggedMethods,
     TensorDictBase,
 ):
     """A dictionary of tensors that share leading batch dimensions.
@@ -219,7 +221,10 @@ class TensorDict(
             if type(key) is str and type(value) is Tensor:
                 # the common case, inlined: a plain tensor under a plain key
                 # (a one-dim batch, the most frequent, is checked without slicing)
-                shape = value.shape
+                try:
+                    shape = value.shape
+                except RuntimeError:  # a strided nested tensor has no sizes
+                    shape = batch_shape(value)
                 if (
                     (not shape or shape[0] != first)
                     if n == 1
@@ -471,8 +476,9 @@ class TensorDict(
         """Check (and convert) a value entering at ``key``; return what to store."""
         bs = self._batch_size
         if isinstance(value, Tensor):
-            if value.shape[: len(bs)] != bs:
-                raise _errors.batch_mismatch(key, value.shape, bs)
+            shape = batch_shape(value)
+            if shape[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, shape, bs)
             dev = self._device
             if dev is not None and value.device != dev:
                 value = value.to(dev)

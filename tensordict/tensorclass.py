@@ -192,6 +192,13 @@ def _process_class(cls: type, options: frozenset) -> None:
     if "frozen" in options:
         cls.__hash__ = object.__hash__  # frozen instances are hashable (by identity)
     has_doc = cls.__dict__.get("__doc__") is not None
+    for name in cls.__dict__.get("__annotations__", {}):
+        # a field named like a TensorClass member (``data``): dataclass would read
+        # the member as the field's default
+        if name not in cls.__dict__ and getattr(cls, name, None) is getattr(
+            TensorClass, name, _MISSING
+        ):
+            setattr(cls, name, dataclasses.field())
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = [f for f in dataclasses.fields(cls)]
     reserved = _reserved_names()
@@ -1635,7 +1642,16 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     # ------------------------------------------------------------------ comparisons
     def __eq__(self, other):
         if isinstance(other, NonTensorStack):
-            return self.tolist() == other.tolist()
+            # element by element, a bool tensor of the batch size (as 0.15.3:
+            # TorchRL's Choice spec calls ``(choice == value).all()``)
+            if other._batch_size != self._batch_size:
+                raise RuntimeError(
+                    f"cannot compare non-tensor stacks of batch sizes "
+                    f"{tuple(self._batch_size)} and {tuple(other._batch_size)}"
+                )
+            mine, theirs = self._values.reshape(-1), other._values.reshape(-1)
+            same = [_same(a, b) for a, b in zip(mine, theirs)]
+            return torch.tensor(same, dtype=torch.bool).reshape(self._batch_size)
         if isinstance(other, list):
             return self.tolist() == other
         return NotImplemented
