@@ -1068,6 +1068,11 @@ def from_dataclass(
     return cls(**values, batch_size=batch_size, device=device)
 
 
+# TensorDict.from_dataclass(as_tensorclass=True) reaches this function through the
+# registry (tensordict/_conversions.py sits below this module).
+TensorClass._from_dataclass = staticmethod(from_dataclass)
+
+
 # --------------------------------------------------------------------------------------
 # Non-tensor data.
 # --------------------------------------------------------------------------------------
