@@ -35,6 +35,7 @@ from tensordict._modes import (
     set_list_to_stack,
 )
 from tensordict.utils import assert_allclose_td
+from tensordict._repr import get_printoptions, set_printoptions
 from tensordict._compat import _is_leaf_nontensor as is_leaf_nontensor
 from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
@@ -82,6 +83,8 @@ _functorch.install()  # torch.func.functional_call takes a tensordict of paramet
 __version__ = "0.1.0"
 
 __all__ = [
+    "get_printoptions",
+    "set_printoptions",
     "from_any",
     "from_json",
     "from_namedtuple",

@@ -162,7 +162,8 @@ class ConversionMethods:
         batch_size=None,
     ):
         """A tensordict with the items of a (nested) tuple under the keys ``"0"``,
-        ``"1"``, ...; nested tuples, dicts and named tuples become nested tensordicts."""
+        ``"1"``, ...; nested tuples, dicts and named tuples become nested tensordicts.
+        """
         return _build(
             _from_obj(tuple(obj), device),
             auto_batch_size,
@@ -286,7 +287,8 @@ class ConversionMethods:
     ):
         """Pad every tensor along the batch dims (as :func:`tensordict.pad`):
         ``(before, after)`` pairs for the batch dims, first dim first; the new
-        positions hold ``value``. ``inplace=True`` is taken by :func:`tensordict.pad`."""
+        positions hold ``value``. ``inplace=True`` is taken by :func:`tensordict.pad`.
+        """
         if inplace:
             raise TypeError(
                 "td.pad(..., inplace=True): call tensordict.pad(td, pad_size, "

@@ -350,8 +350,10 @@ def _arrow_column(pa, column) -> Any:
         shape.append(values.type.list_size)
         values = values.flatten()
     kind = values.type
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(
-        kind
+    if (
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_boolean(kind)
     ):
         if values.null_count == 0:
             numpy = values.to_numpy(zero_copy_only=False)
@@ -448,9 +450,7 @@ def from_parquet(
     import pyarrow.parquet as pq
 
     table = pq.read_table(path, columns=columns, **kwargs)
-    data = {
-        name: _arrow_column(pa, table.column(name)) for name in table.column_names
-    }
+    data = {name: _arrow_column(pa, table.column(name)) for name in table.column_names}
     batch_kwargs = dict(
         auto_batch_size=auto_batch_size,
         batch_dims=batch_dims,

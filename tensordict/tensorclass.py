@@ -46,7 +46,7 @@ from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
-from tensordict._repr import _indent
+from tensordict._repr import _indent, compact_repr, printoptions
 from tensordict._td import (
     _CONVERTIBLE,
     TensorDict,
@@ -805,6 +805,8 @@ class TensorClass(
             object.__setattr__(self, key, value)
 
     def __repr__(self) -> str:
+        if printoptions()["compact"]:
+            return compact_repr(self)
         td = self._tensordict
         items = dict(td._own_items())
         for name in self._tc_fields:
