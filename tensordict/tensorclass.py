@@ -47,6 +47,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
 from tensordict._repr import _indent, compact_repr, printoptions
+from typing_extensions import dataclass_transform
 from tensordict._td import (
     _CONVERTIBLE,
     TensorDict,
@@ -946,6 +947,7 @@ def _fix_class_cells(namespace: dict, old: type, new: type) -> None:
                     cell.cell_contents = new
 
 
+@dataclass_transform()
 def tensorclass(
     cls: type | None = None,
     /,
