@@ -116,13 +116,13 @@ def stub_signature(signature: Signature, shadowed: frozenset[str]) -> str:
         tree = _StubAnnotation(shadowed).visit(ast.parse(annotation, mode="eval"))
         return ast.unparse(tree)
 
-    # defaults are `...` in a stub (their values, as NO_DEFAULT, need not fit the type)
+    # a sentinel default (NO_DEFAULT, or None for a type without None) is `...` in
+    # the stub, where its value need not fit the annotation
+    def default(value: str | None) -> str | None:
+        return "..." if value in ("NO_DEFAULT", "None") else value
+
     params = [
-        replace(
-            p,
-            annotation=qualify(p.annotation),
-            default=None if p.default is None else "...",
-        )
+        replace(p, annotation=qualify(p.annotation), default=default(p.default))
         for p in signature.params
     ]
     return signature_text(params, qualify(signature.returns), signature.receiver)
@@ -341,6 +341,7 @@ def render_spec(spec: Spec) -> dict[str, str]:
     out[f"{gen}/functions.py"] = format_python(
         fill("functions.py.tmpl", sources=sources, names=names, functions=functions)
     )
+    out[f"{gen}/lazy_ops.pyi"] = format_python(fill("lazy_ops.pyi.tmpl", sources=sources), stub=True)
     out[f"{gen}/lazy_ops.py"] = format_python(
         fill(
             "lazy_ops.py.tmpl",

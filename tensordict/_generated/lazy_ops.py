@@ -103,7 +103,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
 
-    def reshape(self, *args: Any, **kwargs: Any) -> Self:
+    def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
@@ -113,7 +113,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return self._dense_op("reshape").reshape(*args, **kwargs)
 
-    def permute(self, *args: Any, **kwargs: Any) -> Self:
+    def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -135,7 +135,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.transpose(self, dim0, dim1, "transpose")
 
-    def swapdims(self, axis0: int, axis1: int) -> Self:
+    def swapdims(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -146,7 +146,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.transpose(self, axis0, axis1, "swapdims")
 
-    def swapaxes(self, axis0: int, axis1: int) -> Self:
+    def swapaxes(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -159,7 +159,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
     def movedim(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
-    ) -> Self:
+    ):
         """Batch dims moved to new positions (a view).
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -172,7 +172,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
     def moveaxis(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
-    ) -> Self:
+    ):
         """Batch dims moved to new positions (a view); an alias of :meth:`movedim`.
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -183,7 +183,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.movedim(self, source, destination, "moveaxis")
 
-    def squeeze(self, *args: Any, **kwargs: Any) -> Self:
+    def squeeze(self, *args, **kwargs):
         """Size-one batch dims removed (a view).
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -194,7 +194,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.squeeze(self, args, kwargs, "squeeze")
 
-    def unsqueeze(self, *args: Any, **kwargs: Any) -> Self:
+    def unsqueeze(self, *args, **kwargs):
         """A batch dim of size one inserted (a view).
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -235,7 +235,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
             self, dim, unflattened_size, "unflatten", inplace=inplace
         )
 
-    def expand(self, *args: Any, **kwargs: Any) -> Self:
+    def expand(self, *args, **kwargs) -> Self:
         """Size-one batch dims grown and new leading batch dims added (a view).
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
@@ -319,7 +319,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.flip(self, dims, "flip")
 
-    def fliplr(self) -> Self:
+    def fliplr(self):
         """Batch dim 1 reversed (a copy).
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -330,7 +330,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.flip(self, (1,), "fliplr")
 
-    def flipud(self) -> Self:
+    def flipud(self):
         """Batch dim 0 reversed (a copy).
 
         On a lazy stack the dims are translated around the stack dim and the op
@@ -369,7 +369,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return _lazy_rules.rot90(self, k, dims, "rot90")
 
-    def atleast_1d(self) -> Self:
+    def atleast_1d(self):
         """At least one batch dim (a view).
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
@@ -379,7 +379,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return self._dense_op("atleast_1d").atleast_1d()
 
-    def atleast_2d(self) -> Self:
+    def atleast_2d(self):
         """At least two batch dims (a view).
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
@@ -389,7 +389,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return self._dense_op("atleast_2d").atleast_2d()
 
-    def atleast_3d(self) -> Self:
+    def atleast_3d(self):
         """At least three batch dims (a view).
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked

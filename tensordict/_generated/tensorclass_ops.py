@@ -196,7 +196,7 @@ class TensorClassGeneratedOps:
             self._tensordict.view(*shape, size=size, batch_size=batch_size)
         )
 
-    def reshape(self, *args: Any, **kwargs: Any) -> Self:
+    def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         Forwards to :meth:`TensorDict.reshape`; tensordict results are re-wrapped.
@@ -204,7 +204,7 @@ class TensorClassGeneratedOps:
         args = tuple(_unwrap(v) for v in args)
         return self._wrap(self._tensordict.reshape(*args, **kwargs))
 
-    def permute(self, *args: Any, **kwargs: Any) -> Self:
+    def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
 
         Forwards to :meth:`TensorDict.permute`; tensordict results are re-wrapped.
@@ -221,14 +221,14 @@ class TensorClassGeneratedOps:
         dim1 = _unwrap(dim1)
         return self._wrap(self._tensordict.transpose(dim0, dim1))
 
-    def swapdims(self, axis0: int, axis1: int) -> Self:
+    def swapdims(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
 
         Forwards to :meth:`TensorDict.swapdims`; tensordict results are re-wrapped.
         """
         return self._wrap(self._tensordict.swapdims(axis0, axis1))
 
-    def swapaxes(self, axis0: int, axis1: int) -> Self:
+    def swapaxes(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
 
         Forwards to :meth:`TensorDict.swapaxes`; tensordict results are re-wrapped.
@@ -237,7 +237,7 @@ class TensorClassGeneratedOps:
 
     def movedim(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
-    ) -> Self:
+    ):
         """Batch dims moved to new positions (a view).
 
         Forwards to :meth:`TensorDict.movedim`; tensordict results are re-wrapped.
@@ -246,14 +246,14 @@ class TensorClassGeneratedOps:
 
     def moveaxis(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
-    ) -> Self:
+    ):
         """Batch dims moved to new positions (a view); an alias of :meth:`movedim`.
 
         Forwards to :meth:`TensorDict.moveaxis`; tensordict results are re-wrapped.
         """
         return self._wrap(self._tensordict.moveaxis(source, destination))
 
-    def squeeze(self, *args: Any, **kwargs: Any) -> Self:
+    def squeeze(self, *args, **kwargs):
         """Size-one batch dims removed (a view).
 
         Forwards to :meth:`TensorDict.squeeze`; tensordict results are re-wrapped.
@@ -261,7 +261,7 @@ class TensorClassGeneratedOps:
         args = tuple(_unwrap(v) for v in args)
         return self._wrap(self._tensordict.squeeze(*args, **kwargs))
 
-    def unsqueeze(self, *args: Any, **kwargs: Any) -> Self:
+    def unsqueeze(self, *args, **kwargs):
         """A batch dim of size one inserted (a view).
 
         Forwards to :meth:`TensorDict.unsqueeze`; tensordict results are re-wrapped.
@@ -293,7 +293,7 @@ class TensorClassGeneratedOps:
             self._tensordict.unflatten(dim, unflattened_size, inplace=inplace)
         )
 
-    def expand(self, *args: Any, **kwargs: Any) -> Self:
+    def expand(self, *args, **kwargs) -> Self:
         """Size-one batch dims grown and new leading batch dims added (a view).
 
         Forwards to :meth:`TensorDict.expand`; tensordict results are re-wrapped.
@@ -355,14 +355,14 @@ class TensorClassGeneratedOps:
         """
         return self._wrap(self._tensordict.flip(dims))
 
-    def fliplr(self) -> Self:
+    def fliplr(self):
         """Batch dim 1 reversed (a copy).
 
         Forwards to :meth:`TensorDict.fliplr`; tensordict results are re-wrapped.
         """
         return self._wrap(self._tensordict.fliplr())
 
-    def flipud(self) -> Self:
+    def flipud(self):
         """Batch dim 0 reversed (a copy).
 
         Forwards to :meth:`TensorDict.flipud`; tensordict results are re-wrapped.
@@ -389,21 +389,21 @@ class TensorClassGeneratedOps:
         """
         return self._wrap(self._tensordict.rot90(k, dims))
 
-    def atleast_1d(self) -> Self:
+    def atleast_1d(self):
         """At least one batch dim (a view).
 
         Forwards to :meth:`TensorDict.atleast_1d`; tensordict results are re-wrapped.
         """
         return self._wrap(self._tensordict.atleast_1d())
 
-    def atleast_2d(self) -> Self:
+    def atleast_2d(self):
         """At least two batch dims (a view).
 
         Forwards to :meth:`TensorDict.atleast_2d`; tensordict results are re-wrapped.
         """
         return self._wrap(self._tensordict.atleast_2d())
 
-    def atleast_3d(self) -> Self:
+    def atleast_3d(self):
         """At least three batch dims (a view).
 
         Forwards to :meth:`TensorDict.atleast_3d`; tensordict results are re-wrapped.

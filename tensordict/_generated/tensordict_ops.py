@@ -358,7 +358,7 @@ class TensorDictGeneratedOps:
             ),
         )
 
-    def reshape(self, *args: Any, **kwargs: Any) -> Self:
+    def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         As :meth:`view`, but a leaf whose strides do not allow a view is copied, as
@@ -385,7 +385,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
-    def permute(self, *args: Any, **kwargs: Any) -> Self:
+    def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
 
         ``permute(1, 0)``, ``permute((1, 0))`` or ``permute(dims=[1, 0])``: the dims must
@@ -436,7 +436,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.transpose(dim0, dim1),
         )
 
-    def swapdims(self, axis0: int, axis1: int) -> Self:
+    def swapdims(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
 
         As ``torch.swapdims``.
@@ -459,7 +459,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.transpose(dim0, dim1),
         )
 
-    def swapaxes(self, axis0: int, axis1: int) -> Self:
+    def swapaxes(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
 
         As ``torch.swapaxes``.
@@ -484,7 +484,7 @@ class TensorDictGeneratedOps:
 
     def movedim(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
-    ) -> Self:
+    ):
         """Batch dims moved to new positions (a view).
 
         The batch dims in ``source`` go to the positions in ``destination``; the other
@@ -510,7 +510,7 @@ class TensorDictGeneratedOps:
 
     def moveaxis(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
-    ) -> Self:
+    ):
         """Batch dims moved to new positions (a view); an alias of :meth:`movedim`.
 
         As ``torch.moveaxis``.
@@ -533,7 +533,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.movedim(source, destination),
         )
 
-    def squeeze(self, *args: Any, **kwargs: Any) -> Self:
+    def squeeze(self, *args, **kwargs):
         """Size-one batch dims removed (a view).
 
         ``squeeze()`` removes every batch dim of size one, ``squeeze(dim)`` (or a tuple of
@@ -563,7 +563,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.squeeze(dims),
         )
 
-    def unsqueeze(self, *args: Any, **kwargs: Any) -> Self:
+    def unsqueeze(self, *args, **kwargs):
         """A batch dim of size one inserted (a view).
 
         ``dim`` may be one past the last batch dim: ``unsqueeze(-1)`` adds a batch dim
@@ -656,7 +656,7 @@ class TensorDictGeneratedOps:
             return _ops.assign_inplace(self, result)
         return result
 
-    def expand(self, *args: Any, **kwargs: Any) -> Self:
+    def expand(self, *args, **kwargs) -> Self:
         """Size-one batch dims grown and new leading batch dims added (a view).
 
         ``expand(2, 3, 4)``, ``expand((2, 3, 4))`` or ``expand(torch.Size(...))``: the
@@ -844,7 +844,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
 
-    def fliplr(self) -> Self:
+    def fliplr(self):
         """Batch dim 1 reversed (a copy).
 
         As ``torch.fliplr`` on the batch dims: the tensordict needs at least two batch
@@ -863,7 +863,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
 
-    def flipud(self) -> Self:
+    def flipud(self):
         """Batch dim 0 reversed (a copy).
 
         As ``torch.flipud`` on the batch dims: the tensordict needs at least one batch dim.
@@ -948,7 +948,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.rot90(k, dims),
         )
 
-    def atleast_1d(self) -> Self:
+    def atleast_1d(self):
         """At least one batch dim (a view).
 
         A tensordict with no batch dims gets batch size ``[1]``; others are returned as
@@ -972,7 +972,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
-    def atleast_2d(self) -> Self:
+    def atleast_2d(self):
         """At least two batch dims (a view).
 
         Size-one batch dims are added in front, as ``torch.atleast_2d`` does for a 1-d
@@ -996,7 +996,7 @@ class TensorDictGeneratedOps:
             leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
 
-    def atleast_3d(self) -> Self:
+    def atleast_3d(self):
         """At least three batch dims (a view).
 
         Size-one batch dims are added in front (unlike ``torch.atleast_3d``, which adds

@@ -51,7 +51,9 @@ def lazy_ops() -> LazyStackedTensorDict:
     first = lazy[0]
     a: torch.Tensor = lazy.get("a")
     assert a.shape == (2, 2) and first.batch_size == ()
-    return plus.unsqueeze(0).squeeze(0)
+    # shape ops taking (*args, **kwargs), as 0.15.3 lists them, are typed Any
+    back: LazyStackedTensorDict = plus.unsqueeze(0).squeeze(0)
+    return back
 
 
 def derived_ops() -> Derived:
