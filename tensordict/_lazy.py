@@ -38,7 +38,16 @@ from tensordict._pytree import PytreeMixin
 from tensordict._registry import container_class, register
 from tensordict._persistence import PersistenceMixin
 from tensordict._module_state import ModuleStateMixin
-from tensordict._repr import _indent, entry_repr, tensor_shape
+from tensordict._repr import (
+    _indent,
+    compact_repr,
+    entry_repr,
+    printoptions,
+    sorted_items,
+    tensor_attributes,
+    tensor_shape,
+    trailer_parts,
+)
 from tensordict._td import (
     TensorDict,
     _indexed_batch_shape,
@@ -1723,19 +1732,18 @@ def _block(name: str, lines: list[str]) -> str:
 
 
 def _lazy_repr(td: LazyStackedTensorDict) -> str:
+    if printoptions()["compact"]:
+        return compact_repr(td)
     sd = td.stack_dim
     ndim = len(td._batch_size)
     fields = []
-    for key in sorted(td._own_keys()):
+    for key, _ in sorted_items((key, None) for key in td._own_keys()):
         vals = td._member_values(key)
         first = vals[0]
         if isinstance(first, Tensor):
             shape = _stacked_shape(vals, sd, ndim)
             shared = all(v.is_shared() for v in vals)
-            text = (
-                f"Tensor(shape={shape!r}, device={first.device}, dtype={first.dtype}, "
-                f"is_shared={shared})"
-            )
+            text = f"Tensor({', '.join(tensor_attributes(first, shape, shared))})"
         elif _is_node(first):
             text = repr(LazyStackedTensorDict._new_unsafe(vals, sd))
         else:
@@ -1754,9 +1762,7 @@ def _lazy_repr(td: LazyStackedTensorDict) -> str:
     parts = [
         _block("fields", fields),
         _block("exclusive_fields", exclusive),
-        f"batch_size={td.batch_size!r}",
-        f"device={td.device}",
-        f"is_shared={td.is_shared()}",
+        *trailer_parts(td),
         f"stack_dim={sd}",
     ]
     return f"{type(td).__name__}(\n" + ",\n".join(_indent(p, 1) for p in parts) + ")"

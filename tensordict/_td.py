@@ -307,14 +307,26 @@ class TensorDict(
             stack.names = names
         return stack
 
-    def auto_batch_size_(self, batch_dims: int | None = None) -> "TensorDict":
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> "TensorDict":
         """Set the batch size to the longest one every entry shares (at most
-        ``batch_dims`` dims); nested tensordicts get theirs first."""
+        ``batch_dims`` dims, here and in each nested tensordict); nested tensordicts
+        get theirs first. With ``keep_compliant_size=True`` and ``batch_dims``, a
+        nested tensordict that has ``batch_dims`` dims or more keeps its batch size;
+        lazy stacks and non-tensor stacks always keep theirs."""
         shapes = []
         for value in self._tensordict.values():
             if isinstance(value, TensorDictBase):
-                if hasattr(value, "auto_batch_size_"):
-                    value.auto_batch_size_()
+                keep = keep_compliant_size and batch_dims is not None
+                if type(value) is TensorDict and not (
+                    keep and value.batch_dims >= batch_dims
+                ):
+                    value.auto_batch_size_(batch_dims, keep_compliant_size)
+                elif getattr(type(value), "_is_tensorclass", False) and not (
+                    value._is_non_tensor or (keep and value.batch_dims >= batch_dims)
+                ):
+                    value._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
                 shapes.append(value.batch_size)
             elif isinstance(value, Tensor):
                 shapes.append(value.shape)

@@ -46,7 +46,8 @@ from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
-from tensordict._repr import _indent
+from tensordict._repr import _indent, compact_repr, printoptions
+from typing_extensions import dataclass_transform
 from tensordict._td import (
     _CONVERTIBLE,
     TensorDict,
@@ -812,6 +813,8 @@ class TensorClass(
             object.__setattr__(self, key, value)
 
     def __repr__(self) -> str:
+        if printoptions()["compact"]:
+            return compact_repr(self)
         td = self._tensordict
         items = dict(td._own_items())
         for name in self._tc_fields:
@@ -951,6 +954,7 @@ def _fix_class_cells(namespace: dict, old: type, new: type) -> None:
                     cell.cell_contents = new
 
 
+@dataclass_transform()
 def tensorclass(
     cls: type | None = None,
     /,
@@ -1073,6 +1077,11 @@ def from_dataclass(
         out._tensordict.auto_batch_size_(batch_dims)
         return out
     return cls(**values, batch_size=batch_size, device=device)
+
+
+# TensorDict.from_dataclass(as_tensorclass=True) reaches this function through the
+# registry (tensordict/_conversions.py sits below this module).
+TensorClass._from_dataclass = staticmethod(from_dataclass)
 
 
 # --------------------------------------------------------------------------------------
