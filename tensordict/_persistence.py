@@ -616,7 +616,7 @@ class PersistenceMixin:
         of its own: ``saved_path`` is None)."""
         if parent.is_locked and _marked(parent) is not None and _keeps_file_views(index):
             _mark(self, _ANONYMOUS)
-            self._set_lock(True)
+            self._is_locked = True  # nested views were locked when they were indexed
 
     def is_memmap(self) -> bool:
         """True for a tensordict made by :meth:`memmap_`, :meth:`memmap` or
