@@ -859,9 +859,12 @@ class LazyStackedTensorDict(
         ids = self._member_ids(stack_part)
         if not ids:
             return self._empty_result(index, stack_out)
-        return LazyStackedTensorDict._new_unsafe(
+        result = LazyStackedTensorDict._new_unsafe(
             [member(i) for i in ids], stack_out, stack_dim_name=self._stack_dim_name
         )
+        if self.is_locked:  # a view of a memory-mapped stack stays one
+            result._memmap_view_from(self, index)
+        return result
 
     def _empty_result(self, index, stack_out):
         bs = _indexed_batch_shape(

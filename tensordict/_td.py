@@ -591,7 +591,10 @@ class TensorDict(
         names = None
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
-        return _new_tensordict(storage, new_bs, self._device, names)
+        result = _new_tensordict(storage, new_bs, self._device, names)
+        if self._is_locked:  # a view of a memory-mapped tensordict stays one
+            result._memmap_view_from(self, idx)
+        return result
 
     def _set_at_index(self, index, value) -> None:
         idx = _normalize_index(index, self._batch_size)
