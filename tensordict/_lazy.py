@@ -29,6 +29,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
@@ -82,6 +83,7 @@ class LazyStackedTensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
+    MapMixin,
     LazyStackedTensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,

@@ -16,6 +16,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._atomic import broadcasts_to
@@ -151,6 +152,7 @@ class TensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
+    MapMixin,
     TensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,

@@ -42,6 +42,7 @@ from torch import Tensor
 
 from tensordict import _errors, _tc_options, _torch_function
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
@@ -368,7 +369,7 @@ def _unwrap(value: Any) -> Any:
 
 @register
 class TensorClass(
-    PersistenceMixin, DistributedMixin, TensorClassGeneratedOps, TensorDictBase
+    PersistenceMixin, DistributedMixin, MapMixin, TensorClassGeneratedOps, TensorDictBase
 ):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
