@@ -29,6 +29,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
@@ -38,7 +39,16 @@ from tensordict._pytree import PytreeMixin
 from tensordict._registry import container_class, register
 from tensordict._persistence import PersistenceMixin
 from tensordict._module_state import ModuleStateMixin
-from tensordict._repr import _indent, entry_repr, tensor_shape
+from tensordict._repr import (
+    _indent,
+    compact_repr,
+    entry_repr,
+    printoptions,
+    sorted_items,
+    tensor_attributes,
+    tensor_shape,
+    trailer_parts,
+)
 from tensordict._td import (
     TensorDict,
     _indexed_batch_shape,
@@ -73,6 +83,7 @@ class LazyStackedTensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
+    MapMixin,
     LazyStackedTensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,
@@ -850,9 +861,12 @@ class LazyStackedTensorDict(
         ids = self._member_ids(stack_part)
         if not ids:
             return self._empty_result(index, stack_out)
-        return LazyStackedTensorDict._new_unsafe(
+        result = LazyStackedTensorDict._new_unsafe(
             [member(i) for i in ids], stack_out, stack_dim_name=self._stack_dim_name
         )
+        if self.is_locked:  # a view of a memory-mapped stack stays one
+            result._memmap_view_from(self, index)
+        return result
 
     def _empty_result(self, index, stack_out):
         bs = _indexed_batch_shape(
@@ -1723,19 +1737,18 @@ def _block(name: str, lines: list[str]) -> str:
 
 
 def _lazy_repr(td: LazyStackedTensorDict) -> str:
+    if printoptions()["compact"]:
+        return compact_repr(td)
     sd = td.stack_dim
     ndim = len(td._batch_size)
     fields = []
-    for key in sorted(td._own_keys()):
+    for key, _ in sorted_items((key, None) for key in td._own_keys()):
         vals = td._member_values(key)
         first = vals[0]
         if isinstance(first, Tensor):
             shape = _stacked_shape(vals, sd, ndim)
             shared = all(v.is_shared() for v in vals)
-            text = (
-                f"Tensor(shape={shape!r}, device={first.device}, dtype={first.dtype}, "
-                f"is_shared={shared})"
-            )
+            text = f"Tensor({', '.join(tensor_attributes(first, shape, shared))})"
         elif _is_node(first):
             text = repr(LazyStackedTensorDict._new_unsafe(vals, sd))
         else:
@@ -1754,9 +1767,7 @@ def _lazy_repr(td: LazyStackedTensorDict) -> str:
     parts = [
         _block("fields", fields),
         _block("exclusive_fields", exclusive),
-        f"batch_size={td.batch_size!r}",
-        f"device={td.device}",
-        f"is_shared={td.is_shared()}",
+        *trailer_parts(td),
         f"stack_dim={sd}",
     ]
     return f"{type(td).__name__}(\n" + ",\n".join(_indent(p, 1) for p in parts) + ")"

@@ -16,6 +16,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._atomic import broadcasts_to
@@ -151,6 +152,7 @@ class TensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
+    MapMixin,
     TensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,
@@ -307,14 +309,26 @@ class TensorDict(
             stack.names = names
         return stack
 
-    def auto_batch_size_(self, batch_dims: int | None = None) -> "TensorDict":
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> "TensorDict":
         """Set the batch size to the longest one every entry shares (at most
-        ``batch_dims`` dims); nested tensordicts get theirs first."""
+        ``batch_dims`` dims, here and in each nested tensordict); nested tensordicts
+        get theirs first. With ``keep_compliant_size=True`` and ``batch_dims``, a
+        nested tensordict that has ``batch_dims`` dims or more keeps its batch size;
+        lazy stacks and non-tensor stacks always keep theirs."""
         shapes = []
         for value in self._tensordict.values():
             if isinstance(value, TensorDictBase):
-                if hasattr(value, "auto_batch_size_"):
-                    value.auto_batch_size_()
+                keep = keep_compliant_size and batch_dims is not None
+                if type(value) is TensorDict and not (
+                    keep and value.batch_dims >= batch_dims
+                ):
+                    value.auto_batch_size_(batch_dims, keep_compliant_size)
+                elif getattr(type(value), "_is_tensorclass", False) and not (
+                    value._is_non_tensor or (keep and value.batch_dims >= batch_dims)
+                ):
+                    value._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
                 shapes.append(value.batch_size)
             elif isinstance(value, Tensor):
                 shapes.append(value.shape)
@@ -579,7 +593,10 @@ class TensorDict(
         names = None
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
-        return _new_tensordict(storage, new_bs, self._device, names)
+        result = _new_tensordict(storage, new_bs, self._device, names)
+        if self._is_locked:  # a view of a memory-mapped tensordict stays one
+            result._memmap_view_from(self, idx)
+        return result
 
     def _set_at_index(self, index, value) -> None:
         idx = _normalize_index(index, self._batch_size)

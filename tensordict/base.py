@@ -32,6 +32,7 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _is_leaf_nontensor,
 )
 from tensordict._conversions import ConversionMethods
+from tensordict._interchange import InterchangeMethods
 from tensordict._tensorcollection import TensorCollection
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
@@ -139,7 +140,9 @@ class _KeysView:
 
 
 @register
-class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
+class TensorDictBase(
+    CompatMethods, ConversionMethods, InterchangeMethods, TensorCollection
+):
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
     __slots__ = ()
@@ -405,7 +408,7 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         elif "default" in kwargs:
             default = kwargs["default"]
         else:
-            default = None if _modes._STATE["get_defaults_to_none"] else NO_DEFAULT
+            default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
         return self._get_path(unravel_key_to_tuple(key), default)

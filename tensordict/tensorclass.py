@@ -42,11 +42,13 @@ from torch import Tensor
 
 from tensordict import _errors, _tc_options, _torch_function
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
-from tensordict._repr import _indent
+from tensordict._repr import _indent, compact_repr, printoptions
+from typing_extensions import dataclass_transform
 from tensordict._td import (
     _CONVERTIBLE,
     TensorDict,
@@ -367,7 +369,7 @@ def _unwrap(value: Any) -> Any:
 
 @register
 class TensorClass(
-    PersistenceMixin, DistributedMixin, TensorClassGeneratedOps, TensorDictBase
+    PersistenceMixin, DistributedMixin, MapMixin, TensorClassGeneratedOps, TensorDictBase
 ):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
@@ -812,6 +814,8 @@ class TensorClass(
             object.__setattr__(self, key, value)
 
     def __repr__(self) -> str:
+        if printoptions()["compact"]:
+            return compact_repr(self)
         td = self._tensordict
         items = dict(td._own_items())
         for name in self._tc_fields:
@@ -951,6 +955,7 @@ def _fix_class_cells(namespace: dict, old: type, new: type) -> None:
                     cell.cell_contents = new
 
 
+@dataclass_transform()
 def tensorclass(
     cls: type | None = None,
     /,
@@ -1073,6 +1078,11 @@ def from_dataclass(
         out._tensordict.auto_batch_size_(batch_dims)
         return out
     return cls(**values, batch_size=batch_size, device=device)
+
+
+# TensorDict.from_dataclass(as_tensorclass=True) reaches this function through the
+# registry (tensordict/_conversions.py sits below this module).
+TensorClass._from_dataclass = staticmethod(from_dataclass)
 
 
 # --------------------------------------------------------------------------------------

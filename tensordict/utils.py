@@ -19,6 +19,7 @@ from tensordict.base import (
 )  # noqa: F401
 
 # 0.15.3's private helpers that existing code imports from here (tensordict/_compat.py)
+from tensordict._repr import get_printoptions, set_printoptions  # noqa: F401
 from tensordict._compat import (  # noqa: F401  (re-exported)
     Buffer,
     _default_is_leaf,

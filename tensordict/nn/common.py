@@ -423,7 +423,9 @@ class TensorDictModule(TensorDictModuleBase):
         self._out_keys_changed()
 
     def _out_keys_changed(self) -> None:
-        # which outputs of the callable are written, and where: (position, key)
+        # which outputs of the callable are written, and where: (position, key); the
+        # plan holds for this very out_keys list (forward re-plans when it is replaced)
+        self.__dict__["_planned_out_keys"] = self.out_keys
         source = self.out_keys_source
         selected = self.out_keys
         self._n_outputs = len(source)
@@ -445,6 +447,14 @@ class TensorDictModule(TensorDictModuleBase):
             and isinstance(source[0], str)
         )
         self._plain_out_key = source[0] if plain else None
+
+    def _out_keys_reassigned(self) -> None:
+        """``module.out_keys = [...]`` after construction: the new list is the full
+        set of outputs (any :meth:`select_out_keys` choice is dropped)."""
+        self.out_keys = _key_list(self.out_keys, "out_keys")
+        self.__dict__.pop("_out_keys_source", None)
+        self.__dict__.pop("_dropped_out_keys", None)
+        self._out_keys_changed()
 
     @property
     def device(self) -> torch.device | None:
@@ -478,6 +488,8 @@ class TensorDictModule(TensorDictModuleBase):
                 f"{_describe(self)} takes one tensordict, got {len(args)} more "
                 f"positional arguments"
             )
+        if self.out_keys is not self._planned_out_keys:
+            self._out_keys_reassigned()
         mode = _SKIP_EXISTING.get()
         if mode is not False and outputs_exist(
             tensordict, self.in_keys, self.out_keys, mode
@@ -486,7 +498,11 @@ class TensorDictModule(TensorDictModuleBase):
         out_key = self._plain_out_key
         if out_key is not None and tensordict_out is None and not kwargs:
             get = tensordict.get
-            inputs = [get(key, None) for key in self.in_keys]
+            in_keys = self.in_keys
+            if len(in_keys) == 1:  # the common case, without building a list
+                inputs = (get(in_keys[0], None),)
+            else:
+                inputs = [get(key, None) for key in in_keys]
             module = self._modules.get("module")  # an nn.Module is registered there
             if module is None:
                 module = self.__dict__["module"]
