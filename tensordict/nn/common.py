@@ -349,7 +349,8 @@ class TensorDictModule(TensorDictModuleBase):
             argument names to keys, ``False`` keys to argument names.
         inplace: ``True`` (the default) writes the outputs into the input tensordict;
             ``False`` into a new ``TensorDict`` without batch dims; ``"empty"`` into an
-            empty copy of the input (same class, batch size and device).
+            empty copy of the input (same class, batch size and device); ``None``
+            is ``False`` (TorchRL's ``SafeSequential`` passes it on).
         method: call ``module.<method>`` instead of ``module`` itself.
         method_kwargs: extra keyword arguments for every call.
         strict: a missing input key is an error before the call (by default the
@@ -408,7 +409,7 @@ class TensorDictModule(TensorDictModuleBase):
             self.in_keys = _key_list(in_keys, "in_keys")
             self._arg_names = None
         self.out_keys = _key_list(out_keys, "out_keys")
-        if inplace not in (True, False, "empty"):
+        if inplace not in (True, False, "empty", None):
             raise ValueError(
                 f"TensorDictModule: inplace must be True, False or 'empty', got "
                 f"{inplace!r}"
@@ -428,7 +429,10 @@ class TensorDictModule(TensorDictModuleBase):
         source = self.out_keys_source
         selected = self.out_keys
         self._n_outputs = len(source)
-        self._write_plan = [(i, k) for i, k in enumerate(source) if k in selected]
+        # an output at "_" is dropped, as in 0.15.3 (out_keys=["_", "y"])
+        self._write_plan = [
+            (i, k) for i, k in enumerate(source) if k in selected and k != "_"
+        ]
         # The common call (positional inputs, one tensor out written in place under a
         # plain key, no option) takes a short path in forward.
         plain = (
@@ -543,16 +547,16 @@ class TensorDictModule(TensorDictModuleBase):
             dest = tensordict_out
         elif self.inplace is True:
             dest = tensordict
-        elif self.inplace is False:
+        elif self.inplace is False or self.inplace is None:  # None: as False
             dest = _new_tensordict()
         else:
             dest = tensordict.empty()
         kind = type(outputs)
         if kind is not tuple and kind is not list:
-            if (
-                isinstance(outputs, TensorDictBase)
-                and self._n_outputs > 1
-                and all(key in outputs.keys(True) for _, key in self._write_plan)
+            # a tensordict holding every out_key (one included, as in 0.15.3:
+            # TorchRL's spec.zero() of a nested action) gives its entries
+            if isinstance(outputs, TensorDictBase) and all(
+                key in outputs.keys(True) for _, key in self._write_plan
             ):
                 outputs = tuple(
                     outputs.get(key) if key in outputs.keys(True) else None
