@@ -462,6 +462,9 @@ class _Runner:
         try:
             return future.result()
         except BrokenProcessPool as error:
+            for process in self._processes():  # the pool is tearing down: let them end,
+                if process.exitcode is None:  # so that each exit status is known
+                    process.join(timeout=2.0)
             raise RuntimeError(
                 f"map: a worker process died while chunk {i} was running "
                 f"({self._deaths() or 'no exit code recorded'}); the pool was shut down"
