@@ -2592,6 +2592,9 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to move or cast
             return self
+        shortcut = self._moved_whole(device, dtype, non_blocking)
+        if shortcut is not None:  # done without the leaf-by-leaf way
+            return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         return rebuild(new, device=new_device)
@@ -2611,6 +2614,9 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to move or cast
             return self
+        shortcut = self._moved_whole(device, dtype, non_blocking)
+        if shortcut is not None:  # done without the leaf-by-leaf way
+            return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         return rebuild(new, device=new_device)
@@ -2631,6 +2637,9 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to move or cast
             return self
+        shortcut = self._moved_whole(device, dtype, non_blocking)
+        if shortcut is not None:  # done without the leaf-by-leaf way
+            return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         return rebuild(new, device=new_device)
