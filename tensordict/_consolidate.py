@@ -5,8 +5,9 @@
 views of it. Moving it is then one copy of the block: pickling (also through a
 ``torch.multiprocessing`` queue, which sends one shared-memory handle), the distributed
 calls (``tensordict/_distributed.py``) and :meth:`ConsolidateMixin._moved_whole` move
-the block and rebuild the views. (The generated ``to`` does not call ``_moved_whole``
-yet: it still copies leaf by leaf; the result is not consolidated.)
+the block and rebuild the views; the generated ``to``/``cpu``/``cuda`` try
+``_moved_whole`` first (the ``shortcut`` of ``spec/device.yaml``), so moving a
+consolidated tensordict to another device is one copy and its result is consolidated.
 
 The block is kept on the consolidated container itself (the ``_consolidated`` slot of
 ``TensorDict`` and ``LazyStackedTensorDict``; a tensorclass keeps it on the tensordict
@@ -241,10 +242,12 @@ class ConsolidateMixin:
         views of a private (copy-on-write) map of the file."""
         return from_consolidated(filename)
 
-    def _moved_whole(self, device, non_blocking: bool = False):
+    def _moved_whole(self, device, dtype=None, non_blocking: bool = False):
         """This tensordict on ``device`` in one copy of its storage (consolidated, as
-        this one is), or None when it is not consolidated. The hook for ``to(device)``:
-        the generated ``to`` copies leaf by leaf and does not call it yet."""
+        this one is), or None when it is not consolidated or ``dtype`` casts (then
+        ``to`` goes leaf by leaf). The ``shortcut`` of the generated ``to``."""
+        if device is None or dtype is not None:
+            return None
         parts = consolidated_parts(self)
         if parts is None:
             return None

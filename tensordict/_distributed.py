@@ -23,6 +23,8 @@ Collectives that need the same structure on every rank (``all_reduce``, ``reduce
 and raise, naming the key, on every rank when they differ. Collectives that build new
 tensordicts (``broadcast``, ``all_gather``, ``scatter``, ``init_remote`` /
 ``from_remote_init``) send the structure as JSON beside the block: nothing is pickled.
+A tensordict memory-mapped in a folder goes with ``init_remote`` / ``broadcast`` as its
+folder's path and signature instead (a shared filesystem; ``as_path=False`` sends data).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ FIRST_MESSAGE_BYTES = 1 << 16
 LARGE_LEAF_BYTES = 1 << 17
 _HEADER_BYTES = 64
 _MAGIC = 0x54444431  # "TDD1": this stream format
+_MAGIC_PATH = 0x54445031  # "TDP1": a memory-mapped tensordict sent as its folder
 _WHOLE, _SPLIT = 1, 2  # one consolidated block / packed small leaves + large leaves
 
 
@@ -431,6 +434,50 @@ def _rebuilt(block: Tensor, meta: bytes, device=None):
     )
 
 
+def _as_path(td, as_path) -> bytes | None:
+    """The description of ``td`` as its folder (JSON: the path and the signature of
+    its leaves) when it travels as a path: a memory-mapped tensordict with a folder,
+    unless ``as_path=False``. ``as_path=True`` on another one is an error."""
+    folder = td.saved_path if td.is_memmap() else None
+    if folder is None:
+        if as_path:
+            raise ValueError(
+                "as_path=True needs a tensordict memory-mapped in a folder (memmap_, "
+                "memmap or memmap_like with a prefix); this one is not"
+            )
+        return None
+    if as_path is False:
+        return None
+    sig = _Plan(td).sig
+    return json.dumps({"path": str(folder), "signature": sig.decode()}).encode()
+
+
+def _loaded_from_path(meta: bytes, src: int, device=None):
+    """The receiving side of :func:`_as_path`: the folder opened with ``load_memmap``
+    (locked, memory-mapped), checked against the sender's signature."""
+    desc = json.loads(meta)
+    folder = desc["path"]
+    try:
+        td = container_class("TensorDict").load_memmap(folder)
+    except FileNotFoundError as error:
+        raise FileNotFoundError(
+            f"rank {src} sent a memory-mapped tensordict as its folder {folder!r}, "
+            f"which this rank cannot read (no shared filesystem?); send it with "
+            f"as_path=False to move the data instead"
+        ) from error
+    theirs = desc["signature"].encode()
+    mine = _Plan(td).sig
+    if fingerprint(mine) != fingerprint(theirs):
+        where = first_difference(mine, theirs) or "the leaves differ"
+        raise RuntimeError(
+            f"the memory-mapped tensordict in {folder!r} does not match what rank {src} "
+            f"sent: {where} (is it the same folder on both machines?)"
+        )
+    if device is not None:
+        return td.to(device)
+    return td.lock_()
+
+
 def _group_rank_of(global_rank: int, group) -> int:
     if group is None:
         return global_rank
@@ -602,26 +649,36 @@ class DistributedMixin:
         )
         return None if pending is None else [pending]
 
-    def broadcast(self, src: int, *, group=None, device=None):
+    def broadcast(self, src: int, *, group=None, device=None, as_path=None):
         """Rank ``src``'s tensordict on every rank of ``group`` (the others may call
         it on an empty tensordict): ``src`` consolidates it and sends the structure
         (JSON) and the storage; every rank returns a consolidated tensordict (on
-        ``src``, the consolidated tensordict itself). Three collectives."""
+        ``src``, the consolidated tensordict itself). Three collectives.
+
+        A tensordict memory-mapped in a folder goes as the folder's path and its
+        leaves' signature (two small collectives, no data): the other ranks open it
+        with ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data."""
         comm = _comm_device(group)
         is_src = dist.get_rank() == src
-        if is_src:
+        path_meta = _as_path(self, as_path) if is_src else None
+        if path_meta is not None:
+            td, block, meta = self, None, path_meta
+            sizes = torch.tensor([_MAGIC_PATH, len(meta), 0], device=comm)
+        elif is_src:
             td, block, meta = _consolidated(self, device)
             sizes = torch.tensor([_MAGIC, len(meta), block.numel()], device=comm)
         else:
             sizes = torch.zeros(3, dtype=torch.int64, device=comm)
         dist.broadcast(sizes, src, group=group)
-        _, meta_len, nbytes = sizes.tolist()
+        magic, meta_len, nbytes = sizes.tolist()
         meta_t = (
             _bytes_tensor(meta, comm)
             if is_src
             else torch.empty(meta_len, dtype=torch.uint8, device=comm)
         )
         dist.broadcast(meta_t, src, group=group)
+        if magic == _MAGIC_PATH:  # a shared folder: no data on the wire
+            return td if is_src else _loaded_from_path(bytes(meta_t.tolist()), src, device)
         if is_src:
             dist.broadcast(block, src, group=group)
             return td
@@ -741,19 +798,30 @@ class DistributedMixin:
         group=None,
         device=None,
         use_broadcast: bool = False,
+        *,
+        as_path=None,
     ):
         """Send the tensordict with its structure to rank ``dst``, which calls
         :meth:`from_remote_init` and learns the structure from it (JSON; nothing is
         pickled). Send later values with ``send(dst)`` into the tensordict it
-        returned. ``use_broadcast=True`` broadcasts to the whole group instead."""
+        returned. ``use_broadcast=True`` broadcasts to the whole group instead.
+
+        A tensordict memory-mapped in a folder goes as the folder's path and its
+        leaves' signature (two small messages, no data); the receiver opens it with
+        ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data."""
         if use_broadcast:
-            self.broadcast(dist.get_rank(), group=group, device=device)
+            self.broadcast(dist.get_rank(), group=group, device=device, as_path=as_path)
             return None
         if dst is None:
             raise ValueError("init_remote: give the receiving rank dst")
         comm = _comm_device(group)
-        td, block, meta = _consolidated(self)
-        sizes = torch.tensor([_MAGIC, len(meta), block.numel()], device=comm)
+        meta = _as_path(self, as_path)
+        if meta is not None:  # a shared folder: its path, no data on the wire
+            block = torch.empty(0, dtype=torch.uint8)
+            sizes = torch.tensor([_MAGIC_PATH, len(meta), 0], device=comm)
+        else:
+            td, block, meta = _consolidated(self)
+            sizes = torch.tensor([_MAGIC, len(meta), block.numel()], device=comm)
         works = [
             dist.isend(sizes, dst, group=group, tag=0),
             dist.isend(_bytes_tensor(meta, comm), dst, group=group, tag=1),
@@ -777,13 +845,15 @@ class DistributedMixin:
         sizes = torch.zeros(3, dtype=torch.int64, device=comm)
         dist.recv(sizes, src, group=group, tag=0)
         magic, meta_len, nbytes = sizes.tolist()
-        if magic != _MAGIC:
+        if magic not in (_MAGIC, _MAGIC_PATH):
             raise RuntimeError(
                 f"from_remote_init: rank {src} did not send a tensordict with "
                 f"init_remote (magic {magic:#x})"
             )
         meta_t = torch.empty(meta_len, dtype=torch.uint8, device=comm)
         dist.recv(meta_t, src, group=group, tag=1)
+        if magic == _MAGIC_PATH:  # a shared folder: no data on the wire
+            return _loaded_from_path(bytes(meta_t.tolist()), src, device)
         block = torch.empty(
             nbytes, dtype=torch.uint8, device=device if device is not None else comm
         )

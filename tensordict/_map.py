@@ -416,7 +416,11 @@ class _Runner:
             self._processes()
             return future
         if isinstance(self.user_pool, multiprocessing.pool.Pool):
-            return _PoolFuture(self.user_pool.apply_async(_run_chunk, args))
+            future = _PoolFuture(self.user_pool.apply_async(_run_chunk, args))
+            self.processes.extend(
+                p for p in getattr(self.user_pool, "_pool", []) if p not in self.processes
+            )
+            return future
         return self.user_pool.submit(_run_chunk, *args)
 
     def results(self, ordered: bool, allocate: bool):
@@ -458,6 +462,9 @@ class _Runner:
         try:
             return future.result()
         except BrokenProcessPool as error:
+            for process in self._processes():  # the pool is tearing down: let them end,
+                if process.exitcode is None:  # so that each exit status is known
+                    process.join(timeout=2.0)
             raise RuntimeError(
                 f"map: a worker process died while chunk {i} was running "
                 f"({self._deaths() or 'no exit code recorded'}); the pool was shut down"
@@ -478,15 +485,19 @@ class _Runner:
         return ", ".join(texts)
 
     def _check_alive(self) -> None:
-        """A caller's ``multiprocessing.Pool`` never reports a dead worker: look."""
+        """A caller's ``multiprocessing.Pool`` never reports a dead worker (it replaces
+        it and waits forever for its task): look at every worker seen so far."""
         if not isinstance(self.user_pool, multiprocessing.pool.Pool):
             return
         for process in list(getattr(self.user_pool, "_pool", [])):
+            if process not in self.processes:
+                self.processes.append(process)
+        for process in self.processes:
             code = process.exitcode
             if code is not None and code < 0:
                 raise RuntimeError(
-                    f"map: a worker process of the pool died (pid {process.pid}, "
-                    f"signal {-code}); its chunk will never finish"
+                    f"map: a worker process of the pool died ({self._deaths()}); "
+                    "its chunk will never finish"
                 )
 
 

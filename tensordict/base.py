@@ -196,6 +196,11 @@ class TensorDictBase(
         """Write ``value`` (a tensordict, dict, tensor or number) at ``index``."""
         raise NotImplementedError
 
+    def _moved_whole(self, device, dtype=None, non_blocking: bool = False):
+        """``to``'s shortcut: the moved tensordict when the container can move all its
+        leaves at once (a consolidated one: ``tensordict/_consolidate.py``), else None."""
+        return None
+
     # The leaf primitives generated ops call (docs/architecture.md).
 
     def _leaves(self) -> list[Tensor]:

@@ -152,6 +152,77 @@ def test_moved_whole_copies_the_storage_once():
     assert _nested()._moved_whole("cpu") is None
 
 
+def _count_tensor_to(monkeypatch) -> list:
+    """Record every ``Tensor.to`` call (its tensor's number of bytes)."""
+    calls = []
+    real = torch.Tensor.to
+
+    def counting(self, *args, **kwargs):
+        calls.append(self.numel() * self.element_size())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "to", counting)
+    return calls
+
+
+@pytest.mark.parametrize("how", ["to", "cpu", "to_device_kw"])
+def test_to_of_a_consolidated_tensordict_is_one_copy(monkeypatch, how):
+    c = _nested().consolidate()
+    calls = _count_tensor_to(monkeypatch)
+    moved = {"to": lambda: c.to("cpu"), "cpu": c.cpu,
+             "to_device_kw": lambda: c.to(device="cpu", non_blocking=True)}[how]()
+    assert len(calls) == 1  # the one storage, not one call per leaf
+    assert moved.is_consolidated() and moved.is_locked
+    assert moved.device == torch.device("cpu") and moved["text"] == "kept"
+    assert len(_storages(moved)) == 1
+    _same_values(moved, c)
+
+
+def test_to_meta_of_a_consolidated_tensordict_moves_the_block(monkeypatch):
+    c = _nested().consolidate()
+    calls = _count_tensor_to(monkeypatch)
+    moved = c.to("meta")
+    assert len(calls) == 1
+    assert moved.device == torch.device("meta") and moved["b", "d"].is_meta
+    assert moved["b", "d"].shape == (3, 4) and moved["b", "d"].dtype == torch.float64
+    assert moved.is_locked
+
+
+def test_to_with_a_cast_or_of_a_plain_tensordict_goes_leaf_by_leaf(monkeypatch):
+    c = _nested().consolidate()
+    calls = _count_tensor_to(monkeypatch)
+    cast = c.to(torch.float64)
+    assert len(calls) == 4 and not cast.is_consolidated()
+    assert cast["b", "c"].dtype == torch.float64
+    calls.clear()
+    plain = _nested().to("cpu")
+    assert len(calls) == 4 and not plain.is_consolidated()
+
+
+def test_to_of_a_consolidated_tensorclass_is_one_copy(monkeypatch):
+    from tensordict import tensorclass
+
+    @tensorclass
+    class Obs:
+        x: torch.Tensor
+        y: torch.Tensor
+
+    c = Obs(x=torch.zeros(3, 2), y=torch.ones(3), batch_size=[3]).consolidate()
+    calls = _count_tensor_to(monkeypatch)
+    moved = c.to("cpu")
+    assert len(calls) == 1 and isinstance(moved, Obs) and moved.is_consolidated()
+    assert torch.equal(moved.y, torch.ones(3))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_to_cuda_of_a_consolidated_tensordict_is_one_copy_and_consolidated():
+    c = _nested().consolidate()
+    on_gpu = c.to("cuda")
+    assert on_gpu.is_consolidated() and on_gpu["b", "c"].is_cuda
+    assert on_gpu.cuda() is on_gpu or on_gpu.cuda().is_consolidated()
+    _same_values(on_gpu.to("cpu"), c)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_moved_whole_to_cuda_and_back():
     c = _nested().consolidate()

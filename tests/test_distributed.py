@@ -366,3 +366,64 @@ def three_ranks(rank, world):
 
 def test_three_ranks_and_a_subgroup(tmp_path):
     _spawn(3, "three_ranks", f"file://{tmp_path / 'init'}")
+
+
+# ------------------------------------------------------- memory-mapped: a path, no data
+def _count_wire(counts: dict) -> None:
+    """Count the messages and bytes this process hands to torch.distributed."""
+    for name in ("isend", "send", "broadcast"):
+        real = getattr(dist, name)
+
+        def counting(tensor, *args, _real=real, _name=name, **kwargs):
+            counts["messages"] += 1
+            counts["bytes"] += tensor.numel() * tensor.element_size()
+            return _real(tensor, *args, **kwargs)
+
+        setattr(dist, name, counting)
+
+
+def memmap_as_path(rank, world):
+    folder = os.environ["TD_TEST_MEMMAP_FOLDER"]
+    counts = {"messages": 0, "bytes": 0}
+    _count_wire(counts)
+    data_bytes = 4 * 1000 * 64 + 8 * 1000
+    if rank == 0:
+        td = TensorDict(
+            obs=torch.arange(64000, dtype=torch.float32).view(1000, 64),
+            nested=TensorDict(step=torch.arange(1000), batch_size=[1000]),
+            batch_size=[1000],
+        ).memmap_(folder)
+        td.init_remote(dst=1)
+        assert counts["messages"] == 2 and counts["bytes"] < 1024, counts
+        sent = dict(counts)
+        got = td.broadcast(src=0)
+        assert got is td
+        # only the sizes and the path (+ signature): no leaf bytes
+        assert counts["messages"] - sent["messages"] == 2
+        assert counts["bytes"] - sent["bytes"] < 1024 < data_bytes
+        # as_path=False: the data moves (as before)
+        before = counts["bytes"]
+        td.init_remote(dst=1, as_path=False)
+        assert counts["bytes"] - before > data_bytes
+        # a folder the receiver cannot read: its error says so
+        other = TensorDict(x=torch.zeros(3), batch_size=[3]).memmap_(folder + "-gone")
+        os.rename(folder + "-gone", folder + "-elsewhere")
+        other.init_remote(dst=1)
+    else:
+        got = TensorDict.from_remote_init(src=0)
+        assert got.is_memmap() and str(got.saved_path) == folder
+        assert torch.equal(got["obs"][3], torch.arange(192, 256, dtype=torch.float32))
+        assert torch.equal(got["nested", "step"], torch.arange(1000))
+        got = TensorDict().broadcast(src=0)
+        # the receiving side of the broadcasts: the sizes and the path, no data
+        assert counts["messages"] == 2 and counts["bytes"] < 1024, counts
+        assert got.is_memmap() and torch.equal(got["nested", "step"], torch.arange(1000))
+        moved = TensorDict.from_remote_init(src=0)
+        assert not moved.is_memmap() and torch.equal(moved["obs"], got["obs"])
+        with pytest.raises(FileNotFoundError, match="cannot read.*as_path=False"):
+            TensorDict.from_remote_init(src=0)
+
+
+def test_memmap_tensordict_travels_as_its_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("TD_TEST_MEMMAP_FOLDER", str(tmp_path / "shared"))
+    _spawn(2, "memmap_as_path", f"tcp://127.0.0.1:{_free_port()}")

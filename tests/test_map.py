@@ -303,6 +303,15 @@ def test_a_killed_worker_gives_a_clear_error_and_no_orphan(monkeypatch, tmp_path
     assert _children() - before == set()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_worker_of_a_callers_pool_is_noticed(monkeypatch, tmp_path, scratch):
+    monkeypatch.setenv("TD_MAP_PIDS", str(tmp_path))
+    ctx = torch.multiprocessing.get_context(START)
+    with ctx.Pool(2) as pool:
+        with pytest.raises(RuntimeError, match="worker process of the pool died"):
+            _data(n=20).map(record_pid_then_die, chunksize=2, pool=pool)
+
+
 @pytest.mark.skipif(not FORK or not sys.platform.startswith("linux"),
                     reason="sends SIGINT to a script; reads /proc")
 def test_ctrl_c_stops_the_pool(tmp_path):

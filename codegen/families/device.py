@@ -2,7 +2,9 @@
 conversions to Python data (``spec/device.yaml``). On top of the leaf-wise keys
 (``codegen/leafwise.py``): ``device: rule(args)`` (the result's device), ``target`` (a
 parameter naming the key whose leaves the op works on), ``then`` (a method of self
-called last) and ``method: false`` (no method: only ``torch.X(td)`` reaches it)."""
+called last), ``shortcut`` (a method of self tried after the rule: a result other than
+None is returned as is) and ``method: false`` (no method: only ``torch.X(td)`` reaches
+it)."""
 
 from __future__ import annotations
 
@@ -20,10 +22,11 @@ from codegen.rules import DEVICE_RULES, RuleCall, parse_rule_call
 @dataclass(frozen=True, kw_only=True)
 class DeviceOp(leafwise.LeafwiseOp):
     family: ClassVar[str] = "device"
-    KEYS: ClassVar[frozenset] = leafwise.KEYS | {"device", "target", "then", "method"}
+    KEYS: ClassVar[frozenset] = leafwise.KEYS | {"device", "target", "then", "shortcut", "method"}
 
     device_rule: RuleCall | None  # ``device: to(args, kwargs)``: the result's device
     then: str | None  # a method of self called last; its result is returned
+    shortcut: str | None  # a method of self called with the rule's names, tried first
 
     @classmethod
     def parse(cls, entry: Entry) -> DeviceOp | None:
@@ -32,6 +35,15 @@ class DeviceOp(leafwise.LeafwiseOp):
         then = entry.value("then")
         if then is not None and not (isinstance(then, str) and then.isidentifier()):
             entry.err(entry.line_of("then"), f"'then' must be a method name, got {then!r}")
+        shortcut = entry.value("shortcut")
+        if shortcut is not None:
+            if not (isinstance(shortcut, str) and shortcut.isidentifier()):
+                entry.err(entry.line_of("shortcut"),
+                          f"'shortcut' must be a method name, got {shortcut!r}")
+            elif rule is None or not {"device", "dtype", "non_blocking"} <= set(rule.rule.defines):
+                entry.err(entry.line_of("shortcut"),
+                          "'shortcut' needs a device rule that defines device, dtype "
+                          "and non_blocking")
         form = Form.METHOD if entry.flag("method", True) else Form.FUNCTION
         target = entry.parameter("target", sig)
         fields = cls.parse_leafwise(entry, rule.rule.defines if rule else (), form=form)
@@ -39,7 +51,7 @@ class DeviceOp(leafwise.LeafwiseOp):
             return None
         if target:
             fields["signature"] = fields["signature"].with_roles({target: Role.TARGET})
-        return cls(**fields, device_rule=rule, then=then)
+        return cls(**fields, device_rule=rule, then=then, shortcut=shortcut)
 
     @property
     def lazy_way(self) -> str:
@@ -58,6 +70,12 @@ class DeviceOp(leafwise.LeafwiseOp):
         code = "\n".join(filter(None, [code, rule.code("self._device", "_device_rule", name)]))
         if "unchanged" in rule.rule.defines:
             code += "\nif unchanged:  # nothing to move or cast\n    return self"
+        if self.shortcut:
+            code += (
+                f"\nshortcut = self.{self.shortcut}(device, dtype, non_blocking)"
+                "\nif shortcut is not None:  # done without the leaf-by-leaf way"
+                "\n    return shortcut"
+            )
         return code
 
     def rebuild_options(self) -> str:

@@ -2146,8 +2146,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float32) for x in leaves])
-        return rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.float() for x in leaves])
+        return rebuild([x.float() if cast_filter(x) else x for x in leaves])
 
     def double(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2165,8 +2165,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float64) for x in leaves])
-        return rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.double() for x in leaves])
+        return rebuild([x.double() if cast_filter(x) else x for x in leaves])
 
     def half(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2184,8 +2184,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float16) for x in leaves])
-        return rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.half() for x in leaves])
+        return rebuild([x.half() if cast_filter(x) else x for x in leaves])
 
     def bfloat16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bfloat16``.
@@ -2203,8 +2203,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.bfloat16) for x in leaves])
-        return rebuild([x.to(torch.bfloat16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.bfloat16() for x in leaves])
+        return rebuild([x.bfloat16() if cast_filter(x) else x for x in leaves])
 
     def int(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2222,8 +2222,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int32) for x in leaves])
-        return rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.int() for x in leaves])
+        return rebuild([x.int() if cast_filter(x) else x for x in leaves])
 
     def bool(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bool``.
@@ -2241,8 +2241,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.bool) for x in leaves])
-        return rebuild([x.to(torch.bool) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.bool() for x in leaves])
+        return rebuild([x.bool() if cast_filter(x) else x for x in leaves])
 
     def float16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2260,8 +2260,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float16) for x in leaves])
-        return rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.half() for x in leaves])
+        return rebuild([x.half() if cast_filter(x) else x for x in leaves])
 
     def float32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float32``.
@@ -2279,8 +2279,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float32) for x in leaves])
-        return rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.float() for x in leaves])
+        return rebuild([x.float() if cast_filter(x) else x for x in leaves])
 
     def float64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2298,8 +2298,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float64) for x in leaves])
-        return rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.double() for x in leaves])
+        return rebuild([x.double() if cast_filter(x) else x for x in leaves])
 
     def int8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int8``.
@@ -2317,8 +2317,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int8) for x in leaves])
-        return rebuild([x.to(torch.int8) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.char() for x in leaves])
+        return rebuild([x.char() if cast_filter(x) else x for x in leaves])
 
     def int16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int16``.
@@ -2336,8 +2336,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int16) for x in leaves])
-        return rebuild([x.to(torch.int16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.short() for x in leaves])
+        return rebuild([x.short() if cast_filter(x) else x for x in leaves])
 
     def int32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2355,8 +2355,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int32) for x in leaves])
-        return rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.int() for x in leaves])
+        return rebuild([x.int() if cast_filter(x) else x for x in leaves])
 
     def int64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int64``.
@@ -2374,8 +2374,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int64) for x in leaves])
-        return rebuild([x.to(torch.int64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.long() for x in leaves])
+        return rebuild([x.long() if cast_filter(x) else x for x in leaves])
 
     def uint8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint8``.
@@ -2393,8 +2393,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint8) for x in leaves])
-        return rebuild([x.to(torch.uint8) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.byte() for x in leaves])
+        return rebuild([x.byte() if cast_filter(x) else x for x in leaves])
 
     def uint16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint16``.
@@ -2410,8 +2410,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint16) for x in leaves])
-        return rebuild([x.to(torch.uint16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint16 else x.to(torch.uint16) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint16
+                    else x.to(torch.uint16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint32``.
@@ -2427,8 +2438,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint32) for x in leaves])
-        return rebuild([x.to(torch.uint32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint32 else x.to(torch.uint32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint32
+                    else x.to(torch.uint32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint64``.
@@ -2444,8 +2466,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint64) for x in leaves])
-        return rebuild([x.to(torch.uint64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint64 else x.to(torch.uint64) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint64
+                    else x.to(torch.uint64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex32``.
@@ -2461,8 +2494,22 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex32) for x in leaves])
-        return rebuild([x.to(torch.complex32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [
+                    x if x.dtype is torch.complex32 else x.to(torch.complex32)
+                    for x in leaves
+                ]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.complex32
+                    else x.to(torch.complex32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex64``.
@@ -2478,8 +2525,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex64) for x in leaves])
-        return rebuild([x.to(torch.complex64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.cfloat() for x in leaves])
+        return rebuild([x.cfloat() if cast_filter(x) else x for x in leaves])
 
     def complex128(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex128``.
@@ -2495,10 +2542,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex128) for x in leaves])
-        return rebuild(
-            [x.to(torch.complex128) if cast_filter(x) else x for x in leaves]
-        )
+            return rebuild([x.cdouble() for x in leaves])
+        return rebuild([x.cdouble() if cast_filter(x) else x for x in leaves])
 
     def type(
         self, dst_type: torch.dtype, *, cast_filter: Callable | None = None
@@ -2547,6 +2592,9 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to move or cast
             return self
+        shortcut = self._moved_whole(device, dtype, non_blocking)
+        if shortcut is not None:  # done without the leaf-by-leaf way
+            return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         return rebuild(new, device=new_device)
@@ -2566,6 +2614,9 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to move or cast
             return self
+        shortcut = self._moved_whole(device, dtype, non_blocking)
+        if shortcut is not None:  # done without the leaf-by-leaf way
+            return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         return rebuild(new, device=new_device)
@@ -2586,6 +2637,9 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to move or cast
             return self
+        shortcut = self._moved_whole(device, dtype, non_blocking)
+        if shortcut is not None:  # done without the leaf-by-leaf way
+            return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         return rebuild(new, device=new_device)
