@@ -41,6 +41,14 @@ def function(
     return "\n".join(head) + "\n" + indent(doc + "\n" + body)
 
 
+def result(op: Op, expr: str) -> str:
+    """``return expr`` for a result the op builds from ``self``: an op whose entry says
+    ``keeps_lock: true`` returns it locked when ``self`` is locked."""
+    if op.keeps_lock:
+        return f"return _ops.keep_lock(self, {expr})"
+    return f"return {expr}"
+
+
 # ---- docstrings ------------------------------------------------------------------------
 
 
@@ -197,7 +205,7 @@ def dense_stacks(op: Op) -> str:
             f"result = dense.{op.name}({call})\n"
             f"return _ops.assign_inplace(self, result) if {inplace.name} else result"
         )
-    return head + indent(f"return dense.{op.name}({op.signature.forward_args()})")
+    return head + indent(result(op, f"dense.{op.name}({op.signature.forward_args()})"))
 
 
 def dense_stacks_inplace(op: Op, name: str, signature: Signature) -> str:

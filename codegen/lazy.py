@@ -81,7 +81,7 @@ def dense(op: Op) -> str:
     inplace = op.signature.role(Role.INPLACE)
     if inplace is not None:
         body.append(f'if {inplace.name}:\n    raise _lazy_rules.not_in_place(self, "{op.name}")')
-    body.append(f'return self._dense_op("{op.name}").{op.name}({op.signature.forward_args()})')
+    body.append(emit.result(op, f'self._dense_op("{op.name}").{op.name}({op.signature.forward_args()})'))
     return method(op, "\n".join(body))
 
 

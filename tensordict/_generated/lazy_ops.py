@@ -101,7 +101,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.view`.
         """
-        return self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
+        return _ops.keep_lock(
+            self, self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
+        )
 
     def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
@@ -111,7 +113,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.reshape`.
         """
-        return self._dense_op("reshape").reshape(*args, **kwargs)
+        return _ops.keep_lock(self, self._dense_op("reshape").reshape(*args, **kwargs))
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -122,7 +124,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.permute`.
         """
-        return _lazy_rules.permute(self, args, kwargs, "permute")
+        return _ops.keep_lock(self, _lazy_rules.permute(self, args, kwargs, "permute"))
 
     def transpose(self, dim0, dim1):
         """Two batch dims swapped (a view).
@@ -133,7 +135,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.transpose`.
         """
-        return _lazy_rules.transpose(self, dim0, dim1, "transpose")
+        return _ops.keep_lock(
+            self, _lazy_rules.transpose(self, dim0, dim1, "transpose")
+        )
 
     def swapdims(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
@@ -144,7 +148,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.swapdims`.
         """
-        return _lazy_rules.transpose(self, axis0, axis1, "swapdims")
+        return _ops.keep_lock(
+            self, _lazy_rules.transpose(self, axis0, axis1, "swapdims")
+        )
 
     def swapaxes(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
@@ -155,7 +161,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.swapaxes`.
         """
-        return _lazy_rules.transpose(self, axis0, axis1, "swapaxes")
+        return _ops.keep_lock(
+            self, _lazy_rules.transpose(self, axis0, axis1, "swapaxes")
+        )
 
     def movedim(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
@@ -168,7 +176,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.movedim`.
         """
-        return _lazy_rules.movedim(self, source, destination, "movedim")
+        return _ops.keep_lock(
+            self, _lazy_rules.movedim(self, source, destination, "movedim")
+        )
 
     def moveaxis(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
@@ -181,7 +191,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.moveaxis`.
         """
-        return _lazy_rules.movedim(self, source, destination, "moveaxis")
+        return _ops.keep_lock(
+            self, _lazy_rules.movedim(self, source, destination, "moveaxis")
+        )
 
     def squeeze(self, *args, **kwargs):
         """Size-one batch dims removed (a view).
@@ -192,7 +204,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.squeeze`.
         """
-        return _lazy_rules.squeeze(self, args, kwargs, "squeeze")
+        return _ops.keep_lock(self, _lazy_rules.squeeze(self, args, kwargs, "squeeze"))
 
     def unsqueeze(self, *args, **kwargs):
         """A batch dim of size one inserted (a view).
@@ -203,7 +215,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.unsqueeze`.
         """
-        return _lazy_rules.unsqueeze(self, args, kwargs, "unsqueeze")
+        return _ops.keep_lock(
+            self, _lazy_rules.unsqueeze(self, args, kwargs, "unsqueeze")
+        )
 
     def flatten(
         self,
@@ -220,7 +234,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.flatten`.
         """
-        return _lazy_rules.flatten(self, start_dim, end_dim, "flatten", inplace=inplace)
+        return _ops.keep_lock(
+            self,
+            _lazy_rules.flatten(self, start_dim, end_dim, "flatten", inplace=inplace),
+        )
 
     def unflatten(self, dim, unflattened_size, *, inplace: bool = False):
         """One batch dim split into several (a view).
@@ -231,8 +248,11 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.unflatten`.
         """
-        return _lazy_rules.unflatten(
-            self, dim, unflattened_size, "unflatten", inplace=inplace
+        return _ops.keep_lock(
+            self,
+            _lazy_rules.unflatten(
+                self, dim, unflattened_size, "unflatten", inplace=inplace
+            ),
         )
 
     def expand(self, *args, **kwargs) -> Self:
@@ -243,7 +263,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.expand`.
         """
-        return self._dense_op("expand").expand(*args, **kwargs)
+        return _ops.keep_lock(self, self._dense_op("expand").expand(*args, **kwargs))
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
         """Expanded to the shape of a tensor or the batch size of a tensordict.
@@ -253,7 +273,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.expand_as`.
         """
-        return self._dense_op("expand_as").expand_as(other)
+        return _ops.keep_lock(self, self._dense_op("expand_as").expand_as(other))
 
     def broadcast_to(self, shape: tuple[int, ...]):
         """Broadcast to a new batch shape (a view).
@@ -263,7 +283,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.broadcast_to`.
         """
-        return self._dense_op("broadcast_to").broadcast_to(shape)
+        return _ops.keep_lock(self, self._dense_op("broadcast_to").broadcast_to(shape))
 
     def repeat(self, *repeats: int, inplace: bool = False) -> Self:
         """Every leaf tiled along the batch dims (a copy).
@@ -275,7 +295,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         if inplace:
             raise _lazy_rules.not_in_place(self, "repeat")
-        return self._dense_op("repeat").repeat(*repeats, inplace=inplace)
+        return _ops.keep_lock(
+            self, self._dense_op("repeat").repeat(*repeats, inplace=inplace)
+        )
 
     def repeat_interleave(
         self,
@@ -294,8 +316,11 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         if inplace:
             raise _lazy_rules.not_in_place(self, "repeat_interleave")
-        return self._dense_op("repeat_interleave").repeat_interleave(
-            repeats, dim, output_size=output_size, inplace=inplace
+        return _ops.keep_lock(
+            self,
+            self._dense_op("repeat_interleave").repeat_interleave(
+                repeats, dim, output_size=output_size, inplace=inplace
+            ),
         )
 
     def tile(self, dims: tuple[int, ...]):
@@ -306,7 +331,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.tile`.
         """
-        return self._dense_op("tile").tile(dims)
+        return _ops.keep_lock(self, self._dense_op("tile").tile(dims))
 
     def flip(self, dims: int | tuple[int, ...]):
         """The order of elements reversed along batch dims (a copy).
@@ -317,7 +342,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.flip`.
         """
-        return _lazy_rules.flip(self, dims, "flip")
+        return _ops.keep_lock(self, _lazy_rules.flip(self, dims, "flip"))
 
     def fliplr(self):
         """Batch dim 1 reversed (a copy).
@@ -328,7 +353,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.fliplr`.
         """
-        return _lazy_rules.flip(self, (1,), "fliplr")
+        return _ops.keep_lock(self, _lazy_rules.flip(self, (1,), "fliplr"))
 
     def flipud(self):
         """Batch dim 0 reversed (a copy).
@@ -339,7 +364,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.flipud`.
         """
-        return _lazy_rules.flip(self, (0,), "flipud")
+        return _ops.keep_lock(self, _lazy_rules.flip(self, (0,), "flipud"))
 
     def roll(
         self,
@@ -356,7 +381,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.roll`.
         """
-        return _lazy_rules.roll(self, shifts, dims, "roll", inplace=inplace)
+        return _ops.keep_lock(
+            self, _lazy_rules.roll(self, shifts, dims, "roll", inplace=inplace)
+        )
 
     def rot90(self, k: int = 1, dims: tuple[int, int] = (0, 1)):
         """A rotation by 90 degrees in the plane of two batch dims (a copy).
@@ -367,7 +394,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.rot90`.
         """
-        return _lazy_rules.rot90(self, k, dims, "rot90")
+        return _ops.keep_lock(self, _lazy_rules.rot90(self, k, dims, "rot90"))
 
     def atleast_1d(self):
         """At least one batch dim (a view).
@@ -377,7 +404,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.atleast_1d`.
         """
-        return self._dense_op("atleast_1d").atleast_1d()
+        return _ops.keep_lock(self, self._dense_op("atleast_1d").atleast_1d())
 
     def atleast_2d(self):
         """At least two batch dims (a view).
@@ -387,7 +414,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.atleast_2d`.
         """
-        return self._dense_op("atleast_2d").atleast_2d()
+        return _ops.keep_lock(self, self._dense_op("atleast_2d").atleast_2d())
 
     def atleast_3d(self):
         """At least three batch dims (a view).
@@ -397,7 +424,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.atleast_3d`.
         """
-        return self._dense_op("atleast_3d").atleast_3d()
+        return _ops.keep_lock(self, self._dense_op("atleast_3d").atleast_3d())
 
     def narrow(self, dim: int, start: int, length: int):
         """A slice of ``length`` elements of one batch dim (a view).
@@ -408,7 +435,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.narrow`.
         """
-        return _lazy_rules.narrow(self, dim, start, length, "narrow")
+        return _ops.keep_lock(
+            self, _lazy_rules.narrow(self, dim, start, length, "narrow")
+        )
 
     # ---- Binary, operator and comparison ops (spec/binary.yaml) ----
 
@@ -607,7 +636,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.split`.
         """
-        return _lazy_rules.split(self, split_size, dim, "split")
+        return _ops.keep_lock(self, _lazy_rules.split(self, split_size, dim, "split"))
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[TensorCollection, ...]:
         """Split into ``chunks`` tensordicts of (nearly) equal size along ``dim``.
@@ -618,7 +647,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.chunk`.
         """
-        return _lazy_rules.chunk(self, chunks, dim, "chunk")
+        return _ops.keep_lock(self, _lazy_rules.chunk(self, chunks, dim, "chunk"))
 
     def tensor_split(
         self,
@@ -633,7 +662,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.tensor_split`.
         """
-        return _lazy_rules.tensor_split(self, indices_or_sections, dim, "tensor_split")
+        return _ops.keep_lock(
+            self,
+            _lazy_rules.tensor_split(self, indices_or_sections, dim, "tensor_split"),
+        )
 
     def unbind(self, dim: int) -> tuple[TensorDictBase, ...]:
         """One tensordict per index of batch dim ``dim``, without that dim.
@@ -708,8 +740,11 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.where`.
         """
-        return self._dense_op("where").where(
-            condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+        return _ops.keep_lock(
+            self,
+            self._dense_op("where").where(
+                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            ),
         )
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
