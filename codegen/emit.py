@@ -41,12 +41,17 @@ def function(
     return "\n".join(head) + "\n" + indent(doc + "\n" + body)
 
 
-def result(op: Op, expr: str) -> str:
+def result(op: Op, expr: str, may_return_out: bool = False) -> str:
     """``return expr`` for a result the op builds from ``self``: an op whose entry says
-    ``keeps_lock: true`` returns it locked when ``self`` is locked."""
-    if op.keeps_lock:
-        return f"return _ops.keep_lock(self, {expr})"
-    return f"return {expr}"
+    ``keeps_lock: true`` returns it locked when ``self`` is locked. ``may_return_out``:
+    ``expr`` returns the caller's ``out`` when one is given, which stays as it was."""
+    if not op.keeps_lock:
+        return f"return {expr}"
+    out = op.signature.role(Role.OUT)
+    if may_return_out and out is not None:
+        return (f"result = {expr}\n"
+                f"return result if {out.name} is not None else _ops.keep_lock(self, result)")
+    return f"return _ops.keep_lock(self, {expr})"
 
 
 # ---- docstrings ------------------------------------------------------------------------

@@ -102,6 +102,8 @@ class LeafwiseOp(Op):
             return "dense"
         if self.batch_rule is None:
             return "inherit"
+        if self.batch_rule.rule.elementwise:
+            return "members"
         return "rule" if self.batch_rule.rule.lazy else "dense"
 
     # ---- rendering (device overrides the hooks) ----------------------------------------

@@ -96,7 +96,7 @@ def test_row8_result_of_a_locked_tensordict_is_locked(kind, op):
     assert out.is_locked
     assert out.get("nested").is_locked
     with pytest.raises(RuntimeError, match="locked"):
-        out["new_key"] = torch.zeros(out.batch_size)
+        out.set("new_key", torch.zeros(out.batch_size))
     # its nested tensordict belongs to it: it cannot be unlocked alone either
     with pytest.raises(RuntimeError, match="unlock"):
         out.get("nested").unlock_()
@@ -107,7 +107,7 @@ def test_row8_result_of_a_locked_tensordict_is_locked(kind, op):
 def test_row8_new_results_are_not_locked(kind, op):
     out = UNLOCKED[op](make(kind))
     assert not out.is_locked
-    out["new_key"] = torch.zeros(out.batch_size)
+    out.set("new_key", torch.zeros(out.batch_size))
 
 
 @pytest.mark.parametrize("kind", ["dense", "nested", "lazy", "tensorclass"])

@@ -96,24 +96,26 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     ):
         """A view with a new batch shape (or a dtype view of every leaf).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.view`.
         """
         return _ops.keep_lock(
-            self, self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
+            self, _lazy_rules.view(self, shape, size, batch_size, self, "view")
         )
 
     def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.reshape`.
         """
-        return _ops.keep_lock(self, self._dense_op("reshape").reshape(*args, **kwargs))
+        return _ops.keep_lock(self, _lazy_rules.reshape(self, args, kwargs, "reshape"))
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -258,32 +260,39 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def expand(self, *args, **kwargs) -> Self:
         """Size-one batch dims grown and new leading batch dims added (a view).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.expand`.
         """
-        return _ops.keep_lock(self, self._dense_op("expand").expand(*args, **kwargs))
+        return _ops.keep_lock(self, _lazy_rules.expand(self, args, kwargs, "expand"))
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
         """Expanded to the shape of a tensor or the batch size of a tensordict.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.expand_as`.
         """
-        return _ops.keep_lock(self, self._dense_op("expand_as").expand_as(other))
+        return _ops.keep_lock(
+            self, _lazy_rules.expand(self, other.shape, None, "expand_as")
+        )
 
     def broadcast_to(self, shape: tuple[int, ...]):
         """Broadcast to a new batch shape (a view).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.broadcast_to`.
         """
-        return _ops.keep_lock(self, self._dense_op("broadcast_to").broadcast_to(shape))
+        return _ops.keep_lock(
+            self, _lazy_rules.expand(self, shape, None, "broadcast_to")
+        )
 
     def repeat(self, *repeats: int, inplace: bool = False) -> Self:
         """Every leaf tiled along the batch dims (a copy).
@@ -695,22 +704,21 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def masked_fill(self, mask: Tensor, value: float | bool) -> Self:
         """Fill the batch items where ``mask`` is true with ``value``.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack it runs on each stacked tensordict, its batch-shaped
+        arguments cut along the stack dim (stacked tensordicts of different shapes
+        are fine), and returns a lazy stack (or ``out``).
 
         See :meth:`TensorDict.masked_fill`.
         """
-        return self._dense_op("masked_fill").masked_fill(mask, value)
+        return _lazy_rules.on_members(self, "masked_fill", dict(mask=mask, value=value))
 
     def masked_fill_(self, mask: Tensor, value: float | bool) -> Self:
         """In-place :meth:`masked_fill`, returning ``self``.
 
-        On a lazy stack it runs on the dense stack and writes the result back into
-        the stacked tensordicts.
+        On a lazy stack it runs on each stacked tensordict.
         """
-        dense = self._dense_op("masked_fill_")
-        dense.masked_fill_(mask, value)
-        return self._write_back(dense)
+        _lazy_rules.on_members(self, "masked_fill_", dict(mask=mask, value=value))
+        return self
 
     def masked_select(self, mask: Tensor, *, inplace: bool = False) -> Self:
         """The batch items where ``mask`` is true, as one batch dim.
@@ -735,17 +743,24 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     ) -> Self:
         """The tensordict where ``condition`` is true, ``other`` elsewhere.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack it runs on each stacked tensordict, its batch-shaped
+        arguments cut along the stack dim (stacked tensordicts of different shapes
+        are fine), and returns a lazy stack (or ``out``).
 
         See :meth:`TensorDict.where`.
         """
-        return _ops.keep_lock(
+        result = _lazy_rules.on_members(
             self,
-            self._dense_op("where").where(
-                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            "where",
+            dict(
+                condition=condition,
+                other=other,
+                out=out,
+                pad=pad,
+                update_batch_size=update_batch_size,
             ),
         )
+        return result if out is not None else _ops.keep_lock(self, result)
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 
@@ -1157,8 +1172,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.all`.
         """
-        if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves
-            return super().all(dim)
+        if _lazy_rules.no_dim(dim):  # one bool: each stacked tensordict's
+            return all(td.all(dim) for td in self.tensordicts)
         where = _lazy_rules.reduced_dims(self, dim, False, "all")
         if where is None:  # no dim, or over the stack dim: on the dense stack
             return self._dense_op("all").all(dim)
@@ -1175,8 +1190,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.any`.
         """
-        if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves
-            return super().any(dim)
+        if _lazy_rules.no_dim(dim):  # one bool: each stacked tensordict's
+            return any(td.any(dim) for td in self.tensordicts)
         where = _lazy_rules.reduced_dims(self, dim, False, "any")
         if where is None:  # no dim, or over the stack dim: on the dense stack
             return self._dense_op("any").any(dim)

@@ -434,6 +434,9 @@ class TensorDictGeneratedOps:
             >>> td.transpose(0, -1)["a"].shape
             torch.Size([4, 3, 2])
         """
+        # set_lazy_legacy(True): a lazy view, whose writes go through to self
+        if _ops.lazy_legacy():
+            return _ops.lazy_view(self, lambda td: td.transpose(dim0, dim1))
         dense = self._with_dense_stacks("transpose")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.transpose(dim0, dim1))
