@@ -395,6 +395,18 @@ class TensorDict(
         except (KeyError, AttributeError, TypeError):
             return _MISSING
 
+    def keys(
+        self, include_nested=False, leaves_only=False, is_leaf=None, *, sort=False
+    ):
+        """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
+        keys view, returned without a further call (the hot path of ``key in td.keys()``).
+        """
+        if not (include_nested or leaves_only or sort):
+            return self._tensordict.keys()
+        return TensorDictBase.keys(
+            self, include_nested, leaves_only, is_leaf, sort=sort
+        )
+
     def get(self, key, *args, **kwargs):
         """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
         if type(key) is str:
@@ -880,7 +892,8 @@ _NO_PROMOTION_CHECK = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_", "co
 def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) -> None:
     """Raise, naming ``key``, when ``leaf.<op>(other)`` would fail: ``other`` does not
     broadcast to the leaf's shape, or the result's dtype cannot be written into it. Run
-    for every leaf before any is written, so that a failed in-place op changes nothing."""
+    for every leaf before any is written, so that a failed in-place op changes nothing.
+    """
     if not broadcasts_to(other.shape, leaf.shape):
         raise _errors.InplaceWriteError(
             f"{op}: the entry {key!r} has shape {tuple(leaf.shape)} but the other "

@@ -72,6 +72,9 @@ def _is_leaf_default(cls: type) -> bool:
     return issubclass(cls, Tensor)
 
 
+_DICT_KEYS = type({}.keys())
+
+
 class _KeysView:
     """What ``td.keys(...)`` returns: iterable, sized, and ``in`` accepts nested keys."""
 
@@ -315,7 +318,14 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         *,
         sort: bool = False,
     ) -> _KeysView:
-        """The keys; nested ones as tuples when ``include_nested``."""
+        """The keys; nested ones as tuples when ``include_nested``.
+
+        With no argument, a container that stores its entries in a dict hands out that
+        dict's own live keys view (as 0.15.3 does, and as fast as a plain dict)."""
+        if not (include_nested or leaves_only or sort):
+            keys = self._own_keys()
+            if type(keys) is _DICT_KEYS:
+                return keys
         return _KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
     def values(
@@ -326,9 +336,14 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         *,
         sort: bool = False,
     ) -> Iterator[Any]:
-        """The entries; see :meth:`keys` for the arguments."""
-        for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort):
-            yield value
+        """The entries; see :meth:`keys` for the arguments. With no argument, the
+        container's own (live) view of its entries, as a dict's ``values()``."""
+        if not (include_nested or leaves_only or sort):
+            return self._own_values()
+        return (
+            value
+            for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort)
+        )
 
     def items(
         self,
@@ -338,9 +353,10 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         *,
         sort: bool = False,
     ) -> Iterator[tuple[NestedKey, Any]]:
-        """``(key, entry)`` pairs; see :meth:`keys` for the arguments."""
-        if not include_nested and not leaves_only and not sort:
-            return iter(self._own_items())
+        """``(key, entry)`` pairs; see :meth:`keys` for the arguments. With no
+        argument, the container's own view of its pairs, as a dict's ``items()``."""
+        if not (include_nested or leaves_only or sort):
+            return self._own_items()
         items = self._walk(include_nested, leaves_only, is_leaf)
         if sort:
             items.sort(key=lambda item: _sort_key(item[0]))

@@ -362,6 +362,11 @@ def test_tensorclass_tensor_only():
 
     obj = Only(x=[1, 2], batch_size=[2])
     assert isinstance(obj.x, torch.Tensor) and obj.y is None
+
+    class PipeUnion(TensorClass["tensor_only"]):  # PEP 604 spelling of Optional
+        x: torch.Tensor | None
+
+    assert PipeUnion(x=None, batch_size=[]).x is None
     with pytest.raises(TypeError, match="'s'"):
 
         class Bad(TensorClass["tensor_only"]):

@@ -514,7 +514,7 @@ class TestExclusiveKeys:
         out = stack + 1
         assert torch.equal(out[0]["b"], b0["b"] + 1)
         assert torch.equal(out[1]["c"], b1["c"] + 1)
-        assert (stack.to_tensordict().keys()) == ["a"]
+        assert list(stack.to_tensordict().keys()) == ["a"]
 
     def test_delete_exclusive(self):
         b0, _, stack = self.make()
