@@ -93,6 +93,7 @@ BATCH_RULES: dict[str, Rule] = {
         "each batch dim times its repeat count (extra counts add leading dims)",
         ("repeats",),
         ("repeats", "new_batch_size", "batch_dims"),
+        lazy=True,
     ),
     "tile": _rule(
         "as `repeat`, the counts padded with ones in front when fewer than the batch dims",

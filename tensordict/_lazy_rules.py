@@ -31,6 +31,7 @@ from tensordict._ops.batch_shape import (
     movedim_rule,
     narrow_rule,
     permute_rule,
+    repeat_rule,
     reshape_rule,
     roll_rule,
     rot90_rule,
@@ -290,6 +291,22 @@ def expand(stack, shape: Any, kwargs: Any, op: str):
         return stack._dense_op(op).expand(new_batch_size)
     member_shape = new_batch_size[:sd] + new_batch_size[sd + 1 :]
     return _each(stack, lambda td: td.expand(member_shape), sd)
+
+
+def repeat(stack, repeats: Any, op: str, *, inplace: bool = False):
+    """Each stacked tensordict repeated along the other dims (and the new leading
+    ones); a count ``r`` on the stack dim repeats the sequence of members ``r`` times,
+    each repetition a copy, as ``torch.repeat`` does. Members of different shapes stay
+    lazy."""
+    reps, _, n = repeat_rule(stack._batch_size, repeats, op)
+    lead = len(reps) - n
+    sd = stack.stack_dim
+    times = reps[lead + sd]
+    member_reps = reps[:lead] + reps[lead:][:sd] + reps[lead:][sd + 1 :]
+    members = [
+        td.repeat(*member_reps) for _ in range(times) for td in stack.tensordicts
+    ]
+    return _done(stack, stack._restack(members, sd + lead), op, inplace)
 
 
 # --------------------------------------------------------------------------------------

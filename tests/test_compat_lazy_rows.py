@@ -134,6 +134,17 @@ class TestRow4LazyStackOfDifferentShapes:
         for got, want in zip(target.get("a", as_list=True), stack.get("a", as_list=True)):
             torch.testing.assert_close(got, want)
 
+    def test_repeat(self, kind):
+        stack = make(kind)
+        out = stack.repeat(1, 2, 1)
+        assert isinstance(out, LazyStackedTensorDict) and out.batch_size == (2, 6, 4)
+        torch.testing.assert_close(out.get("a", as_list=True)[1], stack[1].get("a").repeat(2, 1, 1))
+        out = stack.repeat(2, 1, 1)  # the members, twice, each a copy
+        assert out.batch_size == (4, 3, 4) and len(out.tensordicts) == 4
+        torch.testing.assert_close(out[3].get("a"), stack[1].get("a"))
+        out[3].get("a").fill_(-1)
+        assert (out[1].get("a") != -1).all()
+
     def test_masked_fill(self, kind):
         stack = make(kind)
         mask = torch.zeros(2, 3, 4, dtype=torch.bool)

@@ -305,6 +305,7 @@ PER_MEMBER = [
     ("reshape", A(6, 4)),
     ("flatten", A()),
     ("expand", A(2, 3, 2, 4)),
+    ("repeat", A(1, 2, 1)),
     ("where", A(torch.ones(3, 2, 4, dtype=torch.bool), 0.0)),
     ("masked_fill", A(torch.ones(3, 2, 4, dtype=torch.bool), 0.0)),
 ]

@@ -297,15 +297,14 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def repeat(self, *repeats: int, inplace: bool = False) -> Self:
         """Every leaf tiled along the batch dims (a copy).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.repeat`.
         """
-        if inplace:
-            raise _lazy_rules.not_in_place(self, "repeat")
         return _ops.keep_lock(
-            self, self._dense_op("repeat").repeat(*repeats, inplace=inplace)
+            self, _lazy_rules.repeat(self, repeats, "repeat", inplace=inplace)
         )
 
     def repeat_interleave(
