@@ -309,3 +309,9 @@ def test_row6_shape_ops_on_a_view_need_the_legacy_mode(kind, op, hint):
     # what 0.15.3 densified, still densifies; the dense copy takes any op
     assert type(storage(view.reshape(12))) is TensorDict
     assert storage(view.to_tensordict().squeeze(0)).batch_size == (3, 4)
+
+
+def test_row4_repeat_in_place_repeats_each_member():
+    stack = LazyStackedTensorDict(*members("dense"), stack_dim=0)
+    assert stack.repeat(1, 2, 1, inplace=True) is stack
+    assert stack.batch_size == (2, 6, 4) and stack.tensordicts[1].get("a").shape == (6, 4, 2)

@@ -391,7 +391,7 @@ def test_inplace_shape_op_on_a_stack():
     with pytest.raises(RuntimeError, match="inplace=True"):
         stack.flatten(0, 1, inplace=True)
     with pytest.raises(RuntimeError, match="inplace=True"):
-        stack.repeat(1, 2, inplace=True)
+        stack.repeat(2, 1, inplace=True)  # more members: not in place
 
 
 def test_masked_fill_inplace_writes_the_members():
