@@ -190,11 +190,11 @@ def _wrap_as_parameter(value: Tensor, old: Any) -> Tensor:
     ``requires_grad``), unless it carries a graph or is a functorch tensor (a
     ``torch.vmap`` or ``torch.func.grad`` input), which must stay as it is so that
     gradients and batching go through."""
-    if (
-        not isinstance(old, nn.Parameter)
-        or isinstance(value, nn.Parameter)
-        or value.requires_grad
+    if (  # cheapest tests first: under vmap every value is a functorch tensor
+        value.requires_grad
         or is_functorch_wrapped_tensor(value)
+        or not isinstance(old, nn.Parameter)
+        or isinstance(value, nn.Parameter)
     ):
         return value
     return nn.Parameter(value, requires_grad=old.requires_grad)

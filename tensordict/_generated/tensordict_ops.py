@@ -2217,10 +2217,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.float32) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.float() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.float() if cast_filter(x) else x for x in leaves])
         )
 
     def double(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2239,10 +2238,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.float64) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.double() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.double() if cast_filter(x) else x for x in leaves])
         )
 
     def half(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2261,10 +2259,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.float16) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.half() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.half() if cast_filter(x) else x for x in leaves])
         )
 
     def bfloat16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2283,10 +2280,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.bfloat16) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.bfloat16() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.bfloat16) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.bfloat16() if cast_filter(x) else x for x in leaves])
         )
 
     def int(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2305,9 +2301,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.int32) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.int() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.int() if cast_filter(x) else x for x in leaves])
         )
 
     def bool(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2326,9 +2322,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.bool) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.bool() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.bool) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.bool() if cast_filter(x) else x for x in leaves])
         )
 
     def float16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2347,10 +2343,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.float16) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.half() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.half() if cast_filter(x) else x for x in leaves])
         )
 
     def float32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2369,10 +2364,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.float32) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.float() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.float() if cast_filter(x) else x for x in leaves])
         )
 
     def float64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2391,10 +2385,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.float64) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.double() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.double() if cast_filter(x) else x for x in leaves])
         )
 
     def int8(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2413,9 +2406,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.int8) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.char() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.int8) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.char() if cast_filter(x) else x for x in leaves])
         )
 
     def int16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2434,9 +2427,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.int16) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.short() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.int16) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.short() if cast_filter(x) else x for x in leaves])
         )
 
     def int32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2455,9 +2448,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.int32) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.int() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.int() if cast_filter(x) else x for x in leaves])
         )
 
     def int64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2476,9 +2469,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.int64) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.long() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.int64) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.long() if cast_filter(x) else x for x in leaves])
         )
 
     def uint8(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2497,9 +2490,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.uint8) for x in leaves]))
+            return _ops.keep_lock(self, rebuild([x.byte() for x in leaves]))
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.uint8) if cast_filter(x) else x for x in leaves])
+            self, rebuild([x.byte() if cast_filter(x) else x for x in leaves])
         )
 
     def uint16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2516,9 +2509,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.uint16) for x in leaves]))
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.uint16 else x.to(torch.uint16)
+                        for x in leaves
+                    ]
+                ),
+            )
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.uint16) if cast_filter(x) else x for x in leaves])
+            self,
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.uint16
+                        else x.to(torch.uint16) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def uint32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2535,9 +2546,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.uint32) for x in leaves]))
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.uint32 else x.to(torch.uint32)
+                        for x in leaves
+                    ]
+                ),
+            )
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.uint32) if cast_filter(x) else x for x in leaves])
+            self,
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.uint32
+                        else x.to(torch.uint32) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def uint64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2554,9 +2583,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.to(torch.uint64) for x in leaves]))
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.uint64 else x.to(torch.uint64)
+                        for x in leaves
+                    ]
+                ),
+            )
         return _ops.keep_lock(
-            self, rebuild([x.to(torch.uint64) if cast_filter(x) else x for x in leaves])
+            self,
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.uint64
+                        else x.to(torch.uint64) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def complex32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2574,11 +2621,26 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
             return _ops.keep_lock(
-                self, rebuild([x.to(torch.complex32) for x in leaves])
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.complex32 else x.to(torch.complex32)
+                        for x in leaves
+                    ]
+                ),
             )
         return _ops.keep_lock(
             self,
-            rebuild([x.to(torch.complex32) if cast_filter(x) else x for x in leaves]),
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.complex32
+                        else x.to(torch.complex32) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def complex64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2595,12 +2657,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(
-                self, rebuild([x.to(torch.complex64) for x in leaves])
-            )
+            return _ops.keep_lock(self, rebuild([x.cfloat() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.complex64) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.cfloat() if cast_filter(x) else x for x in leaves])
         )
 
     def complex128(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2617,12 +2676,9 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(
-                self, rebuild([x.to(torch.complex128) for x in leaves])
-            )
+            return _ops.keep_lock(self, rebuild([x.cdouble() for x in leaves]))
         return _ops.keep_lock(
-            self,
-            rebuild([x.to(torch.complex128) if cast_filter(x) else x for x in leaves]),
+            self, rebuild([x.cdouble() if cast_filter(x) else x for x in leaves])
         )
 
     def type(
