@@ -41,6 +41,19 @@ def function(
     return "\n".join(head) + "\n" + indent(doc + "\n" + body)
 
 
+def result(op: Op, expr: str, may_return_out: bool = False) -> str:
+    """``return expr`` for a result the op builds from ``self``: an op whose entry says
+    ``keeps_lock: true`` returns it locked when ``self`` is locked. ``may_return_out``:
+    ``expr`` returns the caller's ``out`` when one is given, which stays as it was."""
+    if not op.keeps_lock:
+        return f"return {expr}"
+    out = op.signature.role(Role.OUT)
+    if may_return_out and out is not None:
+        return (f"result = {expr}\n"
+                f"return result if {out.name} is not None else _ops.keep_lock(self, result)")
+    return f"return _ops.keep_lock(self, {expr})"
+
+
 # ---- docstrings ------------------------------------------------------------------------
 
 
@@ -197,7 +210,7 @@ def dense_stacks(op: Op) -> str:
             f"result = dense.{op.name}({call})\n"
             f"return _ops.assign_inplace(self, result) if {inplace.name} else result"
         )
-    return head + indent(f"return dense.{op.name}({op.signature.forward_args()})")
+    return head + indent(result(op, f"dense.{op.name}({op.signature.forward_args()})"))
 
 
 def dense_stacks_inplace(op: Op, name: str, signature: Signature) -> str:

@@ -38,6 +38,11 @@ NOTES = {
         "lazy stack); over the stack dim it runs on the dense stack."
     ),
     "each": "On a lazy stack it runs on each stacked tensordict.",
+    "members": (
+        "On a lazy stack it runs on each stacked tensordict, its batch-shaped\n"
+        "arguments cut along the stack dim (stacked tensordicts of different shapes\n"
+        "are fine), and returns a lazy stack (or ``out``)."
+    ),
     "dense": (
         "On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked\n"
         "tensordicts whose shapes differ raise an error naming the op."
@@ -53,6 +58,7 @@ WAYS = {
     "rule": "per member",
     "reduce": "reduction",
     "each": "each",
+    "members": "per member",
     "dense": "dense",
     "stacking": "stacking",
 }
@@ -81,8 +87,27 @@ def dense(op: Op) -> str:
     inplace = op.signature.role(Role.INPLACE)
     if inplace is not None:
         body.append(f'if {inplace.name}:\n    raise _lazy_rules.not_in_place(self, "{op.name}")')
-    body.append(f'return self._dense_op("{op.name}").{op.name}({op.signature.forward_args()})')
+    body.append(emit.result(op, f'self._dense_op("{op.name}").{op.name}({op.signature.forward_args()})',
+                            may_return_out=True))
     return method(op, "\n".join(body))
+
+
+def members(op: Op) -> str:
+    """``way: members``: the op on every member, its batch-shaped arguments (tensors,
+    tensordicts, ``out``) cut along the stack dim (``_lazy_rules.on_members``)."""
+    def call(name: str, sig) -> str:
+        kwargs = ", ".join(f"{p.name}={p.name}" for p in sig.params)
+        return f'_lazy_rules.on_members(self, "{name}", dict({kwargs}))'
+    body = emit.result(op, call(op.name, op.signature), may_return_out=True)
+    code = emit.function(op.name, op.signature.text, docstring(op), body)
+    if op.inplace is not None:
+        ip = op.inplace
+        doc = emit.docstring(
+            f"In-place :meth:`{op.name}`, returning ``self``.",
+            "On a lazy stack it runs on each stacked tensordict.",
+        )
+        code += "\n\n" + emit.function(ip.name, ip.signature.text, doc, f"{call(ip.name, ip.signature)}\nreturn self")
+    return code
 
 
 def each(op: Op) -> str:
@@ -114,4 +139,6 @@ def code_for(op: Op) -> str | None:
         return dense(op)
     if op.lazy_way == "each":
         return each(op)
+    if op.lazy_way == "members":
+        return members(op)
     raise ValueError(f"{op.name}: way {op.lazy_way!r} needs the family's own lazy_code")

@@ -102,6 +102,8 @@ class LeafwiseOp(Op):
             return "dense"
         if self.batch_rule is None:
             return "inherit"
+        if self.batch_rule.rule.elementwise:
+            return "members"
         return "rule" if self.batch_rule.rule.lazy else "dense"
 
     # ---- rendering (device overrides the hooks) ----------------------------------------
@@ -147,16 +149,16 @@ class LeafwiseOp(Op):
         inplace = self.signature.role(Role.INPLACE)
         if self.result == "tensordicts":
             dim = ", dim" if "dim" in self.batch_rule.rule.defines else ""
-            tail.append(f"return _ops.rebuild_each(self, rebuild, new, batch_sizes{dim})")
+            tail.append(emit.result(self, f"_ops.rebuild_each(self, rebuild, new, batch_sizes{dim})"))
         elif self.result == "replace":
             tail.append(f"return _ops.assign_inplace(self, rebuild(new{options}))")
         elif self.result == "tensordict" and inplace is not None:
             tail.append(f"result = rebuild(new{options})\n"
                         f"if {inplace.name}:  # self takes the result's entries and batch size\n"
                         "    return _ops.assign_inplace(self, result)\n"
-                        "return result")
+                        + emit.result(self, "result"))
         elif self.result == "tensordict":
-            tail.append(f"return rebuild(new{options})")
+            tail.append(emit.result(self, f"rebuild(new{options})"))
         else:
             args = "".join(f", {a}" for a in self.result_args)
             tail.append(f"return _ops.{self.result}_result(self, new{args})")
@@ -184,4 +186,4 @@ class LeafwiseOp(Op):
         inplace = self.signature.role(Role.INPLACE)
         extra = f", inplace={inplace.name}" if inplace else ""
         args = ", ".join(rule.args)
-        return lazy.method(self, f'return _lazy_rules.{rule.name}(self, {args}, "{self.name}"{extra})')
+        return lazy.method(self, emit.result(self, f'_lazy_rules.{rule.name}(self, {args}, "{self.name}"{extra})'))

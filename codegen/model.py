@@ -258,6 +258,8 @@ class Op:
     inplace: InPlace | None = None
     torch_functions: tuple[str, ...] = ()
     tests: Tests = field(default_factory=Tests)
+    # a locked input gives a locked result (0.15.3's behaviour for this op)
+    keeps_lock: bool = False
 
     @property
     def is_dunder(self) -> bool:

@@ -28,7 +28,8 @@ from codegen.model import (
 
 # The keys every entry may have; a family adds its own (``KEYS`` of its op type).
 COMMON_KEYS = frozenset(
-    {"name", "signature", "summary", "details", "example", "dunders", "torch_function", "tests"}
+    {"name", "signature", "summary", "details", "example", "dunders", "torch_function", "tests",
+     "keeps_lock"}
 )
 REQUIRED_KEYS = ("name", "signature", "summary", "details", "example")
 INPLACE_KEYS = frozenset({"name", "signature", "leaf", "foreach", "drop_if_none", "dunders"})
@@ -136,6 +137,7 @@ def common(
         dunders=dunders,
         torch_functions=functions,
         tests=tests,
+        keeps_lock=entry.flag("keeps_lock"),
     )
 
 

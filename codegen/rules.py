@@ -23,14 +23,17 @@ class Rule:
     args: tuple[str, ...]  # what an entry passes, in order (docs and arity)
     defines: tuple[str, ...]
     lazy: bool = False  # tensordict/_lazy_rules.py has a counterpart of this name
+    # each batch element on its own (where, masked_fill): on a lazy stack the op runs
+    # on every stacked tensordict, its batch-shaped arguments cut along the stack dim
+    elementwise: bool = False
 
     @property
     def changes_batch_size(self) -> bool:
         return "new_batch_size" in self.defines
 
 
-def _rule(doc: str, args: tuple, defines: tuple, lazy: bool = False) -> Rule:
-    return Rule(doc, args, defines, lazy)
+def _rule(doc: str, args: tuple, defines: tuple, lazy: bool = False, elementwise: bool = False) -> Rule:
+    return Rule(doc, args, defines, lazy, elementwise)
 
 
 BATCH_RULES: dict[str, Rule] = {
@@ -39,11 +42,13 @@ BATCH_RULES: dict[str, Rule] = {
         "`shape` (one size may be -1) holding as many elements as the batch; a dtype view keeps it",
         ("shape", "size", "batch_size", "td"),
         ("new_batch_size", "dtype", "batch_dims"),
+        lazy=True,
     ),
     "reshape": _rule(
         "`shape` (one size may be -1) holding as many elements as the batch",
         ("args", "kwargs"),
         ("new_batch_size", "batch_dims"),
+        lazy=True,
     ),
     "permute": _rule(
         "the batch dims in the order given",
@@ -82,11 +87,13 @@ BATCH_RULES: dict[str, Rule] = {
         "`shape`: size-one batch dims grown, new leading dims added, -1 keeps a size",
         ("shape", "kwargs"),
         ("new_batch_size", "batch_dims"),
+        lazy=True,
     ),
     "repeat": _rule(
         "each batch dim times its repeat count (extra counts add leading dims)",
         ("repeats",),
         ("repeats", "new_batch_size", "batch_dims"),
+        lazy=True,
     ),
     "tile": _rule(
         "as `repeat`, the counts padded with ones in front when fewer than the batch dims",
@@ -147,11 +154,13 @@ BATCH_RULES: dict[str, Rule] = {
         "the batch size of the input; `mask` is a boolean tensor shaped like the leading batch dims",
         ("mask",),
         ("mask",),
+        elementwise=True,
     ),
     "where": _rule(
         "the batch size of the input; `condition` is a boolean tensor shaped like the leading batch dims",
         ("condition",),
         ("condition",),
+        elementwise=True,
     ),
     "masked_select": _rule(
         "the number of true elements of `mask`, followed by the batch dims `mask` does not cover",

@@ -48,6 +48,7 @@ from tensordict.tensorclass import (
     is_tensorclass,
     tensorclass,
 )
+from tensordict.typedtensordict import TypedTensorDict
 from tensordict._module_state import from_module, from_modules
 from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
     TensorClassModuleBase,
@@ -136,6 +137,7 @@ __all__ = [
     "is_non_tensor",
     "is_tensorclass",
     "tensorclass",
+    "TypedTensorDict",  # a class-annotated tensordict schema (tensordict/typedtensordict.py)
     # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
     "MemoryMappedTensor",
     "PersistentTensorDict",

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import Tensor
 
+from tensordict import _lock_graph
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class
 from tensordict._tensorcollection import TensorCollection
@@ -223,11 +224,11 @@ class CompatMethods:
 
     def _propagate_lock(self, lock_parents_weakrefs=None, *, is_compiling=False):
         """Lock this tensordict and every nested one (:meth:`lock_`)."""
-        self._set_lock(True)
+        _lock_graph.lock(self)
 
     def _propagate_unlock(self):
         """Unlock this tensordict and every nested one (:meth:`unlock_`)."""
-        self._set_lock(False)
+        _lock_graph.unlock(self)
 
     def _get_sub_tensordict(self, idx):
         """A write-through view of ``self[idx]``: reading gives the entries at ``idx``,

@@ -526,7 +526,9 @@ class LazyStackedTensorDict(
             return _stack_leaves(key, vals, sd)
         if _is_node(first):
             _check_nested_batch(key, vals)
-            return LazyStackedTensorDict._new_unsafe(vals, sd)
+            nested = LazyStackedTensorDict._new_unsafe(vals, sd)
+            nested._is_locked = self._is_locked  # its members are locked with self's
+            return nested
         if is_tensor_collection(first) and not _is_non_tensor(first):
             return _stack_tensorclasses(key, vals, sd)
         return _stack_non_tensor(vals, sd, self.tensordicts[0].batch_size)

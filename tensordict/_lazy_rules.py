@@ -18,22 +18,28 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import torch
+
 from tensordict._ops.batch_shape import (
     as_int,
     assign_inplace,
     batch_dim,
     batch_dim_tuple,
+    expand_rule,
     flatten_rule,
     flip_rule,
     movedim_rule,
     narrow_rule,
     permute_rule,
+    repeat_rule,
+    reshape_rule,
     roll_rule,
     rot90_rule,
     squeeze_rule,
     transpose_rule,
     unflatten_rule,
     unsqueeze_rule,
+    view_rule,
 )
 from tensordict._ops.indexing import chunk_rule, split_rule, tensor_split_rule, unbind_rule
 from tensordict._ops.reduction import (
@@ -167,14 +173,14 @@ def unsqueeze(stack, args: tuple, kwargs: dict, op: str):
 
 
 def flatten(stack, start_dim: Any, end_dim: Any, op: str, *, inplace: bool = False):
-    start, end, _ = flatten_rule(stack._batch_size, start_dim, end_dim, op)
+    start, end, new_batch_size = flatten_rule(stack._batch_size, start_dim, end_dim, op)
     sd = stack.stack_dim
     if start == end:
         result = stack._restack(list(stack.tensordicts), sd)
     elif start <= sd <= end:  # merges the stack dim with others
         if inplace:
             raise not_in_place(stack, op)
-        return stack._dense_op(op).flatten(start_dim, end_dim)
+        return _reshaped(stack, new_batch_size, op, lambda td, shape: td.reshape(shape))
     elif sd < start:
         result = _each(stack, lambda td: td.flatten(start - 1, end - 1), sd)
     else:
@@ -211,6 +217,96 @@ def narrow(stack, dim: Any, start: Any, length: Any, op: str):
     if d == sd:  # a range of the stacked tensordicts
         return stack._index((_FULL,) * sd + (slice(start, start + length),))
     return _each(stack, lambda td: td.narrow(_member_dim(d, sd), start, length), sd)
+
+
+# --------------------------------------------------------------------------------------
+# view, reshape, expand
+# --------------------------------------------------------------------------------------
+
+
+def _reshaped(stack, new_batch_size, op: str, member_op: Callable):
+    """The stack with batch size ``new_batch_size`` (as many elements). Where the dims
+    before the stack dim stay and the stack dim's new size is ``k`` times the number
+    of stacked tensordicts, each tensordict becomes ``k`` consecutive rows: it is
+    reshaped by ``member_op(td, shape)`` (to ``k`` rows, unbound into ``k``
+    tensordicts when ``k > 1``), so members of different shapes stay lazy. ``k > 1``
+    takes the dense stack where the members allow one (one member per row would be
+    slow), and other shapes always do."""
+    sd = stack.stack_dim
+    bs = stack._batch_size
+    n = len(stack.tensordicts)
+    new = tuple(new_batch_size)
+    prefix = tuple(bs[:sd])
+    fits = n > 0 and len(new) > sd and new[:sd] == prefix and new[sd] % n == 0
+    if fits:
+        k = new[sd] // n
+        rest = new[sd + 1 :]
+        fits = k * _numel(rest) == _numel(bs[sd + 1 :])
+    if not fits:
+        return member_op(stack._dense_op(op), new)
+    if k == 1:
+        return _each(stack, lambda td: member_op(td, prefix + rest), sd)
+    try:
+        return member_op(stack._dense_op(op), new)
+    except RuntimeError:  # members of different shapes: k rows per member
+        rows = [
+            row
+            for td in stack.tensordicts
+            for row in member_op(td, prefix + (k,) + rest).unbind(sd)
+        ]
+        return stack._restack(rows, sd)
+
+
+def _numel(shape) -> int:
+    out = 1
+    for size in shape:
+        out *= size
+    return out
+
+
+def view(stack, shape: tuple, size: Any, batch_size: Any, td: Any, op: str):
+    if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+        # a dtype view of every leaf (the batch size stays): each member checks its own
+        return _each(
+            stack,
+            lambda member: member.view(shape[0], size=size, batch_size=batch_size),
+            stack.stack_dim,
+        )
+    new_batch_size, _, _ = view_rule(stack._batch_size, shape, size, batch_size, td, op)
+    return _reshaped(stack, new_batch_size, op, lambda member, s: member.view(s))
+
+
+def reshape(stack, args: tuple, kwargs: dict, op: str):
+    new_batch_size, _ = reshape_rule(stack._batch_size, args, kwargs, op)
+    return _reshaped(stack, new_batch_size, op, lambda member, s: member.reshape(s))
+
+
+def expand(stack, shape: Any, kwargs: Any, op: str):
+    """New leading dims shift the stack dim; each stacked tensordict is expanded to
+    the new batch size without the stack dim (members of different shapes stay
+    lazy). Growing the stack dim itself (a stack of one) takes the dense stack."""
+    new_batch_size, _ = expand_rule(stack._batch_size, shape, kwargs, op)
+    sd = stack.stack_dim + len(new_batch_size) - len(stack._batch_size)
+    if new_batch_size[sd] != stack._batch_size[stack.stack_dim]:
+        return stack._dense_op(op).expand(new_batch_size)
+    member_shape = new_batch_size[:sd] + new_batch_size[sd + 1 :]
+    return _each(stack, lambda td: td.expand(member_shape), sd)
+
+
+def repeat(stack, repeats: Any, op: str, *, inplace: bool = False):
+    """Each stacked tensordict repeated along the other dims (and the new leading
+    ones); a count ``r`` on the stack dim repeats the sequence of members ``r`` times,
+    each repetition a copy, as ``torch.repeat`` does. Members of different shapes stay
+    lazy."""
+    reps, _, n = repeat_rule(stack._batch_size, repeats, op)
+    lead = len(reps) - n
+    sd = stack.stack_dim
+    times = reps[lead + sd]
+    member_reps = reps[:lead] + reps[lead:][:sd] + reps[lead:][sd + 1 :]
+    members = [
+        td.repeat(*member_reps) for _ in range(times) for td in stack.tensordicts
+    ]
+    return _done(stack, stack._restack(members, sd + lead), op, inplace)
 
 
 # --------------------------------------------------------------------------------------
@@ -414,3 +510,56 @@ def cat(cls, input, dim: int = 0, *, out=None, op: str = "cat"):
             ]
             return first._restack(members, sd)
     return container_class("TensorDict").cat(_dense_inputs(tds, op), dim, out=out)
+
+
+# --------------------------------------------------------------------------------------
+# ops on each batch element alone: where, masked_fill
+# --------------------------------------------------------------------------------------
+
+
+def on_members(stack, op: str, kwargs: dict):
+    """``op`` on every stacked tensordict, for an op that treats each batch element on
+    its own (``where``, ``masked_fill``): each argument that spans the stack dim (a
+    tensor or tensordict whose leading dims reach it, ``out``) is cut along it, the
+    others go to every member as they are. Members of different shapes are fine.
+    Returns a lazy stack of the results, or ``out`` (written member by member) when
+    one is given; ``op_`` forms change the members in place."""
+    n = len(stack.tensordicts)
+    out = kwargs.get("out")
+    if out is not None and not _splits_as_members(stack, out):
+        # out cannot be cut into the members' parts: the dense stack writes it
+        return getattr(stack._dense_op(op), op)(**kwargs)
+    results = []
+    for i, td in enumerate(stack.tensordicts):
+        member_kwargs = {k: _member_part(stack, v, i, n) for k, v in kwargs.items()}
+        results.append(getattr(td, op)(**member_kwargs))
+    if out is not None or op.endswith("_"):
+        return out if out is not None else stack
+    return stack._restack(results, stack.stack_dim)
+
+
+def _splits_as_members(stack, value) -> bool:
+    """Whether ``value`` (an ``out``) is a lazy stack of as many tensordicts along the
+    same stack dim: its members then take the members' results."""
+    return (
+        _is_lazy_stack(value)
+        and value.stack_dim == stack.stack_dim
+        and len(value.tensordicts) == len(stack.tensordicts)
+    )
+
+
+def _member_part(stack, value: Any, i: int, n: int):
+    """The part of an argument that goes with stacked tensordict ``i``."""
+    sd = stack.stack_dim
+    if _splits_as_members(stack, value):
+        return value.tensordicts[i]
+    shape = getattr(value, "batch_size", None)
+    if shape is None:
+        shape = getattr(value, "shape", None)
+    if shape is None or len(shape) <= sd or shape[sd] != n:
+        return value  # numbers, and tensors covering only the dims before the stack dim
+    if tuple(shape[:sd]) != tuple(stack._batch_size[:sd]):
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.select(sd, i)
+    return value[(_FULL,) * sd + (i,)]

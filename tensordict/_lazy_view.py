@@ -11,6 +11,17 @@ Bringing a value back needs no inverse per op: the op is applied to a fresh tens
 the source's layout, which gives a view of it in this layout, and the value is copied
 into that view. That holds for every op here, since each returns a view. What it
 shares with ``_SubTensorDict`` is ``tensordict/_write_through.py``.
+
+What code written for 0.15.3 relies on (issue 14, row 6), found the same way, from
+what the ops do to a data-less ("meta") tensor of the source's batch shape:
+
+- an op that undoes a view gives the source back (``td.unsqueeze(0).squeeze(0) is
+  td``; ``transpose``, ``permute``, ``view`` alike): the two ops together leave such a
+  tensor's shape and strides as they were;
+- the view's dim names follow its dims (``unsqueeze`` adds an unnamed one): each dim of
+  a tensor given distinct prime strides keeps its stride through these ops;
+- with the legacy mode off, ``squeeze``, ``unsqueeze``, ``permute``, ``transpose`` and
+  ``view`` of a lazy view raise (make it dense first) instead of densifying silently.
 """
 
 from __future__ import annotations
@@ -23,8 +34,11 @@ from torch import Tensor
 from tensordict._registry import register
 from tensordict._td import TensorDict
 from tensordict._write_through import _WriteThroughView
-from tensordict.base import TensorDictBase
-from tensordict.utils import set_lazy_legacy
+from tensordict.base import NO_DEFAULT, TensorDictBase
+from tensordict.utils import lazy_legacy, set_lazy_legacy
+
+# What 0.15.3's lazy views refuse with the legacy mode off (they densified the rest).
+_REFUSED_WITHOUT_LEGACY = ("squeeze", "unsqueeze", "permute", "transpose", "view")
 
 
 def _dense(td: TensorDictBase) -> TensorDictBase:
@@ -37,6 +51,65 @@ def _eager(op: Callable, td: TensorDictBase) -> TensorDictBase:
         return op(td)
 
 
+def _meta_result(ops: tuple, batch_size: torch.Size, strides: tuple) -> Tensor | None:
+    """What ``ops`` (batch-shape ops of tensordicts, in order) do to a data-less tensor
+    of ``batch_size`` and ``strides``; None where they cannot (a ``view`` that such
+    strides do not allow)."""
+    leaf = torch.empty_strided(batch_size, strides, device="meta")
+    td = TensorDict._new_unsafe({"_": leaf}, batch_size, None)
+    try:
+        for op in ops:
+            td = _eager(op, td)
+    except RuntimeError:
+        return None
+    return td._tensordict["_"]
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _primes(n: int) -> tuple:
+    """``n`` distinct primes above 1000: strides no op here can make from others."""
+    out, k = [], 1009
+    while len(out) < n:
+        if all(k % p for p in range(2, int(k**0.5) + 1)):
+            out.append(k)
+        k += 2
+    return tuple(out)
+
+
+def _undoes(source: "LazyViewTensorDict", op: Callable) -> bool:
+    """Whether ``op`` on the view ``source`` gives back the tensordict it views: the
+    two ops leave a tensor of that batch shape as it was (same shape; same strides
+    along the dims of more than one element)."""
+    shape = source._source.batch_size
+    strides = _contiguous_strides(shape)
+    out = _meta_result((source._op, op), shape, strides)
+    if out is None or out.shape != shape:
+        return False
+    return all(a == b for a, b, n in zip(out.stride(), strides, shape) if n > 1)
+
+
+def _names_after(op: Callable, source: TensorDictBase) -> list | None:
+    """The dim names of ``op``'s result: each dim that ``op`` keeps keeps its name
+    (found by its stride, distinct primes), new or merged dims have none."""
+    if not source._has_names():
+        return None
+    shape = source.batch_size
+    strides = _primes(len(shape))
+    out = _meta_result((op,), shape, strides)
+    if out is None:
+        return None
+    by_stride = dict(zip(strides, source.names))
+    names = [by_stride.get(s) for s in out.stride()]
+    return names if any(n is not None for n in names) else None
+
+
 @register
 class LazyViewTensorDict(_WriteThroughView):
     """A shape op on the batch dims of ``source``, applied when entries are read and
@@ -46,6 +119,39 @@ class LazyViewTensorDict(_WriteThroughView):
         self._op = op
         template = TensorDict._new_unsafe({}, source.batch_size, source.device)
         self._init_view(source, _eager(op, template).batch_size)
+        self._names = _names_after(op, source)
+
+    @classmethod
+    def _of(cls, source: TensorDictBase, op: Callable) -> TensorDictBase:
+        """``op`` of ``source`` as a lazy view; where ``source`` is itself a lazy view
+        that ``op`` undoes, the tensordict it views."""
+        if isinstance(source, LazyViewTensorDict) and _undoes(source, op):
+            return source._source
+        return cls(source, op)
+
+    def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDictBase:
+        if op in _REFUSED_WITHOUT_LEGACY and not lazy_legacy():
+            hint = "call reshape() instead" if op == "view" else (
+                "make it dense first with to_tensordict()"
+            )
+            raise RuntimeError(
+                f"{op}(): cannot run on a lazy view (a {type(self).__name__} of batch "
+                f"size {list(self._batch_size)} made under set_lazy_legacy(True)) now "
+                f"that the legacy mode is off: {hint}"
+            )
+        return self
+
+    def clone(self, recurse: bool = True, **kwargs) -> TensorDictBase:
+        """A copy; ``recurse=False`` keeps the view: the same op over a shallow copy of
+        the source (sharing its tensors), as 0.15.3's lazy views do."""
+        if not recurse:
+            return LazyViewTensorDict(self._source.clone(False), self._op)
+        return super().clone(recurse, **kwargs)
+
+    def _create_nested_str(self, key: str) -> TensorDictBase:
+        # created in the source, so that what is written through the view stays there
+        self._source._create_nested_str(key)
+        return self._get_str(key, NO_DEFAULT)
 
     # ------------------------------------------------------------------ plumbing
     def _dense(self) -> TensorDictBase:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
-from tensordict import _atomic, _errors, _modes
+from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
     _ACCEPTED_CLASSES,
@@ -938,12 +938,14 @@ class TensorDictBase(
         unlocked. Also a context manager: ``with td.lock_(): ...``."""
         with _atomic.unchanged_on_error(self):
             self._set_lock(True)
+        _lock_graph.record(self)
         self._last_lock_op = "lock"
         return self
 
     def unlock_(self) -> "TensorDictBase":
-        """Allow writes again. As a context manager, relocks on exit."""
-        self._set_lock(False)
+        """Allow writes again. As a context manager, relocks on exit. A tensordict
+        held by a locked one cannot be unlocked on its own (``RuntimeError``)."""
+        _lock_graph.unlock(self)
         self._last_lock_op = "unlock"
         return self
 
@@ -964,9 +966,9 @@ class TensorDictBase(
     def __exit__(self, exc_type, exc_val, exc_tb):
         op = self._lock_stack.pop()
         if op == "lock":
-            self._set_lock(False)
+            _lock_graph.unlock(self)
         elif op == "unlock":
-            self._set_lock(True)
+            _lock_graph.lock(self)
         elif callable(op):  # an undo action set by a feature (to_module's restore)
             op()
         return False

@@ -27,6 +27,7 @@ OPS_MAY_IMPORT = {
     "tensordict._errors",
     "tensordict._registry",
     "tensordict._repr",
+    "tensordict._lock_graph",
     "tensordict.utils",
 }
 CONCRETE = {"tensordict._td", "tensordict._lazy", "tensordict.tensorclass", "tensordict._lazy_view"}

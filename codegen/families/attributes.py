@@ -99,7 +99,7 @@ class AttributeOp(Op):
             body.append("leaves = self._leaves()")
         if combiner.reads != "device":
             body.append(f"new = {emit.comprehension(self.leaf)}")
-        body.append(f"return {result}")
+        body.append(emit.result(self, result) if combiner.reads == "rebuild" else f"return {result}")
         decorators = ("property",) if self.form is Form.PROPERTY else ()
         return emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body), decorators)
 

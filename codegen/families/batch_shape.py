@@ -96,9 +96,9 @@ class BatchShapeOp(Op):
             body.append(f"result = rebuild({new}{options})\n"
                         f"if {inplace.name}:  # self takes the result's entries and batch size\n"
                         "    return _ops.assign_inplace(self, result)\n"
-                        "return result")
+                        + emit.result(self, "result"))
         else:
-            body.append(f"return rebuild({new}{options})")
+            body.append(emit.result(self, f"rebuild({new}{options})"))
         return emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body))
 
     def lazy_code(self) -> str | None:
@@ -107,4 +107,4 @@ class BatchShapeOp(Op):
         inplace = self.signature.role(Role.INPLACE)
         extra = f", inplace={inplace.name}" if inplace else ""
         args = ", ".join(self.batch_rule.args)
-        return lazy.method(self, f'return _lazy_rules.{self.batch_rule.name}(self, {args}, "{self.name}"{extra})')
+        return lazy.method(self, emit.result(self, f'_lazy_rules.{self.batch_rule.name}(self, {args}, "{self.name}"{extra})'))

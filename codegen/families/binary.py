@@ -83,13 +83,13 @@ class BinaryOp(Op):
                 "    # the number itself (the general path below gives the same call)\n"
                 f"    new = {emit.foreach_call(self.foreach, (), drop, inplace=False)}\n"
                 "    if new is not None:\n"
-                "        return rebuild(new)"
+                f"        {emit.result(self, 'rebuild(new)')}"
             )
         body += self._operand_lines(self.name, self.signature)
         body.append(_maybe_dropped(self.drop_if_none, self._compute))
         if out is not None:
             body.append(f'if {out.name} is not None:\n    return _ops.write_into(self, {out.name}, new, "{self.name}")')
-        body.append("return rebuild(new)")
+        body.append(emit.result(self, "rebuild(new)"))
         methods = [emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body))]
         if self.inplace is not None:
             ip = self.inplace

@@ -41,8 +41,8 @@ class CastOp(Op):
         body = (
             "leaves, rebuild = self._leaves_and_rebuild()\n"
             f"if {keep} is None:\n"
-            f"    return rebuild({emit.comprehension(self.leaf)})\n"
-            f"return rebuild([{emit.leaf_expr(self.leaf)} if {keep}(x) else x for x in leaves])"
+            f"    {emit.result(self, f'rebuild({emit.comprehension(self.leaf)})')}\n"
+            + emit.result(self, f"rebuild([{emit.leaf_expr(self.leaf)} if {keep}(x) else x for x in leaves])")
         )
         code = emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
         return "\n\n".join([code] + emit.aliases_code(self))

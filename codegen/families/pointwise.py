@@ -43,10 +43,10 @@ class PointwiseOp(Op):
                 f"new = {emit.foreach_call(self.foreach, inplace=False)}\n"
                 "if new is None:  # foreach rejected the leaves: go leaf by leaf\n"
                 f"    new = {new}\n"
-                "return rebuild(new)"
+                + emit.result(self, "rebuild(new)")
             )
         else:
-            body = f"return rebuild({new})"
+            body = emit.result(self, f"rebuild({new})")
         methods = [
             emit.function(self.name, self.signature.text, emit.op_docstring(self),
                           "leaves, rebuild = self._leaves_and_rebuild()\n" + body)

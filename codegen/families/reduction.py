@@ -207,8 +207,8 @@ class ReductionOp(Op):
             body.append("if reduce:  # the leaves as one tensor: the stacked tensordicts' leaves\n"
                         f"    return super().{call}")
         if self.no_dim in ("all", "any") and not self.scan:
-            body.append("if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves\n"
-                        f"    return super().{call}")
+            body.append("if _lazy_rules.no_dim(dim):  # one bool: each stacked tensordict's\n"
+                        f"    return {self.no_dim}(td.{call} for td in self.tensordicts)")
         keepdim = "keepdim" if self._has(Role.KEEPDIM) else "False"
         if self.scan:
             where = f'_lazy_rules.scanned_dim(self, dim, "{self.name}")'

@@ -96,22 +96,26 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     ):
         """A view with a new batch shape (or a dtype view of every leaf).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.view`.
         """
-        return self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
+        return _ops.keep_lock(
+            self, _lazy_rules.view(self, shape, size, batch_size, self, "view")
+        )
 
     def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.reshape`.
         """
-        return self._dense_op("reshape").reshape(*args, **kwargs)
+        return _ops.keep_lock(self, _lazy_rules.reshape(self, args, kwargs, "reshape"))
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -122,7 +126,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.permute`.
         """
-        return _lazy_rules.permute(self, args, kwargs, "permute")
+        return _ops.keep_lock(self, _lazy_rules.permute(self, args, kwargs, "permute"))
 
     def transpose(self, dim0, dim1):
         """Two batch dims swapped (a view).
@@ -133,7 +137,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.transpose`.
         """
-        return _lazy_rules.transpose(self, dim0, dim1, "transpose")
+        return _ops.keep_lock(
+            self, _lazy_rules.transpose(self, dim0, dim1, "transpose")
+        )
 
     def swapdims(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
@@ -144,7 +150,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.swapdims`.
         """
-        return _lazy_rules.transpose(self, axis0, axis1, "swapdims")
+        return _ops.keep_lock(
+            self, _lazy_rules.transpose(self, axis0, axis1, "swapdims")
+        )
 
     def swapaxes(self, axis0: int, axis1: int):
         """Two batch dims swapped (a view); an alias of :meth:`transpose`.
@@ -155,7 +163,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.swapaxes`.
         """
-        return _lazy_rules.transpose(self, axis0, axis1, "swapaxes")
+        return _ops.keep_lock(
+            self, _lazy_rules.transpose(self, axis0, axis1, "swapaxes")
+        )
 
     def movedim(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
@@ -168,7 +178,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.movedim`.
         """
-        return _lazy_rules.movedim(self, source, destination, "movedim")
+        return _ops.keep_lock(
+            self, _lazy_rules.movedim(self, source, destination, "movedim")
+        )
 
     def moveaxis(
         self, source: int | tuple[int, ...], destination: int | tuple[int, ...]
@@ -181,7 +193,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.moveaxis`.
         """
-        return _lazy_rules.movedim(self, source, destination, "moveaxis")
+        return _ops.keep_lock(
+            self, _lazy_rules.movedim(self, source, destination, "moveaxis")
+        )
 
     def squeeze(self, *args, **kwargs):
         """Size-one batch dims removed (a view).
@@ -192,7 +206,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.squeeze`.
         """
-        return _lazy_rules.squeeze(self, args, kwargs, "squeeze")
+        return _ops.keep_lock(self, _lazy_rules.squeeze(self, args, kwargs, "squeeze"))
 
     def unsqueeze(self, *args, **kwargs):
         """A batch dim of size one inserted (a view).
@@ -203,7 +217,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.unsqueeze`.
         """
-        return _lazy_rules.unsqueeze(self, args, kwargs, "unsqueeze")
+        return _ops.keep_lock(
+            self, _lazy_rules.unsqueeze(self, args, kwargs, "unsqueeze")
+        )
 
     def flatten(
         self,
@@ -220,7 +236,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.flatten`.
         """
-        return _lazy_rules.flatten(self, start_dim, end_dim, "flatten", inplace=inplace)
+        return _ops.keep_lock(
+            self,
+            _lazy_rules.flatten(self, start_dim, end_dim, "flatten", inplace=inplace),
+        )
 
     def unflatten(self, dim, unflattened_size, *, inplace: bool = False):
         """One batch dim split into several (a view).
@@ -231,51 +250,62 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.unflatten`.
         """
-        return _lazy_rules.unflatten(
-            self, dim, unflattened_size, "unflatten", inplace=inplace
+        return _ops.keep_lock(
+            self,
+            _lazy_rules.unflatten(
+                self, dim, unflattened_size, "unflatten", inplace=inplace
+            ),
         )
 
     def expand(self, *args, **kwargs) -> Self:
         """Size-one batch dims grown and new leading batch dims added (a view).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.expand`.
         """
-        return self._dense_op("expand").expand(*args, **kwargs)
+        return _ops.keep_lock(self, _lazy_rules.expand(self, args, kwargs, "expand"))
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
         """Expanded to the shape of a tensor or the batch size of a tensordict.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.expand_as`.
         """
-        return self._dense_op("expand_as").expand_as(other)
+        return _ops.keep_lock(
+            self, _lazy_rules.expand(self, other.shape, None, "expand_as")
+        )
 
     def broadcast_to(self, shape: tuple[int, ...]):
         """Broadcast to a new batch shape (a view).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.broadcast_to`.
         """
-        return self._dense_op("broadcast_to").broadcast_to(shape)
+        return _ops.keep_lock(
+            self, _lazy_rules.expand(self, shape, None, "broadcast_to")
+        )
 
     def repeat(self, *repeats: int, inplace: bool = False) -> Self:
         """Every leaf tiled along the batch dims (a copy).
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack the dims are translated around the stack dim and the op
+        runs on each stacked tensordict, giving a lazy stack; where it crosses the
+        stack dim it runs on the dense stack.
 
         See :meth:`TensorDict.repeat`.
         """
-        if inplace:
-            raise _lazy_rules.not_in_place(self, "repeat")
-        return self._dense_op("repeat").repeat(*repeats, inplace=inplace)
+        return _ops.keep_lock(
+            self, _lazy_rules.repeat(self, repeats, "repeat", inplace=inplace)
+        )
 
     def repeat_interleave(
         self,
@@ -294,8 +324,11 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         if inplace:
             raise _lazy_rules.not_in_place(self, "repeat_interleave")
-        return self._dense_op("repeat_interleave").repeat_interleave(
-            repeats, dim, output_size=output_size, inplace=inplace
+        return _ops.keep_lock(
+            self,
+            self._dense_op("repeat_interleave").repeat_interleave(
+                repeats, dim, output_size=output_size, inplace=inplace
+            ),
         )
 
     def tile(self, dims: tuple[int, ...]):
@@ -306,7 +339,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.tile`.
         """
-        return self._dense_op("tile").tile(dims)
+        return _ops.keep_lock(self, self._dense_op("tile").tile(dims))
 
     def flip(self, dims: int | tuple[int, ...]):
         """The order of elements reversed along batch dims (a copy).
@@ -317,7 +350,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.flip`.
         """
-        return _lazy_rules.flip(self, dims, "flip")
+        return _ops.keep_lock(self, _lazy_rules.flip(self, dims, "flip"))
 
     def fliplr(self):
         """Batch dim 1 reversed (a copy).
@@ -328,7 +361,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.fliplr`.
         """
-        return _lazy_rules.flip(self, (1,), "fliplr")
+        return _ops.keep_lock(self, _lazy_rules.flip(self, (1,), "fliplr"))
 
     def flipud(self):
         """Batch dim 0 reversed (a copy).
@@ -339,7 +372,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.flipud`.
         """
-        return _lazy_rules.flip(self, (0,), "flipud")
+        return _ops.keep_lock(self, _lazy_rules.flip(self, (0,), "flipud"))
 
     def roll(
         self,
@@ -356,7 +389,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.roll`.
         """
-        return _lazy_rules.roll(self, shifts, dims, "roll", inplace=inplace)
+        return _ops.keep_lock(
+            self, _lazy_rules.roll(self, shifts, dims, "roll", inplace=inplace)
+        )
 
     def rot90(self, k: int = 1, dims: tuple[int, int] = (0, 1)):
         """A rotation by 90 degrees in the plane of two batch dims (a copy).
@@ -367,7 +402,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.rot90`.
         """
-        return _lazy_rules.rot90(self, k, dims, "rot90")
+        return _ops.keep_lock(self, _lazy_rules.rot90(self, k, dims, "rot90"))
 
     def atleast_1d(self):
         """At least one batch dim (a view).
@@ -377,7 +412,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.atleast_1d`.
         """
-        return self._dense_op("atleast_1d").atleast_1d()
+        return _ops.keep_lock(self, self._dense_op("atleast_1d").atleast_1d())
 
     def atleast_2d(self):
         """At least two batch dims (a view).
@@ -387,7 +422,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.atleast_2d`.
         """
-        return self._dense_op("atleast_2d").atleast_2d()
+        return _ops.keep_lock(self, self._dense_op("atleast_2d").atleast_2d())
 
     def atleast_3d(self):
         """At least three batch dims (a view).
@@ -397,7 +432,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.atleast_3d`.
         """
-        return self._dense_op("atleast_3d").atleast_3d()
+        return _ops.keep_lock(self, self._dense_op("atleast_3d").atleast_3d())
 
     def narrow(self, dim: int, start: int, length: int):
         """A slice of ``length`` elements of one batch dim (a view).
@@ -408,7 +443,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.narrow`.
         """
-        return _lazy_rules.narrow(self, dim, start, length, "narrow")
+        return _ops.keep_lock(
+            self, _lazy_rules.narrow(self, dim, start, length, "narrow")
+        )
 
     # ---- Binary, operator and comparison ops (spec/binary.yaml) ----
 
@@ -607,7 +644,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.split`.
         """
-        return _lazy_rules.split(self, split_size, dim, "split")
+        return _ops.keep_lock(self, _lazy_rules.split(self, split_size, dim, "split"))
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[TensorCollection, ...]:
         """Split into ``chunks`` tensordicts of (nearly) equal size along ``dim``.
@@ -618,7 +655,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.chunk`.
         """
-        return _lazy_rules.chunk(self, chunks, dim, "chunk")
+        return _ops.keep_lock(self, _lazy_rules.chunk(self, chunks, dim, "chunk"))
 
     def tensor_split(
         self,
@@ -633,7 +670,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.tensor_split`.
         """
-        return _lazy_rules.tensor_split(self, indices_or_sections, dim, "tensor_split")
+        return _ops.keep_lock(
+            self,
+            _lazy_rules.tensor_split(self, indices_or_sections, dim, "tensor_split"),
+        )
 
     def unbind(self, dim: int) -> tuple[TensorDictBase, ...]:
         """One tensordict per index of batch dim ``dim``, without that dim.
@@ -663,22 +703,21 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def masked_fill(self, mask: Tensor, value: float | bool) -> Self:
         """Fill the batch items where ``mask`` is true with ``value``.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack it runs on each stacked tensordict, its batch-shaped
+        arguments cut along the stack dim (stacked tensordicts of different shapes
+        are fine), and returns a lazy stack (or ``out``).
 
         See :meth:`TensorDict.masked_fill`.
         """
-        return self._dense_op("masked_fill").masked_fill(mask, value)
+        return _lazy_rules.on_members(self, "masked_fill", dict(mask=mask, value=value))
 
     def masked_fill_(self, mask: Tensor, value: float | bool) -> Self:
         """In-place :meth:`masked_fill`, returning ``self``.
 
-        On a lazy stack it runs on the dense stack and writes the result back into
-        the stacked tensordicts.
+        On a lazy stack it runs on each stacked tensordict.
         """
-        dense = self._dense_op("masked_fill_")
-        dense.masked_fill_(mask, value)
-        return self._write_back(dense)
+        _lazy_rules.on_members(self, "masked_fill_", dict(mask=mask, value=value))
+        return self
 
     def masked_select(self, mask: Tensor, *, inplace: bool = False) -> Self:
         """The batch items where ``mask`` is true, as one batch dim.
@@ -703,14 +742,24 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     ) -> Self:
         """The tensordict where ``condition`` is true, ``other`` elsewhere.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack it runs on each stacked tensordict, its batch-shaped
+        arguments cut along the stack dim (stacked tensordicts of different shapes
+        are fine), and returns a lazy stack (or ``out``).
 
         See :meth:`TensorDict.where`.
         """
-        return self._dense_op("where").where(
-            condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+        result = _lazy_rules.on_members(
+            self,
+            "where",
+            dict(
+                condition=condition,
+                other=other,
+                out=out,
+                pad=pad,
+                update_batch_size=update_batch_size,
+            ),
         )
+        return result if out is not None else _ops.keep_lock(self, result)
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 
@@ -1122,8 +1171,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.all`.
         """
-        if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves
-            return super().all(dim)
+        if _lazy_rules.no_dim(dim):  # one bool: each stacked tensordict's
+            return all(td.all(dim) for td in self.tensordicts)
         where = _lazy_rules.reduced_dims(self, dim, False, "all")
         if where is None:  # no dim, or over the stack dim: on the dense stack
             return self._dense_op("all").all(dim)
@@ -1140,8 +1189,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.any`.
         """
-        if _lazy_rules.no_dim(dim):  # one bool: the stacked tensordicts' leaves
-            return super().any(dim)
+        if _lazy_rules.no_dim(dim):  # one bool: each stacked tensordict's
+            return any(td.any(dim) for td in self.tensordicts)
         where = _lazy_rules.reduced_dims(self, dim, False, "any")
         if where is None:  # no dim, or over the stack dim: on the dense stack
             return self._dense_op("any").any(dim)

@@ -114,7 +114,7 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.data for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     @property
     def is_cpu(self):
@@ -336,25 +336,30 @@ class TensorDictGeneratedOps:
             )
         dense = self._with_dense_stacks("view")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.view(*shape, size=size, batch_size=batch_size)
+            return _ops.keep_lock(
+                self, dense.view(*shape, size=size, batch_size=batch_size)
+            )
         new_batch_size, dtype, batch_dims = _ops.view_rule(
             self._batch_size, shape, size, batch_size, self, "view"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [
-                (
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [
+                    (
+                        x.view(dtype)
+                        if dtype is not None
+                        else x.view(new_batch_size + x.shape[batch_dims:])
+                    )
+                    for x in leaves
+                ],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: (
                     x.view(dtype)
                     if dtype is not None
                     else x.view(new_batch_size + x.shape[batch_dims:])
-                )
-                for x in leaves
-            ],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: (
-                x.view(dtype)
-                if dtype is not None
-                else x.view(new_batch_size + x.shape[batch_dims:])
+                ),
             ),
         )
 
@@ -374,15 +379,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("reshape")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.reshape(*args, **kwargs)
+            return _ops.keep_lock(self, dense.reshape(*args, **kwargs))
         new_batch_size, batch_dims = _ops.reshape_rule(
             self._batch_size, args, kwargs, "reshape"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def permute(self, *args, **kwargs):
@@ -402,15 +410,18 @@ class TensorDictGeneratedOps:
             return _ops.lazy_view(self, lambda td: td.permute(*args, **kwargs))
         dense = self._with_dense_stacks("permute")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.permute(*args, **kwargs)
+            return _ops.keep_lock(self, dense.permute(*args, **kwargs))
         dims, positions, new_batch_size = _ops.permute_rule(
             self._batch_size, args, kwargs, "permute"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.movedim(dims, positions) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.movedim(dims, positions),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.movedim(dims, positions) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.movedim(dims, positions),
+            ),
         )
 
     def transpose(self, dim0, dim1):
@@ -423,17 +434,23 @@ class TensorDictGeneratedOps:
             >>> td.transpose(0, -1)["a"].shape
             torch.Size([4, 3, 2])
         """
+        # set_lazy_legacy(True): a lazy view, whose writes go through to self
+        if _ops.lazy_legacy():
+            return _ops.lazy_view(self, lambda td: td.transpose(dim0, dim1))
         dense = self._with_dense_stacks("transpose")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.transpose(dim0, dim1)
+            return _ops.keep_lock(self, dense.transpose(dim0, dim1))
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, dim0, dim1, "transpose"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.transpose(dim0, dim1) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.transpose(dim0, dim1),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.transpose(dim0, dim1) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.transpose(dim0, dim1),
+            ),
         )
 
     def swapdims(self, axis0: int, axis1: int):
@@ -448,15 +465,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("swapdims")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.swapdims(axis0, axis1)
+            return _ops.keep_lock(self, dense.swapdims(axis0, axis1))
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, axis0, axis1, "swapdims"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.transpose(dim0, dim1) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.transpose(dim0, dim1),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.transpose(dim0, dim1) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.transpose(dim0, dim1),
+            ),
         )
 
     def swapaxes(self, axis0: int, axis1: int):
@@ -471,15 +491,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("swapaxes")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.swapaxes(axis0, axis1)
+            return _ops.keep_lock(self, dense.swapaxes(axis0, axis1))
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, axis0, axis1, "swapaxes"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.transpose(dim0, dim1) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.transpose(dim0, dim1),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.transpose(dim0, dim1) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.transpose(dim0, dim1),
+            ),
         )
 
     def movedim(
@@ -497,15 +520,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("movedim")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.movedim(source, destination)
+            return _ops.keep_lock(self, dense.movedim(source, destination))
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "movedim"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.movedim(source, destination) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.movedim(source, destination),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.movedim(source, destination) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.movedim(source, destination),
+            ),
         )
 
     def moveaxis(
@@ -522,15 +548,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("moveaxis")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.moveaxis(source, destination)
+            return _ops.keep_lock(self, dense.moveaxis(source, destination))
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "moveaxis"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.movedim(source, destination) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.movedim(source, destination),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.movedim(source, destination) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.movedim(source, destination),
+            ),
         )
 
     def squeeze(self, *args, **kwargs):
@@ -552,15 +581,18 @@ class TensorDictGeneratedOps:
             return _ops.lazy_view(self, lambda td: td.squeeze(*args, **kwargs))
         dense = self._with_dense_stacks("squeeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.squeeze(*args, **kwargs)
+            return _ops.keep_lock(self, dense.squeeze(*args, **kwargs))
         dims, new_batch_size = _ops.squeeze_rule(
             self._batch_size, args, kwargs, "squeeze"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.squeeze(dims) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.squeeze(dims),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.squeeze(dims) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.squeeze(dims),
+            ),
         )
 
     def unsqueeze(self, *args, **kwargs):
@@ -581,15 +613,18 @@ class TensorDictGeneratedOps:
             return _ops.lazy_view(self, lambda td: td.unsqueeze(*args, **kwargs))
         dense = self._with_dense_stacks("unsqueeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.unsqueeze(*args, **kwargs)
+            return _ops.keep_lock(self, dense.unsqueeze(*args, **kwargs))
         dim, new_batch_size = _ops.unsqueeze_rule(
             self._batch_size, args, kwargs, "unsqueeze"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.unsqueeze(dim) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.unsqueeze(dim),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.unsqueeze(dim) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.unsqueeze(dim),
+            ),
         )
 
     def flatten(
@@ -626,7 +661,7 @@ class TensorDictGeneratedOps:
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return result
+        return _ops.keep_lock(self, result)
 
     def unflatten(self, dim, unflattened_size, *, inplace: bool = False):
         """One batch dim split into several (a view).
@@ -654,7 +689,7 @@ class TensorDictGeneratedOps:
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return result
+        return _ops.keep_lock(self, result)
 
     def expand(self, *args, **kwargs) -> Self:
         """Size-one batch dims grown and new leading batch dims added (a view).
@@ -671,15 +706,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("expand")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.expand(*args, **kwargs)
+            return _ops.keep_lock(self, dense.expand(*args, **kwargs))
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, args, kwargs, "expand"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
@@ -695,15 +733,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("expand_as")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.expand_as(other)
+            return _ops.keep_lock(self, dense.expand_as(other))
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, other.shape, None, "expand_as"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def broadcast_to(self, shape: tuple[int, ...]):
@@ -718,15 +759,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("broadcast_to")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.broadcast_to(shape)
+            return _ops.keep_lock(self, dense.broadcast_to(shape))
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, shape, None, "broadcast_to"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def repeat(self, *repeats: int, inplace: bool = False) -> Self:
@@ -756,7 +800,7 @@ class TensorDictGeneratedOps:
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return result
+        return _ops.keep_lock(self, result)
 
     def repeat_interleave(
         self,
@@ -801,7 +845,7 @@ class TensorDictGeneratedOps:
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return result
+        return _ops.keep_lock(self, result)
 
     def tile(self, dims: tuple[int, ...]):
         """Every leaf tiled along the batch dims, as ``torch.tile`` (a copy).
@@ -816,15 +860,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("tile")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.tile(dims)
+            return _ops.keep_lock(self, dense.tile(dims))
         repeats, new_batch_size, batch_dims = _ops.tile_rule(
             self._batch_size, dims, "tile"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.repeat(repeats + (1,) * (x.ndim - batch_dims)),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.repeat(repeats + (1,) * (x.ndim - batch_dims)),
+            ),
         )
 
     def flip(self, dims: int | tuple[int, ...]):
@@ -839,10 +886,13 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("flip")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.flip(dims)
+            return _ops.keep_lock(self, dense.flip(dims))
         dims = _ops.flip_rule(self._batch_size, dims, "flip")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
+        return _ops.keep_lock(
+            self,
+            rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
+        )
 
     def fliplr(self):
         """Batch dim 1 reversed (a copy).
@@ -858,10 +908,13 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("fliplr")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.fliplr()
+            return _ops.keep_lock(self, dense.fliplr())
         dims = _ops.flip_rule(self._batch_size, (1,), "fliplr")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
+        return _ops.keep_lock(
+            self,
+            rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
+        )
 
     def flipud(self):
         """Batch dim 0 reversed (a copy).
@@ -876,10 +929,13 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("flipud")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.flipud()
+            return _ops.keep_lock(self, dense.flipud())
         dims = _ops.flip_rule(self._batch_size, (0,), "flipud")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims))
+        return _ops.keep_lock(
+            self,
+            rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
+        )
 
     def roll(
         self,
@@ -923,7 +979,7 @@ class TensorDictGeneratedOps:
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return result
+        return _ops.keep_lock(self, result)
 
     def rot90(self, k: int = 1, dims: tuple[int, int] = (0, 1)):
         """A rotation by 90 degrees in the plane of two batch dims (a copy).
@@ -939,13 +995,16 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("rot90")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.rot90(k, dims)
+            return _ops.keep_lock(self, dense.rot90(k, dims))
         k, dims, new_batch_size = _ops.rot90_rule(self._batch_size, k, dims, "rot90")
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.rot90(k, dims) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.rot90(k, dims),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.rot90(k, dims) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.rot90(k, dims),
+            ),
         )
 
     def atleast_1d(self):
@@ -961,15 +1020,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("atleast_1d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.atleast_1d()
+            return _ops.keep_lock(self, dense.atleast_1d())
         new_batch_size, batch_dims = _ops.atleast_rule(
             self._batch_size, 1, "atleast_1d"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def atleast_2d(self):
@@ -985,15 +1047,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("atleast_2d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.atleast_2d()
+            return _ops.keep_lock(self, dense.atleast_2d())
         new_batch_size, batch_dims = _ops.atleast_rule(
             self._batch_size, 2, "atleast_2d"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def atleast_3d(self):
@@ -1009,15 +1074,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("atleast_3d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.atleast_3d()
+            return _ops.keep_lock(self, dense.atleast_3d())
         new_batch_size, batch_dims = _ops.atleast_rule(
             self._batch_size, 3, "atleast_3d"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
+            ),
         )
 
     def narrow(self, dim: int, start: int, length: int):
@@ -1033,15 +1101,18 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("narrow")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.narrow(dim, start, length)
+            return _ops.keep_lock(self, dense.narrow(dim, start, length))
         dim, start, new_batch_size = _ops.narrow_rule(
             self._batch_size, dim, start, length, "narrow"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
-            [x.narrow(dim, start, length) for x in leaves],
-            batch_size=new_batch_size,
-            leaf_fn=lambda x: x.narrow(dim, start, length),
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [x.narrow(dim, start, length) for x in leaves],
+                batch_size=new_batch_size,
+                leaf_fn=lambda x: x.narrow(dim, start, length),
+            ),
         )
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
@@ -1095,7 +1166,7 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_add, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "add", default)
         if alpha is None:
             new = _ops.try_foreach(torch._foreach_add, leaves, other_leaves)
@@ -1110,7 +1181,7 @@ class TensorDictGeneratedOps:
                     torch.add(x, other, alpha=alpha)
                     for x, other in zip(leaves, other_leaves)
                 ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def add_(
         self,
@@ -1183,7 +1254,7 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_sub, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "sub", default)
         if alpha is None:
             new = _ops.try_foreach(torch._foreach_sub, leaves, other_leaves)
@@ -1198,7 +1269,7 @@ class TensorDictGeneratedOps:
                     torch.sub(x, other, alpha=alpha)
                     for x, other in zip(leaves, other_leaves)
                 ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def sub_(
         self, other: TensorDictBase | torch.Tensor | float, alpha: float | None = None
@@ -1262,7 +1333,7 @@ class TensorDictGeneratedOps:
                 torch.rsub(x, other, alpha=alpha)
                 for x, other in zip(leaves, other_leaves)
             ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def __rsub__(self, other: TensorCollection | torch.Tensor | float) -> Self:
         """``other - td``: same as :meth:`rsub`."""
@@ -1295,12 +1366,12 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_mul, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "mul", default)
         new = _ops.try_foreach(torch._foreach_mul, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.mul(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def mul_(self, other: TensorCollection | torch.Tensor) -> Self:
         """In-place :meth:`mul`, returning ``self``.
@@ -1358,12 +1429,12 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_div, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "div", default)
         new = _ops.try_foreach(torch._foreach_div, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.div(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def div_(self, other: TensorDictBase | torch.Tensor) -> Self:
         """In-place :meth:`div`, returning ``self``.
@@ -1404,7 +1475,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "__rtruediv__")
         new = [other / x for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def pow(
         self,
@@ -1432,12 +1503,12 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_pow, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "pow", default)
         new = _ops.try_foreach(torch._foreach_pow, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.pow(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def pow_(self, other: TensorDictBase | torch.Tensor) -> Self:
         """In-place :meth:`pow`, returning ``self``.
@@ -1478,7 +1549,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "__rpow__")
         new = [torch.pow(other, x) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def mod(self, other: TensorCollection | torch.Tensor) -> Self:
         """``self % other`` (Python's modulus: the sign of the divisor), leaf by leaf.
@@ -1498,7 +1569,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "mod")
         new = [torch.remainder(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def __mod__(self, other: TensorCollection | torch.Tensor | float) -> Self:
         """``td % other``: same as :meth:`mod`."""
@@ -1532,7 +1603,7 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_maximum, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "maximum", default)
         new = _ops.try_foreach(torch._foreach_maximum, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1540,7 +1611,7 @@ class TensorDictGeneratedOps:
                 torch.maximum(x, torch.as_tensor(other))
                 for x, other in zip(leaves, other_leaves)
             ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def maximum_(self, other: TensorCollection | torch.Tensor) -> Self:
         """In-place :meth:`maximum`, returning ``self``.
@@ -1580,7 +1651,7 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_minimum, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "minimum", default)
         new = _ops.try_foreach(torch._foreach_minimum, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1588,7 +1659,7 @@ class TensorDictGeneratedOps:
                 torch.minimum(x, torch.as_tensor(other))
                 for x, other in zip(leaves, other_leaves)
             ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def minimum_(self, other: TensorCollection | torch.Tensor) -> Self:
         """In-place :meth:`minimum`, returning ``self``.
@@ -1623,12 +1694,12 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_clamp_min, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_min", default)
         new = _ops.try_foreach(torch._foreach_clamp_min, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.clamp_min(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def clamp_min_(self, other: TensorDictBase | torch.Tensor) -> Self:
         """In-place :meth:`clamp_min`, returning ``self``.
@@ -1665,12 +1736,12 @@ class TensorDictGeneratedOps:
             # the number itself (the general path below gives the same call)
             new = _ops.try_foreach(torch._foreach_clamp_max, leaves, other)
             if new is not None:
-                return rebuild(new)
+                return _ops.keep_lock(self, rebuild(new))
         other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_max", default)
         new = _ops.try_foreach(torch._foreach_clamp_max, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.clamp_max(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def clamp_max_(self, other: TensorCollection | torch.Tensor) -> Self:
         """In-place :meth:`clamp_max`, returning ``self``.
@@ -1742,7 +1813,7 @@ class TensorDictGeneratedOps:
                 torch.lerp(x, end, weight)
                 for x, end, weight in zip(leaves, end_leaves, weight_leaves)
             ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def lerp_(
         self,
@@ -1807,7 +1878,7 @@ class TensorDictGeneratedOps:
                     torch.addcmul(x, other1, other2, value=value)
                     for x, other1, other2 in zip(leaves, other1_leaves, other2_leaves)
                 ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def addcmul_(self, other1, other2, *, value: float | None = 1):
         """In-place :meth:`addcmul`, returning ``self``.
@@ -1880,7 +1951,7 @@ class TensorDictGeneratedOps:
                     torch.addcdiv(x, other1, other2, value=value)
                     for x, other1, other2 in zip(leaves, other1_leaves, other2_leaves)
                 ]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def addcdiv_(self, other1, other2, *, value: float | None = 1):
         """In-place :meth:`addcdiv`, returning ``self``.
@@ -1931,7 +2002,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "bitwise_and", default)
         new = [torch.bitwise_and(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def __and__(self, other: TensorCollection | torch.Tensor | float) -> Self:
         """``td & other``: same as :meth:`bitwise_and`."""
@@ -1964,7 +2035,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "logical_and", default)
         new = [torch.logical_and(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def __or__(self, other: Any) -> Self | bool:
         """Bitwise OR of every leaf and the operand (``td | other``).
@@ -2146,8 +2217,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.float() for x in leaves])
-        return rebuild([x.float() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.float() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.float() if cast_filter(x) else x for x in leaves])
+        )
 
     def double(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2165,8 +2238,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.double() for x in leaves])
-        return rebuild([x.double() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.double() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.double() if cast_filter(x) else x for x in leaves])
+        )
 
     def half(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2184,8 +2259,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.half() for x in leaves])
-        return rebuild([x.half() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.half() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.half() if cast_filter(x) else x for x in leaves])
+        )
 
     def bfloat16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bfloat16``.
@@ -2203,8 +2280,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.bfloat16() for x in leaves])
-        return rebuild([x.bfloat16() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.bfloat16() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.bfloat16() if cast_filter(x) else x for x in leaves])
+        )
 
     def int(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2222,8 +2301,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.int() for x in leaves])
-        return rebuild([x.int() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.int() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.int() if cast_filter(x) else x for x in leaves])
+        )
 
     def bool(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bool``.
@@ -2241,8 +2322,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.bool() for x in leaves])
-        return rebuild([x.bool() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.bool() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.bool() if cast_filter(x) else x for x in leaves])
+        )
 
     def float16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2260,8 +2343,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.half() for x in leaves])
-        return rebuild([x.half() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.half() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.half() if cast_filter(x) else x for x in leaves])
+        )
 
     def float32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float32``.
@@ -2279,8 +2364,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.float() for x in leaves])
-        return rebuild([x.float() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.float() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.float() if cast_filter(x) else x for x in leaves])
+        )
 
     def float64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2298,8 +2385,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.double() for x in leaves])
-        return rebuild([x.double() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.double() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.double() if cast_filter(x) else x for x in leaves])
+        )
 
     def int8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int8``.
@@ -2317,8 +2406,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.char() for x in leaves])
-        return rebuild([x.char() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.char() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.char() if cast_filter(x) else x for x in leaves])
+        )
 
     def int16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int16``.
@@ -2336,8 +2427,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.short() for x in leaves])
-        return rebuild([x.short() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.short() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.short() if cast_filter(x) else x for x in leaves])
+        )
 
     def int32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2355,8 +2448,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.int() for x in leaves])
-        return rebuild([x.int() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.int() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.int() if cast_filter(x) else x for x in leaves])
+        )
 
     def int64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int64``.
@@ -2374,8 +2469,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.long() for x in leaves])
-        return rebuild([x.long() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.long() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.long() if cast_filter(x) else x for x in leaves])
+        )
 
     def uint8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint8``.
@@ -2393,8 +2490,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.byte() for x in leaves])
-        return rebuild([x.byte() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.byte() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.byte() if cast_filter(x) else x for x in leaves])
+        )
 
     def uint16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint16``.
@@ -2410,18 +2509,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild(
-                [x if x.dtype is torch.uint16 else x.to(torch.uint16) for x in leaves]
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.uint16 else x.to(torch.uint16)
+                        for x in leaves
+                    ]
+                ),
             )
-        return rebuild(
-            [
-                (
-                    x
-                    if x.dtype is torch.uint16
-                    else x.to(torch.uint16) if cast_filter(x) else x
-                )
-                for x in leaves
-            ]
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.uint16
+                        else x.to(torch.uint16) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def uint32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2438,18 +2546,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild(
-                [x if x.dtype is torch.uint32 else x.to(torch.uint32) for x in leaves]
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.uint32 else x.to(torch.uint32)
+                        for x in leaves
+                    ]
+                ),
             )
-        return rebuild(
-            [
-                (
-                    x
-                    if x.dtype is torch.uint32
-                    else x.to(torch.uint32) if cast_filter(x) else x
-                )
-                for x in leaves
-            ]
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.uint32
+                        else x.to(torch.uint32) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def uint64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2466,18 +2583,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild(
-                [x if x.dtype is torch.uint64 else x.to(torch.uint64) for x in leaves]
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.uint64 else x.to(torch.uint64)
+                        for x in leaves
+                    ]
+                ),
             )
-        return rebuild(
-            [
-                (
-                    x
-                    if x.dtype is torch.uint64
-                    else x.to(torch.uint64) if cast_filter(x) else x
-                )
-                for x in leaves
-            ]
+        return _ops.keep_lock(
+            self,
+            rebuild(
+                [
+                    (
+                        x
+                        if x.dtype is torch.uint64
+                        else x.to(torch.uint64) if cast_filter(x) else x
+                    )
+                    for x in leaves
+                ]
+            ),
         )
 
     def complex32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2494,21 +2620,27 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild(
+            return _ops.keep_lock(
+                self,
+                rebuild(
+                    [
+                        x if x.dtype is torch.complex32 else x.to(torch.complex32)
+                        for x in leaves
+                    ]
+                ),
+            )
+        return _ops.keep_lock(
+            self,
+            rebuild(
                 [
-                    x if x.dtype is torch.complex32 else x.to(torch.complex32)
+                    (
+                        x
+                        if x.dtype is torch.complex32
+                        else x.to(torch.complex32) if cast_filter(x) else x
+                    )
                     for x in leaves
                 ]
-            )
-        return rebuild(
-            [
-                (
-                    x
-                    if x.dtype is torch.complex32
-                    else x.to(torch.complex32) if cast_filter(x) else x
-                )
-                for x in leaves
-            ]
+            ),
         )
 
     def complex64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2525,8 +2657,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.cfloat() for x in leaves])
-        return rebuild([x.cfloat() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.cfloat() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.cfloat() if cast_filter(x) else x for x in leaves])
+        )
 
     def complex128(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex128``.
@@ -2542,8 +2676,10 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.cdouble() for x in leaves])
-        return rebuild([x.cdouble() if cast_filter(x) else x for x in leaves])
+            return _ops.keep_lock(self, rebuild([x.cdouble() for x in leaves]))
+        return _ops.keep_lock(
+            self, rebuild([x.cdouble() if cast_filter(x) else x for x in leaves])
+        )
 
     def type(
         self, dst_type: torch.dtype, *, cast_filter: Callable | None = None
@@ -2597,7 +2733,7 @@ class TensorDictGeneratedOps:
             return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return rebuild(new, device=new_device)
+        return _ops.keep_lock(self, rebuild(new, device=new_device))
 
     def cpu(self, **kwargs) -> Self:
         """Move every leaf to the CPU.
@@ -2619,7 +2755,7 @@ class TensorDictGeneratedOps:
             return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return rebuild(new, device=new_device)
+        return _ops.keep_lock(self, rebuild(new, device=new_device))
 
     def cuda(self, device: int | str | torch.device | None = None, **kwargs) -> Self:
         """Move every leaf to a CUDA device (the current one by default).
@@ -2642,7 +2778,7 @@ class TensorDictGeneratedOps:
             return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return rebuild(new, device=new_device)
+        return _ops.keep_lock(self, rebuild(new, device=new_device))
 
     def pin_memory(self, num_threads: int | None = None, inplace: bool = False) -> Self:
         """Copy every leaf into pinned (page-locked) memory.
@@ -2662,7 +2798,7 @@ class TensorDictGeneratedOps:
         result = rebuild(new)
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return result
+        return _ops.keep_lock(self, result)
 
     def pin_memory_(self, num_threads: int = 0) -> Self:
         """Pin every leaf's memory, in place.
@@ -2710,7 +2846,7 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.detach() for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def detach_(self) -> Self:
         """In-place :meth:`detach`, returning ``self``.
@@ -2824,7 +2960,7 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         new = [_ops.plain_tensor(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def numpy(self) -> np.ndarray | dict[str, Any]:
         """The leaves as numpy arrays, in a nested dict.
@@ -3155,13 +3291,15 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("split")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.split(split_size, dim)
+            return _ops.keep_lock(self, dense.split(split_size, dim))
         split_size, dim, batch_sizes = _ops.split_rule(
             self._batch_size, split_size, dim, "split"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         new = [torch.split(x, split_size, dim) for x in leaves]
-        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+        return _ops.keep_lock(
+            self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+        )
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[TensorCollection, ...]:
         """Split into ``chunks`` tensordicts of (nearly) equal size along ``dim``.
@@ -3176,13 +3314,15 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("chunk")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.chunk(chunks, dim)
+            return _ops.keep_lock(self, dense.chunk(chunks, dim))
         chunks, dim, batch_sizes = _ops.chunk_rule(
             self._batch_size, chunks, dim, "chunk"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         new = [torch.chunk(x, chunks, dim) for x in leaves]
-        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+        return _ops.keep_lock(
+            self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+        )
 
     def tensor_split(
         self,
@@ -3203,13 +3343,15 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("tensor_split")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.tensor_split(indices_or_sections, dim)
+            return _ops.keep_lock(self, dense.tensor_split(indices_or_sections, dim))
         indices_or_sections, dim, batch_sizes = _ops.tensor_split_rule(
             self._batch_size, indices_or_sections, dim, "tensor_split"
         )
         leaves, rebuild = self._leaves_and_rebuild()
         new = [torch.tensor_split(x, indices_or_sections, dim) for x in leaves]
-        return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+        return _ops.keep_lock(
+            self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
+        )
 
     def unbind(self, dim: int) -> tuple[TensorDictBase, ...]:
         """One tensordict per index of batch dim ``dim``, without that dim.
@@ -3374,8 +3516,15 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("where")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.where(
-                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
+            return _ops.keep_lock(
+                self,
+                dense.where(
+                    condition,
+                    other,
+                    out=out,
+                    pad=pad,
+                    update_batch_size=update_batch_size,
+                ),
             )
         condition = _ops.where_rule(self._batch_size, condition, "where")
         leaves, rebuild = self._leaves_and_rebuild()
@@ -3386,7 +3535,7 @@ class TensorDictGeneratedOps:
         ]
         if out is not None:  # the results are written into out
             return _ops.write_into(self, out, new, "where")
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 
@@ -3409,7 +3558,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_abs, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.abs(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def abs_(self) -> Self:
         """In-place :meth:`abs`, returning ``self``.
@@ -3443,7 +3592,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_acos, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.acos(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def acos_(self) -> Self:
         """In-place :meth:`acos`, returning ``self``.
@@ -3473,7 +3622,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_asin, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.asin(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def asin_(self) -> Self:
         """In-place :meth:`asin`, returning ``self``.
@@ -3503,7 +3652,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_atan, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.atan(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def atan_(self) -> Self:
         """In-place :meth:`atan`, returning ``self``.
@@ -3533,7 +3682,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_ceil, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.ceil(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def ceil_(self) -> Self:
         """In-place :meth:`ceil`, returning ``self``.
@@ -3562,7 +3711,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_cos, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.cos(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def cos_(self) -> Self:
         """In-place :meth:`cos`, returning ``self``.
@@ -3591,7 +3740,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_cosh, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.cosh(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def cosh_(self) -> Self:
         """In-place :meth:`cosh`, returning ``self``.
@@ -3620,7 +3769,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_erf, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.erf(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def erf_(self) -> Self:
         """In-place :meth:`erf`, returning ``self``.
@@ -3650,7 +3799,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_erfc, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.erfc(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def erfc_(self) -> Self:
         """In-place :meth:`erfc`, returning ``self``.
@@ -3682,7 +3831,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_exp, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.exp(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def exp_(self) -> Self:
         """In-place :meth:`exp`, returning ``self``.
@@ -3711,7 +3860,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_expm1, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.expm1(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def expm1_(self) -> Self:
         """In-place :meth:`expm1`, returning ``self``.
@@ -3740,7 +3889,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_floor, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.floor(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def floor_(self) -> Self:
         """In-place :meth:`floor`, returning ``self``.
@@ -3769,7 +3918,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_frac, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.frac(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def frac_(self) -> Self:
         """In-place :meth:`frac`, returning ``self``.
@@ -3799,7 +3948,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_lgamma, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.lgamma(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def lgamma_(self) -> Self:
         """In-place :meth:`lgamma`, returning ``self``.
@@ -3829,7 +3978,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_log, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.log(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def log_(self) -> Self:
         """In-place :meth:`log`, returning ``self``.
@@ -3858,7 +4007,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_log10, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.log10(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def log10_(self) -> Self:
         """In-place :meth:`log10`, returning ``self``.
@@ -3887,7 +4036,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_log1p, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.log1p(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def log1p_(self) -> Self:
         """In-place :meth:`log1p`, returning ``self``.
@@ -3916,7 +4065,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_log2, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.log2(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def log2_(self) -> Self:
         """In-place :meth:`log2`, returning ``self``.
@@ -3948,7 +4097,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_neg, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.neg(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def neg_(self) -> Self:
         """In-place :meth:`neg`, returning ``self``.
@@ -3981,7 +4130,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_reciprocal, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.reciprocal(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def reciprocal_(self) -> Self:
         """In-place :meth:`reciprocal`, returning ``self``.
@@ -4011,7 +4160,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_round, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.round(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def round_(self) -> Self:
         """In-place :meth:`round`, returning ``self``.
@@ -4040,7 +4189,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_sigmoid, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.sigmoid(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def sigmoid_(self) -> Self:
         """In-place :meth:`sigmoid`, returning ``self``.
@@ -4069,7 +4218,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_sign, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.sign(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def sign_(self) -> Self:
         """In-place :meth:`sign`, returning ``self``.
@@ -4098,7 +4247,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_sin, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.sin(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def sin_(self) -> Self:
         """In-place :meth:`sin`, returning ``self``.
@@ -4127,7 +4276,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_sinh, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.sinh(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def sinh_(self) -> Self:
         """In-place :meth:`sinh`, returning ``self``.
@@ -4159,7 +4308,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_sqrt, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.sqrt(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def sqrt_(self) -> Self:
         """In-place :meth:`sqrt`, returning ``self``.
@@ -4188,7 +4337,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_tan, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.tan(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def tan_(self) -> Self:
         """In-place :meth:`tan`, returning ``self``.
@@ -4217,7 +4366,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_tanh, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.tanh(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def tanh_(self) -> Self:
         """In-place :meth:`tanh`, returning ``self``.
@@ -4246,7 +4395,7 @@ class TensorDictGeneratedOps:
         new = _ops.try_foreach(torch._foreach_trunc, leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.trunc(x) for x in leaves]
-        return rebuild(new)
+        return _ops.keep_lock(self, rebuild(new))
 
     def trunc_(self) -> Self:
         """In-place :meth:`trunc`, returning ``self``.
@@ -4271,7 +4420,7 @@ class TensorDictGeneratedOps:
             tensor([ True, False, False])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([torch.isfinite(x) for x in leaves])
+        return _ops.keep_lock(self, rebuild([torch.isfinite(x) for x in leaves]))
 
     def isnan(self) -> Self:
         """Whether each element of every leaf is ``nan``.
@@ -4284,7 +4433,7 @@ class TensorDictGeneratedOps:
             tensor([False, False,  True])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([torch.isnan(x) for x in leaves])
+        return _ops.keep_lock(self, rebuild([torch.isnan(x) for x in leaves]))
 
     def isneginf(self) -> Self:
         """Whether each element of every leaf is negative infinity.
@@ -4297,7 +4446,7 @@ class TensorDictGeneratedOps:
             tensor([ True, False, False])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([torch.isneginf(x) for x in leaves])
+        return _ops.keep_lock(self, rebuild([torch.isneginf(x) for x in leaves]))
 
     def isposinf(self) -> Self:
         """Whether each element of every leaf is positive infinity.
@@ -4310,7 +4459,7 @@ class TensorDictGeneratedOps:
             tensor([False,  True, False])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([torch.isposinf(x) for x in leaves])
+        return _ops.keep_lock(self, rebuild([torch.isposinf(x) for x in leaves]))
 
     def isreal(self) -> Self:
         """Whether each element of every leaf is real (zero imaginary part).
@@ -4325,7 +4474,7 @@ class TensorDictGeneratedOps:
             tensor([True, True])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([torch.isreal(x) for x in leaves])
+        return _ops.keep_lock(self, rebuild([torch.isreal(x) for x in leaves]))
 
     def __invert__(self) -> Self:
         """Bitwise NOT of every leaf (``~td``).
@@ -4340,7 +4489,7 @@ class TensorDictGeneratedOps:
             tensor([-1, -6])
         """
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild([~x for x in leaves])
+        return _ops.keep_lock(self, rebuild([~x for x in leaves]))
 
     # ---- Reductions (spec/reduction.yaml) ----
 

@@ -71,7 +71,7 @@ def zeros_like(
         )
         for x in leaves
     ]
-    return rebuild(new, device=new_device)
+    return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
 def ones_like(
@@ -105,7 +105,7 @@ def ones_like(
         )
         for x in leaves
     ]
-    return rebuild(new, device=new_device)
+    return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
 def empty_like(
@@ -139,7 +139,7 @@ def empty_like(
         )
         for x in leaves
     ]
-    return rebuild(new, device=new_device)
+    return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
 def full_like(
@@ -176,7 +176,7 @@ def full_like(
         )
         for x in leaves
     ]
-    return rebuild(new, device=new_device)
+    return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
 def rand_like(
@@ -212,7 +212,7 @@ def rand_like(
         )
         for x in leaves
     ]
-    return rebuild(new, device=new_device)
+    return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
 def randn_like(
@@ -246,7 +246,7 @@ def randn_like(
         )
         for x in leaves
     ]
-    return rebuild(new, device=new_device)
+    return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
 TORCH_FUNCTIONS: dict[Callable, tuple] = {

@@ -11,7 +11,8 @@ it), and hand-written code imports what it needs from the module that defines it
 - :mod:`~tensordict._ops.reduction`: reductions and scans over batch dims;
 - :mod:`~tensordict._ops.indexing`, :mod:`~tensordict._ops.device`,
   :mod:`~tensordict._ops.stacking`: the rules and helpers of those families;
-- :mod:`~tensordict._ops.attributes`: what the attribute combiners call.
+- :mod:`~tensordict._ops.attributes`: what the attribute combiners call;
+- :mod:`~tensordict._ops.lock`: locked inputs give locked results (``keeps_lock``).
 
 This layer knows only ``tensordict.base`` (and the helpers below it): it reaches the
 concrete classes through ``tensordict._registry.container_class``.
@@ -77,6 +78,7 @@ from tensordict._ops.indexing import (
     unbind_rule,
     where_rule,
 )
+from tensordict._ops.lock import keep_lock
 from tensordict._ops.operands import (
     PLAIN_NUMBERS,
     is_operand,
@@ -136,6 +138,7 @@ __all__ = [
     "gather_rule",
     "is_operand",
     "join_leaves",
+    "keep_lock",
     "lazy_legacy",
     "lazy_stack",
     "lazy_view",

@@ -146,7 +146,7 @@ def _has_non_tensor(td, dense) -> bool:
 def lazy_view(td: Any, op: Callable) -> Any:
     """Under set_lazy_legacy(True): ``op`` (a batch-shape op) as a lazy view of ``td``
     whose writes go through to it."""
-    return container_class("LazyViewTensorDict")(td, op)
+    return container_class("LazyViewTensorDict")._of(td, op)
 
 
 def lazy_stack(input: Any, dim: int, *, out: Any = None) -> Any:

@@ -1,0 +1,149 @@
+"""Which locked tensordicts hold a tensordict, so that a nested one cannot be unlocked
+behind its parent's back.
+
+Locking a tensordict locks everything it holds. Code written for 0.15.3 relies on the
+converse too: ``td["sub"].unlock_()`` while ``td`` is locked raises ``RuntimeError``
+(unlock the root instead), and so does unlocking a root that shares a nested
+tensordict with another locked graph. Each lock holder (a dense level, a lazy stack, a
+non-tensor stack) remembers, as weak references, the holders whose lock reached it;
+:func:`unlock` refuses while one of them outside the tree being unlocked is still
+locked, before anything changes.
+
+The walk mirrors ``_set_lock``: a dense level's nested containers, a lazy stack's
+members, a tensorclass's tensordict, a view's source. Its cost is paid by ``lock_`` and
+``unlock_`` only.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from tensordict._tensorcollection import TensorCollection
+
+# id(holder) -> (weak reference to the holder, [weak references to its locked parents])
+_PARENTS: dict[int, tuple[weakref.ref, list[weakref.ref]]] = {}
+
+
+def _holder(node):
+    """The object whose ``_is_locked`` a container's lock is: a tensorclass's
+    tensordict, a view's source (recursively), else the container itself."""
+    while True:
+        storage = getattr(node, "_tensordict", None)
+        if isinstance(storage, TensorCollection):
+            node = storage
+            continue
+        source = getattr(node, "_source", None)
+        if isinstance(source, TensorCollection):
+            node = source
+            continue
+        return node
+
+
+def _children(holder) -> list:
+    """The holders ``holder``'s lock reaches directly."""
+    members = getattr(holder, "tensordicts", None)
+    if isinstance(members, list):  # a lazy stack: its members
+        values = members
+    else:
+        storage = getattr(holder, "_tensordict", None)
+        values = storage.values() if isinstance(storage, dict) else ()
+    return [
+        _holder(v)
+        for v in values
+        if isinstance(v, TensorCollection) and not isinstance(v, type)
+    ]
+
+
+def _tree(root) -> dict[int, object]:
+    """Every holder of ``root``'s tree, by id (``root``'s own holder included)."""
+    out: dict[int, object] = {}
+    todo = [_holder(root)]
+    while todo:
+        node = todo.pop()
+        if id(node) in out:
+            continue
+        out[id(node)] = node
+        todo.extend(_children(node))
+    return out
+
+
+def _forget(key: int) -> None:
+    _PARENTS.pop(key, None)
+
+
+def _parents_of(holder) -> list[weakref.ref]:
+    key = id(holder)
+    entry = _PARENTS.get(key)
+    if entry is None or entry[0]() is not holder:
+        try:
+            ref = weakref.ref(holder, lambda _, key=key: _forget(key))
+        except TypeError:  # a holder without weak references: not tracked
+            return []
+        entry = _PARENTS[key] = (ref, [])
+    return entry[1]
+
+
+def record(root) -> None:
+    """After ``root`` was locked: every holder of its tree remembers the holders whose
+    lock reached it."""
+    for parent in _tree(root).values():
+        for child in _children(parent):
+            parents = _parents_of(child)
+            if not any(ref() is parent for ref in parents):
+                try:
+                    parents.append(weakref.ref(parent))
+                except TypeError:
+                    pass
+
+
+def lock(root) -> None:
+    """Lock ``root`` and its tree, recording who holds whom (no snapshot: for results
+    that were never unlocked to anyone)."""
+    root._set_lock(True)
+    record(root)
+
+
+def check_unlock(root) -> None:
+    """Raise ``RuntimeError`` if a tensordict outside ``root``'s tree, still locked,
+    holds ``root`` or something in its tree."""
+    tree = _tree(root)
+    for key, holder in tree.items():
+        entry = _PARENTS.get(key)
+        if entry is None or entry[0]() is not holder:
+            continue
+        for ref in entry[1]:
+            parent = ref()
+            if parent is not None and id(parent) not in tree and parent._is_locked:
+                what = "it" if holder is _holder(root) else "a tensordict it holds"
+                raise RuntimeError(
+                    f"unlock_(): cannot unlock a {type(root).__name__} with batch_size "
+                    f"{list(root.batch_size)}: {what} is {_place(parent, holder)} of a "
+                    f"locked {type(parent).__name__} (batch_size "
+                    f"{list(parent.batch_size)}); unlock that root tensordict instead "
+                    f"(or hold both graphs under one root)"
+                )
+
+
+def _place(parent, holder) -> str:
+    """Where ``parent`` holds ``holder``: "the entry 'key'" or "member i"."""
+    members = getattr(parent, "tensordicts", None)
+    if isinstance(members, list):
+        for i, member in enumerate(members):
+            if _holder(member) is holder:
+                return f"member {i}"
+    storage = getattr(parent, "_tensordict", None)
+    if isinstance(storage, dict):
+        for key, value in storage.items():
+            if isinstance(value, TensorCollection) and _holder(value) is holder:
+                return f"the entry {key!r}"
+    return "held by"
+
+
+def unlock(root) -> None:
+    """Unlock ``root`` and its tree, after :func:`check_unlock`; the links are
+    forgotten (every parent they named is unlocked now)."""
+    check_unlock(root)
+    tree = _tree(root)
+    root._set_lock(False)
+    for key in tree:
+        _PARENTS.pop(key, None)
