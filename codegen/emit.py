@@ -9,7 +9,7 @@ import ast
 import string
 from pathlib import Path
 
-from codegen.model import Alias, Op, Role, Signature
+from codegen.model import Alias, Form, Op, Role, Signature
 from codegen.parse import OPERATORS
 
 
@@ -197,6 +197,8 @@ def dense_stacks(op: Op) -> str:
             f"result = dense.{op.name}({call})\n"
             f"return _ops.assign_inplace(self, result) if {inplace.name} else result"
         )
+    if op.form is Form.FUNCTION:  # no method: the function itself, given the copy
+        return head + indent(f"return {op.name}(dense, {op.signature.forward_args()})")
     return head + indent(f"return dense.{op.name}({op.signature.forward_args()})")
 
 

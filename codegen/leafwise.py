@@ -27,6 +27,18 @@ COLLECTORS: dict[str, Rule] = {
     "nested_lists": Rule(
         "nested lists along the batch dims", ("convert_nodes", "tolist_first", "as_linked_list"), ()
     ),
+    "grad": Rule(
+        "the gradients of the outputs (the leaves) with respect to the leaves of `inputs`, "
+        "shaped like `inputs`",
+        ("inputs", "retain_graph", "create_graph", "allow_unused", "is_grads_batched", "materialize_grads"),
+        (),
+    ),
+    "loss": Rule(
+        "the leaves' losses: shaped like the input for reduction 'none', else one scalar "
+        "per leaf (every level with batch size [])",
+        ("size_average", "reduce", "reduction"),
+        (),
+    ),
 }
 KEYS = frozenset({"leaf", "foreach", "inplace", "batch_size", "result", "operands", "operand_default"})
 

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.LazyStackedTensorDict`.
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -711,6 +711,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         return self._dense_op("where").where(
             condition, other, out=out, pad=pad, update_batch_size=update_batch_size
         )
+
+    # ---- Losses (spec/loss.yaml) ----
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 

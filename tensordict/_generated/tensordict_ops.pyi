@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/ops.pyi.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/ops.pyi.tmpl; do not edit
 import builtins
 from typing import Any, Callable, List, Literal, Sequence, Tuple, TypeVar
 
@@ -455,6 +455,7 @@ class TensorDictGeneratedOps:
         pad: builtins.int | builtins.bool = None,
         update_batch_size: builtins.bool = False,
     ) -> Self: ...
+    # Losses (spec/loss.yaml)
     # Pointwise (unary) ops (spec/pointwise.yaml)
     def abs(self) -> Self: ...
     def abs_(self) -> Self: ...

@@ -52,6 +52,7 @@ from tensordict._ops.batch_shape import (
 )
 from tensordict._ops.device import (
     cuda_device_rule,
+    grad_result,
     leaves_at,
     nested_dict_result,
     nested_lists_result,
@@ -88,6 +89,7 @@ from tensordict._ops.operands import (
 from tensordict._ops.reduction import (
     flatten_features,
     leaves_as_one,
+    loss_result,
     quantile_shape,
     rebuild_reduced,
     reduce_batch_rule,
@@ -134,10 +136,12 @@ __all__ = [
     "flatten_rule",
     "flip_rule",
     "gather_rule",
+    "grad_result",
     "is_operand",
     "join_leaves",
     "lazy_legacy",
     "lazy_stack",
+    "loss_result",
     "lazy_view",
     "leaves_as_one",
     "leaves_at",

@@ -294,3 +294,41 @@ def _td_lists(td, dims: int):
     if not dims:
         return td
     return [_td_lists(item, dims - 1) for item in td.unbind(0)]
+
+
+def grad_result(
+    outputs: TensorDictBase,
+    new: list,
+    inputs: Any,
+    retain_graph: Any,
+    create_graph: bool,
+    allow_unused: Any,
+    is_grads_batched: bool,
+    materialize_grads: bool,
+) -> TensorDictBase:
+    """``result: grad(...)``: ``torch.autograd.grad(outputs, inputs, grad_outputs)``
+    in one call over the leaves; ``new`` pairs each leaf of ``outputs`` with its
+    ``grad_outputs`` leaf. The gradients come back shaped like ``inputs``; an input
+    leaf the outputs do not depend on (``allow_unused=True``) is left out."""
+    if not _base.is_tensor_collection(inputs):
+        raise ValueError(
+            f"torch.autograd.grad(td, inputs): inputs must be a tensordict when the outputs "
+            f"are one (got {type(inputs).__name__})"
+        )
+    grad_outputs = [g for _, g in new]
+    in_leaves, rebuild = inputs._leaves_and_rebuild()
+    grads = torch.autograd.grad(
+        [y for y, _ in new],
+        in_leaves,
+        None if all(g is None for g in grad_outputs) else grad_outputs,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=allow_unused,
+        is_grads_batched=is_grads_batched,
+        materialize_grads=materialize_grads,
+    )
+    unused = {id(x) for x, g in zip(in_leaves, grads) if g is None}
+    if not unused:
+        return rebuild(list(grads))
+    result = rebuild([x if g is None else g for x, g in zip(in_leaves, grads)])
+    return result._fast_apply(lambda g: None if id(g) in unused else g, filter_empty=False)

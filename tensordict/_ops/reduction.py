@@ -187,3 +187,17 @@ def transform_keys(td: TensorDictBase, fn: Callable) -> TensorDictBase:
             value = transform_keys(value, fn)
         out._set_str(fn(key), value, inplace=False, validated=True)
     return out
+
+
+def loss_result(
+    td: TensorDictBase, new: list, size_average: Any, reduce: Any, reduction: str
+) -> TensorDictBase:
+    """``result: loss(size_average, reduce, reduction)``: the per-leaf losses ``new``
+    as a tensordict. ``reduction="none"`` (or the legacy ``reduce=False``) keeps the
+    leaves' shapes and ``td``'s batch size; ``"mean"`` and ``"sum"`` leave one scalar per
+    leaf, every level with batch size ``[]``."""
+    if size_average is not None or reduce is not None:  # torch's legacy arguments
+        reduction = torch.nn._reduction.legacy_get_string(size_average, reduce, emit_warning=False)
+    if reduction == "none":
+        return td._leaves_and_rebuild()[1](new)
+    return _rebuild_levels(td, iter(new), (), False)

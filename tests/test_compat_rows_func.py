@@ -1,0 +1,90 @@
+"""Issue 14's table, rows 5, 7, 9, 10, 11, 12 and 14 (continuing
+``tests/test_compat_rows.py``): what 0.15.3 does that existing code relies on, on
+dense, nested, lazy-stacked and tensorclass containers where the row applies."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tensordict import LazyStackedTensorDict, TensorClass, TensorDict
+
+
+class Obs(TensorClass):
+    a: torch.Tensor
+    nested: TensorDict = None
+
+
+def make(kind: str, value: float = 0.0):
+    """A container with ``a`` (shape [3, 2]) and ``("nested", "b")`` (shape [3, 4])."""
+    nested = TensorDict(b=torch.full((3, 4), value), batch_size=[3])
+    a = torch.arange(6.0).reshape(3, 2) + value
+    if kind == "dense":
+        return TensorDict(a=a, nested=nested, batch_size=[3])
+    if kind == "lazy":
+        return LazyStackedTensorDict(
+            *[TensorDict(a=a[i], nested=nested[i], batch_size=[]) for i in range(3)], stack_dim=0
+        )
+    if kind == "tensorclass":
+        return Obs(a=a, nested=nested, batch_size=[3])
+    raise ValueError(kind)
+
+
+KINDS = ["dense", "lazy", "tensorclass"]
+LEAVES = ["a", ("nested", "b")]
+
+
+# ----------------------------------------------------------------------- row 12
+@pytest.mark.parametrize("kind", KINDS)
+def test_row12_masked_select(kind):
+    td = make(kind)
+    mask = torch.tensor([True, False, True])
+    got = torch.masked_select(td, mask)
+    assert got.batch_size == (2,)
+    for key in LEAVES:
+        assert (got[key] == td[key][mask]).all()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("loss", [F.l1_loss, F.mse_loss, F.smooth_l1_loss])
+def test_row12_losses(kind, loss):
+    td, target = make(kind), make(kind, 1.5)
+    got = loss(td, target)
+    assert got.batch_size == () and got["nested"].batch_size == ()
+    for key in LEAVES:
+        torch.testing.assert_close(got[key], loss(td[key], target[key]))
+    summed = loss(td, target, reduction="sum")
+    torch.testing.assert_close(summed["nested", "b"], loss(td["nested", "b"], target["nested", "b"], reduction="sum"))
+    each = loss(td, target, reduction="none")
+    assert each.batch_size == (3,)
+    torch.testing.assert_close(each["a"], loss(td["a"], target["a"], reduction="none"))
+
+
+def test_row12_loss_errors():
+    td, target = make("dense"), make("dense", 1.0)
+    with pytest.raises(KeyError, match="'b'"):
+        F.mse_loss(td, target.exclude(("nested", "b")))
+    with pytest.raises(ValueError):  # as torch: not a reduction
+        F.mse_loss(td, target, reduction="bad")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row12_autograd_grad(kind):
+    x = make(kind).requires_grad_()
+    y = x * 3
+    grads = torch.autograd.grad(y, x, torch.ones_like(y))
+    assert grads.batch_size == (3,)
+    for key in LEAVES:
+        assert (grads[key] == 3).all() and grads[key].shape == x[key].shape
+
+
+def test_row12_autograd_grad_scalar_outputs_and_unused_inputs():
+    x = make("dense").requires_grad_()
+    total = (x["a"] * 2).sum()
+    y = TensorDict(a=total)
+    grads = torch.autograd.grad(y, x, allow_unused=True)
+    assert (grads["a"] == 2).all()
+    assert ("nested", "b") not in grads.keys(True)  # unused: left out, as 0.15.3
+    with pytest.raises(ValueError, match="inputs"):
+        torch.autograd.grad(x * 2, x["a"], torch.ones_like(x))
