@@ -142,7 +142,19 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
 
 def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
     """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``."""
-    targets = td._operand_leaves(out, op)
+    try:
+        targets = td._operand_leaves(out, op)
+    except KeyError:  # out lacks some of the keys (an ``.empty()`` tensordict)
+        return _write_creating(td, out, new)
     if targets:
         torch._foreach_copy_(targets, new)
+    return out
+
+
+def _write_creating(td: TensorDictBase, out: Any, new: list) -> Any:
+    """``out=`` a tensor collection lacking some of the result's keys, as 0.15.3
+    accepts: the missing keys are created in ``out`` (validated against its batch
+    size), the others written in place; keys only ``out`` has are left as they are."""
+    result = td._leaves_and_rebuild()[1](new, batch_size=out.batch_size)
+    out.update(result, inplace=True)
     return out
