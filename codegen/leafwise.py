@@ -172,6 +172,11 @@ class LeafwiseOp(Op):
         else:
             args = "".join(f", {a}" for a in self.result_args)
             tail.append(f"return _ops.{self.result}_result(self, new{args})")
+        pad = self.signature.role(Role.PAD)
+        if pad is not None and len(self.operands) == 1:  # keys one side lacks: filled with pad
+            head = emit.lines(head, f"if {pad.name} is not None:\n"
+                              f"    self, {self.operands[0]}, {pad.name} = _ops.fill_defaults(self, "
+                              f"{self.operands[0]}, {pad.name})")
         return emit.lines(head, "leaves, rebuild = self._leaves_and_rebuild()", self.operand_lines(self.name), *tail)
 
     def inplace_code(self) -> str:

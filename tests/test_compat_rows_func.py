@@ -119,3 +119,37 @@ def test_row5_out_with_some_keys_writes_them_in_place():
 
 def _expand(mask, x):
     return mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim)).expand_as(x)
+
+
+# ------------------------------------------------------------------------ row 9
+@pytest.mark.parametrize("kind", KINDS)
+def test_row9_default_fills_keys_missing_on_either_side(kind):
+    td, other = make(kind), make(kind, 1.0)
+    partial = other.exclude("a")
+    got = td.add(partial, default=10.0)  # other lacks "a"
+    assert (got["a"] == td["a"] + 10).all()
+    got = partial.add(td, default=10.0)  # self lacks "a": the result has it
+    assert (got["a"] == td["a"] + 10).all()
+    assert (got["nested", "b"] == other["nested", "b"] + td["nested", "b"]).all()
+    common = td.add(partial, default="intersection")
+    assert set(common.keys(True, True)) == {("nested", "b")}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row9_where_pad_fills_either_side(kind):
+    td, other = make(kind), make(kind, 1.0)
+    cond = torch.tensor([True, False, True])
+    got = td.exclude("a").where(cond, other, pad=5.0)
+    assert (got["a"] == torch.where(_expand(cond, td["a"]), 5.0, other["a"])).all()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row9_comparison_with_a_dict_is_elementwise(kind):
+    td = make(kind)
+    plain = td.to_dict() if kind != "tensorclass" else td.to_tensordict().to_dict()
+    equal = td == plain
+    assert not isinstance(equal, bool)
+    assert equal.all() and not (td != plain).any()
+    assert (td >= plain).all()
+    with pytest.raises(KeyError, match="nested"):
+        td == {"a": torch.zeros(3, 2)}  # noqa: B015

@@ -1089,6 +1089,8 @@ class TensorDictGeneratedOps:
             >>> td.add(torch.tensor([10.0, 20.0]), alpha=2)["a"]
             tensor([21., 42.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1177,6 +1179,8 @@ class TensorDictGeneratedOps:
             >>> td.sub(torch.tensor(1.0), alpha=3)["a"]
             tensor([-2., -1.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1253,6 +1257,8 @@ class TensorDictGeneratedOps:
             >>> (1 - td)["a"]
             tensor([ 0., -1.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "rsub", default)
         if alpha is None:
@@ -1289,6 +1295,8 @@ class TensorDictGeneratedOps:
             >>> (td * td)["b"]
             tensor([ 9, 16])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1352,6 +1360,8 @@ class TensorDictGeneratedOps:
             >>> (td / 2)["b"]
             tensor([1.5000, 2.0000])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1426,6 +1436,8 @@ class TensorDictGeneratedOps:
             >>> (td ** 2)["b"]
             tensor([ 9, 16])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1526,6 +1538,8 @@ class TensorDictGeneratedOps:
             >>> td.maximum(torch.tensor([3.0, 4.0]))["a"]
             tensor([3., 5.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1574,6 +1588,8 @@ class TensorDictGeneratedOps:
             >>> td["a"]
             tensor([0., 0.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1617,6 +1633,8 @@ class TensorDictGeneratedOps:
             >>> td.clamp_min(0)["a"]
             tensor([0.0000, 0.5000, 2.0000])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1659,6 +1677,8 @@ class TensorDictGeneratedOps:
             >>> td.clamp_max(1)["a"]
             tensor([-1.0000,  0.5000,  1.0000])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1928,6 +1948,8 @@ class TensorDictGeneratedOps:
             >>> (td & 5)["b"]
             tensor([4, 1])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "bitwise_and", default)
         new = [torch.bitwise_and(x, other) for x, other in zip(leaves, other_leaves)]
@@ -1961,6 +1983,8 @@ class TensorDictGeneratedOps:
             >>> td.logical_and(torch.tensor([1, 1, 0]))["a"]
             tensor([False,  True, False])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "logical_and", default)
         new = [torch.logical_and(x, other) for x, other in zip(leaves, other_leaves)]
@@ -3324,6 +3348,8 @@ class TensorDictGeneratedOps:
                 condition, other, out=out, pad=pad, update_batch_size=update_batch_size
             )
         condition = _ops.where_rule(self._batch_size, condition, "where")
+        if pad is not None:
+            self, other, pad = _ops.fill_defaults(self, other, pad)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "where", pad)
         new = [

@@ -80,6 +80,7 @@ from tensordict._ops.indexing import (
 )
 from tensordict._ops.operands import (
     PLAIN_NUMBERS,
+    fill_defaults,
     is_operand,
     operand_leaves,
     try_foreach,
@@ -132,6 +133,7 @@ __all__ = [
     "expand_index",
     "expand_mask",
     "expand_rule",
+    "fill_defaults",
     "flatten_features",
     "flatten_rule",
     "flip_rule",
