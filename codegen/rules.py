@@ -164,7 +164,11 @@ BATCH_RULES: dict[str, Rule] = {
         ("size",),
         ("new_batch_size", "batch_dims"),
     ),
-    "new_tensor": _rule("the batch size of `data`", ("data",), ("new_batch_size",)),
+    "new_tensor": _rule(
+        "the batch size of `data` (a tensor's leading dims, as many as the batch has)",
+        ("data",),
+        ("data", "new_batch_size"),
+    ),
     # ---- stacking (spec/stacking.yaml): called with the inputs, not ``self``
     "stack": _rule(
         "the inputs' batch size with a new dim of size `len(input)` at `dim`",

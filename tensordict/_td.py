@@ -304,12 +304,13 @@ class TensorDict(
 
     def auto_batch_size_(self, batch_dims: int | None = None) -> "TensorDict":
         """Set the batch size to the longest one every entry shares (at most
-        ``batch_dims`` dims); nested tensordicts get theirs first."""
+        ``batch_dims`` dims); nested tensordicts get theirs first (also at most
+        ``batch_dims``, as 0.15.3)."""
         shapes = []
         for value in self._tensordict.values():
             if isinstance(value, TensorDictBase):
                 if hasattr(value, "auto_batch_size_"):
-                    value.auto_batch_size_()
+                    value.auto_batch_size_(batch_dims)
                 shapes.append(value.batch_size)
             elif isinstance(value, Tensor):
                 shapes.append(value.shape)

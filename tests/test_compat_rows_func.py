@@ -153,3 +153,54 @@ def test_row9_comparison_with_a_dict_is_elementwise(kind):
     assert (td >= plain).all()
     with pytest.raises(KeyError, match="nested"):
         td == {"a": torch.zeros(3, 2)}  # noqa: B015
+
+
+# ----------------------------------------------------------------------- row 10
+@pytest.mark.parametrize("kind", KINDS)
+def test_row10_to_inplace_and_other(kind):
+    td = make(kind)
+    assert td.to(torch.float64, inplace=True) is td
+    assert td["a"].dtype == td["nested", "b"].dtype == torch.float64
+    cast = make(kind).to(other=torch.zeros(1, dtype=torch.float16))
+    assert cast["nested", "b"].dtype == torch.float16
+    assert make(kind).to(other=make("dense").to("cpu")).device == torch.device("cpu")
+
+
+@pytest.mark.parametrize("kind", ["dense", "tensorclass"])
+def test_row10_reshape_inplace(kind):
+    td = make(kind)
+    assert td.reshape(1, 3, inplace=True) is td
+    assert td.batch_size == (1, 3) and td["a"].shape == (1, 3, 2)
+    assert td["nested"].batch_size == (1, 3)
+
+
+def test_row10_view_dtype_with_batch_size():
+    td = TensorDict(a=torch.zeros(3, 4), batch_size=[3])
+    got = td.view(torch.int16, batch_size=[3, 8])
+    assert got.batch_size == (3, 8) and got["a"].dtype == torch.int16
+    assert td.view(torch.int32, batch_size=[3]).batch_size == (3,)
+    with pytest.raises(RuntimeError, match="does not start with"):
+        td.view(torch.int16, batch_size=[3, 4])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row10_new_tensor_from_tensor_like_data(kind):
+    td = make(kind)
+    got = td.new_tensor(torch.ones(3, dtype=torch.int64))
+    assert got.batch_size == (3,)
+    for key in LEAVES:
+        assert got[key].dtype == torch.float32 and (got[key] == 1).all()
+    assert (td.new_tensor([1, 2])["a"] == torch.tensor([1.0, 2.0])).all()
+    assert td.new_tensor([1, 2]).batch_size == (2,)
+
+
+def test_row10_update_keywords_from_dict_batch_dims_set_at_numpy():
+    import numpy as np
+
+    td = make("dense")
+    td.update(TensorDict(a=torch.ones(3, 2), c=torch.ones(3), batch_size=[3]), keys_to_update=["a"])
+    assert "c" not in td.keys() and (td["a"] == 1).all()
+    built = TensorDict.from_dict({"a": torch.zeros(3, 4), "b": {"c": torch.zeros(3, 4, 5)}}, batch_dims=2)
+    assert built.batch_size == (3, 4) and built["b"].batch_size == (3, 4)
+    td.set_at_(("nested", "b"), np.full(4, 7.0), 1)
+    assert (td["nested", "b"][1] == 7).all()

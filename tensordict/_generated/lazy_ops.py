@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.LazyStackedTensorDict`.
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -86,6 +86,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
             dim, sorted=sorted, out=out
         )
 
+    # ---- Gradients (spec/autograd.yaml) ----
+
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
     def view(
@@ -103,7 +105,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
 
-    def reshape(self, *args, **kwargs) -> Self:
+    def reshape(self, *args, inplace: bool = False, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
@@ -111,7 +113,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.reshape`.
         """
-        return self._dense_op("reshape").reshape(*args, **kwargs)
+        if inplace:
+            raise _lazy_rules.not_in_place(self, "reshape")
+        return self._dense_op("reshape").reshape(*args, inplace=inplace, **kwargs)
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.tmpl; do not edit
 """The generated ops of tensorclasses (:class:`tensordict.TensorClass`).
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -180,6 +180,8 @@ class TensorClassGeneratedOps:
             self._tensordict.cat_from_tensordict(dim, sorted=sorted, out=out)
         )
 
+    # ---- Gradients (spec/autograd.yaml) ----
+
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
     def view(
@@ -196,13 +198,13 @@ class TensorClassGeneratedOps:
             self._tensordict.view(*shape, size=size, batch_size=batch_size)
         )
 
-    def reshape(self, *args, **kwargs) -> Self:
+    def reshape(self, *args, inplace: bool = False, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         Forwards to :meth:`TensorDict.reshape`; tensordict results are re-wrapped.
         """
         args = tuple(_unwrap(v) for v in args)
-        return self._wrap(self._tensordict.reshape(*args, **kwargs))
+        return self._wrap(self._tensordict.reshape(*args, inplace=inplace, **kwargs))
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -1150,13 +1152,13 @@ class TensorClassGeneratedOps:
 
     # ---- Devices, memory and copies (spec/device.yaml) ----
 
-    def to(self, *args, **kwargs) -> Self:
+    def to(self, *args, inplace: bool = False, **kwargs) -> Self:
         """Move every leaf to a device, cast it to a dtype, or both.
 
         Forwards to :meth:`TensorDict.to`; tensordict results are re-wrapped.
         """
         args = tuple(_unwrap(v) for v in args)
-        return self._wrap(self._tensordict.to(*args, **kwargs))
+        return self._wrap(self._tensordict.to(*args, inplace=inplace, **kwargs))
 
     def cpu(self, **kwargs) -> Self:
         """Move every leaf to the CPU.

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.TensorDict`.
 
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
@@ -304,6 +304,8 @@ class TensorDictGeneratedOps:
             self, new, torch.cat, dim, sorted, out, "cat_from_tensordict"
         )
 
+    # ---- Gradients (spec/autograd.yaml) ----
+
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
     def view(
@@ -318,7 +320,9 @@ class TensorDictGeneratedOps:
         6]))`` or ``view(size=[2, 6])``; one size may be -1. It must hold as many elements
         as the batch. Every leaf is a view of the input's (torch raises when a leaf's
         strides do not allow one: use :meth:`reshape`). ``view(torch.float16)`` views every
-        leaf with another dtype and keeps the batch size.
+        leaf with another dtype and keeps the batch size; ``view(torch.int16,
+        batch_size=[3, 8])`` gives the result that batch size, which must lead every
+        viewed leaf's shape (a leaf's last dim scales with the element size).
 
         Example:
             >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
@@ -358,12 +362,13 @@ class TensorDictGeneratedOps:
             ),
         )
 
-    def reshape(self, *args, **kwargs) -> Self:
+    def reshape(self, *args, inplace: bool = False, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         As :meth:`view`, but a leaf whose strides do not allow a view is copied, as
         ``torch.reshape`` does. The shape is given as ``reshape(2, 6)``, ``reshape((2,
-        6))`` or ``reshape(shape=(2, 6))``.
+        6))`` or ``reshape(shape=(2, 6))``. With ``inplace=True`` the tensordict itself
+        takes the new batch shape and is returned.
 
         Example:
             >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
@@ -374,16 +379,20 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("reshape")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.reshape(*args, **kwargs)
+            result = dense.reshape(*args, inplace=False, **kwargs)
+            return _ops.assign_inplace(self, result) if inplace else result
         new_batch_size, batch_dims = _ops.reshape_rule(
             self._batch_size, args, kwargs, "reshape"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return rebuild(
+        result = rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
             leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -2545,15 +2554,17 @@ class TensorDictGeneratedOps:
 
     # ---- Devices, memory and copies (spec/device.yaml) ----
 
-    def to(self, *args, **kwargs) -> Self:
+    def to(self, *args, inplace: bool = False, **kwargs) -> Self:
         """Move every leaf to a device, cast it to a dtype, or both.
 
         The forms of ``Tensor.to``: ``td.to(device)`` (``"cuda:0"``, ``torch.device``, an
         index), ``td.to(dtype)`` (every leaf, integer ones included, as ``Tensor.to``
         casts), ``td.to(device, dtype)``, ``td.to(tensor)`` (its device and dtype),
         ``td.to(other_tensordict)`` (its device), and the keywords ``device``, ``dtype``
-        and ``non_blocking``. The result's ``device`` is the new device. When nothing
-        would change the tensordict itself is returned.
+        and ``non_blocking``; ``other=`` is the tensor or tensordict form. The result's
+        ``device`` is the new device. When nothing would change the tensordict itself is
+        returned; with ``inplace=True`` the tensordict itself takes the moved or cast
+        leaves and is returned.
 
         Example:
             >>> td = TensorDict(a=torch.ones(2), b=torch.tensor([1, 2]), batch_size=[2])
@@ -2573,7 +2584,10 @@ class TensorDictGeneratedOps:
             return self
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return rebuild(new, device=new_device)
+        result = rebuild(new, device=new_device)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
 
     def cpu(self, **kwargs) -> Self:
         """Move every leaf to the CPU.
@@ -3091,7 +3105,9 @@ class TensorDictGeneratedOps:
                 requires_grad=requires_grad,
                 pin_memory=pin_memory,
             )
-        new_batch_size = _ops.new_tensor_rule(self._batch_size, data, "new_tensor")
+        data, new_batch_size = _ops.new_tensor_rule(
+            self._batch_size, data, "new_tensor"
+        )
         device, new_device = _ops.new_device_rule(self._device, device, "new_tensor")
         leaves, rebuild = self._leaves_and_rebuild()
         data_leaves = _ops.operand_leaves(self, leaves, data, "new_tensor")

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/torch_functions.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/torch_functions.py.tmpl; do not edit
 """``torch.X(td, ...)`` for tensordicts: the table ``tensordict/_torch_function.py``
 dispatches through, rendered from every spec entry's ``torch_function`` list.
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TORCH_FUNCTIONS"]
 
-# ---- Devices, memory and copies (spec/device.yaml): torch functions only ----
+# ---- Gradients (spec/autograd.yaml): torch functions only ----
 
 
 def autograd_grad(
@@ -93,6 +93,9 @@ def autograd_grad(
         is_grads_batched,
         materialize_grads,
     )
+
+
+# ---- Devices, memory and copies (spec/device.yaml): torch functions only ----
 
 
 def zeros_like(
@@ -405,6 +408,8 @@ def smooth_l1_loss(
 
 
 TORCH_FUNCTIONS: dict[Callable, tuple] = {
+    # spec/autograd.yaml
+    torch.autograd.grad: ("function", autograd_grad, ()),
     # spec/shape.yaml
     torch.reshape: ("method", "reshape", ()),
     torch.permute: ("method", "permute", ()),
@@ -459,7 +464,6 @@ TORCH_FUNCTIONS: dict[Callable, tuple] = {
     torch.detach: ("method", "detach", ()),
     torch.zero_: ("method", "zero_", ()),
     torch.clone: ("method", "clone", ()),
-    torch.autograd.grad: ("function", autograd_grad, ()),
     torch.zeros_like: ("function", zeros_like, ()),
     torch.ones_like: ("function", ones_like, ()),
     torch.empty_like: ("function", empty_like, ()),

@@ -141,8 +141,11 @@ def view_rule(
     feature dim refuses a dtype of another size, which would rescale a batch dim).
     ``size=`` and ``batch_size=`` give the shape as a keyword."""
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+        if size is not None and new_batch_size is not None:
+            raise TypeError(f"{op}(): give size or batch_size, not both")
         if size is not None or new_batch_size is not None:
-            raise TypeError(f"{op}(): a dtype view takes no size or batch_size")
+            target = size if size is not None else new_batch_size
+            return _dtype_view_batch(td, shape[0], target, op), shape[0], len(batch_size)
         dtype = shape[0]
         for x, n in zip(td._leaves(), leaf_batch_dims(td)):
             if x.element_size() != dtype.itemsize and x.ndim <= n:
@@ -157,6 +160,23 @@ def view_rule(
     kwargs = {k: v for k, v in given.items() if v is not None}
     shape = shape_arg(_positional(shape, kwargs, ("size", "batch_size"), op), op)
     return infer_shape(shape, batch_size, op), None, len(batch_size)
+
+
+def _dtype_view_batch(td: Any, dtype: torch.dtype, target: Any, op: str) -> torch.Size:
+    """``view(dtype, batch_size=...)``, as 0.15.3 takes it: every leaf viewed as
+    ``dtype`` (its last dim rescaled by the ratio of the element sizes), the result
+    given ``batch_size``, which must lead every viewed leaf's shape."""
+    target = torch.Size(shape_arg(tuple(target), op))
+    for x in td._leaves():
+        size = x.shape[-1] * x.element_size() if x.ndim else x.element_size()
+        viewed = x.shape[:-1] + (size // dtype.itemsize,) if x.ndim else ()
+        if tuple(viewed[: len(target)]) != tuple(target):
+            raise RuntimeError(
+                f"{op}({dtype}, batch_size={list(target)}): a leaf of shape "
+                f"{list(x.shape)} and dtype {x.dtype} viewed as {dtype} has shape "
+                f"{list(viewed)}, which does not start with batch_size {list(target)}"
+            )
+    return target
 
 
 def permute_rule(batch_size, args: tuple, kwargs: dict, op: str):

@@ -31,14 +31,14 @@ def _as_device(device: Any, op: str) -> torch.device:
     return parsed
 
 
-_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking"})
+_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "other"})
 
 
 def to_device_rule(current, args: tuple, kwargs: dict, op: str):
     """to: ``(device, dtype, non_blocking, new_device, unchanged)`` from the forms
     ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` (its device
     and dtype), ``to(other_tensordict)`` (its device) and the keywords ``device``,
-    ``dtype``, ``non_blocking``. ``unchanged`` when nothing would change."""
+    ``dtype``, ``non_blocking`` and ``other`` (the tensor or tensordict form). ``unchanged`` when nothing would change."""
     unknown = set(kwargs) - _TO_KEYWORDS
     if unknown:
         raise TypeError(
@@ -49,6 +49,8 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
     dtype = kwargs.get("dtype")
     non_blocking = bool(kwargs.get("non_blocking", False))
     rest = list(args)
+    if kwargs.get("other") is not None:  # to(other=tensor_or_tensordict), as 0.15.3
+        rest.insert(0, kwargs["other"])
     if rest:
         first = rest.pop(0)
         if first is None:  # to(None): no device given, as torch's Tensor.to(None)
@@ -138,16 +140,22 @@ def new_tensor_leaf(x, data, dtype, device, requires_grad, pin_memory):
     )
 
 
-def new_tensor_rule(batch_size, data: Any, op: str) -> torch.Size:
-    """new_tensor: ``data`` is a tensor collection (its leaves are matched key by key);
-    the result has its batch size."""
-    if not _base.is_tensor_collection(data):
-        raise TypeError(
-            f"{op}(): data must be a tensor collection with the same keys, got "
-            f"{type(data).__name__}; to fill every leaf with one value use new_full, "
-            "or apply(lambda x: x.new_tensor(data))"
-        )
-    return data.batch_size
+def new_tensor_rule(batch_size, data: Any, op: str) -> tuple:
+    """new_tensor: ``data`` is a tensor collection (its leaves are matched key by key;
+    the result has its batch size) or tensor-like data (a tensor, a sequence, a number,
+    as 0.15.3 takes), which every leaf copies: the result's batch size is then its
+    leading dims, as many as this tensordict has batch dims."""
+    if _base.is_tensor_collection(data):
+        return data, data.batch_size
+    if not isinstance(data, torch.Tensor):
+        try:
+            data = torch.as_tensor(data)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(
+                f"{op}(): data must be a tensor collection with the same keys or "
+                f"tensor-like data, got {type(data).__name__} ({exc})"
+            ) from None
+    return data, data.shape[: len(batch_size)]
 
 
 def zero_grad_leaf(x: torch.Tensor, set_to_none: bool) -> None:
