@@ -70,7 +70,7 @@ BATCH_RULES: dict[str, Rule] = {
         "a batch dim of size one inserted at `dim`", ("args", "kwargs"), ("dim", "new_batch_size"), lazy=True
     ),
     "flatten": _rule(
-        "the batch dims `start_dim` to `end_dim` merged into one",
+        "the batch dims `start_dim` to `end_dim` merged into one (`[1]` without batch dims)",
         ("start_dim", "end_dim"),
         ("start_dim", "end_dim", "new_batch_size"),
         lazy=True,
@@ -112,7 +112,10 @@ BATCH_RULES: dict[str, Rule] = {
         lazy=True,
     ),
     "atleast": _rule(
-        "size-one batch dims added in front up to `ndim` batch dims", ("ndim",), ("new_batch_size", "batch_dims")
+        "size-one batch dims added in front up to `ndim` batch dims (the tensordict itself "
+        "when it has them)",
+        ("ndim",),
+        ("new_batch_size", "batch_dims", "unchanged"),
     ),
     "narrow": _rule(
         "batch dim `dim` cut to `length`", ("dim", "start", "length"), ("dim", "start", "new_batch_size"), lazy=True

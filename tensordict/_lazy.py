@@ -41,6 +41,7 @@ from tensordict._module_state import ModuleStateMixin
 from tensordict._repr import _indent, entry_repr, tensor_shape
 from tensordict._td import (
     TensorDict,
+    _given_batch_size,
     _indexed_batch_shape,
     _normalize_index,
     _parse_batch_size,
@@ -48,6 +49,7 @@ from tensordict._td import (
 )
 from tensordict.base import (
     _MISSING,
+    _WriteBack,
     NO_DEFAULT,
     TensorDictBase,
     _Filled,
@@ -589,7 +591,7 @@ class LazyStackedTensorDict(
             return value.tensordicts
         if isinstance(value, TensorDictBase) or is_tensor_collection(value):
             if not validated and value.batch_size[: len(bs)] != bs:
-                raise _errors.batch_mismatch(key, value.batch_size, bs)
+                value = _given_batch_size(key, value, bs)  # batch [] takes the stack's
             return _unbind(value, sd)
         if isinstance(value, dict):
             return _unbind(TensorDict(value, batch_size=bs, device=self._device), sd)
@@ -1169,13 +1171,21 @@ class LazyStackedTensorDict(
             td.flatten_keys(separator, inplace=inplace, is_leaf=is_leaf)
             for td in self.tensordicts
         ]
-        return self if inplace else self._per_member(results)
+        if inplace:
+            return self
+        out = self._per_member(results)
+        out._last_lock_op = _WriteBack(self, out, "unflatten_keys", separator)
+        return out
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False):
         results = [
             td.unflatten_keys(separator, inplace=inplace) for td in self.tensordicts
         ]
-        return self if inplace else self._per_member(results)
+        if inplace:
+            return self
+        out = self._per_member(results)
+        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        return out
 
     def empty(
         self,

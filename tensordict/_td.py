@@ -471,7 +471,7 @@ class TensorDict(
             if value._is_non_tensor:
                 return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
-                raise _errors.batch_mismatch(key, value.batch_size, bs)
+                value = _given_batch_size(key, value, bs)
             dev = self._device
             if dev is not None and value.device != dev:
                 value = value._moved_to(dev)
@@ -747,6 +747,23 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
         if result is not None and not (filter_empty and _has_no_entries(result)):
             storage[key] = result
     return _new_tensordict(storage, td._batch_size, td._device, td._names)
+
+
+def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictBase:
+    """A nested tensordict without batch dims entering a parent that has some takes the
+    parent's batch size, as in 0.15.3 (a shallow copy: ``value`` is left as it is);
+    where its entries do not start with it, or it has batch dims of its own that
+    differ, the error names the key."""
+    if value.batch_size or value._is_non_tensor:
+        raise _errors.batch_mismatch(key, value.batch_size, bs)
+    copy = value.copy()
+    if copy.is_locked:
+        copy.unlock_()
+    try:
+        copy.batch_size = bs
+    except (RuntimeError, ValueError):
+        raise _errors.batch_mismatch(key, value.batch_size, bs) from None
+    return copy
 
 
 def _collect_leaves(td: TensorDict, out: list) -> None:

@@ -1184,6 +1184,7 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         if inplace:
             self._replace_contents(out)
             return self
+        out._last_lock_op = _WriteBack(self, out, "unflatten_keys", separator)
         return out
 
     def unflatten_keys(
@@ -1207,6 +1208,7 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         if inplace:
             self._replace_contents(out)
             return self
+        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
         return out
 
     # ------------------------------------------------------------------ copies
@@ -1553,3 +1555,17 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
 # A tensordict is a mapping of keys to entries: torch.testing.assert_close, and anything
 # else that walks mappings, compares two tensordicts key by key.
 collections.abc.Mapping.register(TensorDictBase)
+
+
+class _WriteBack:
+    """``with td.flatten_keys() as flat:`` (or ``unflatten_keys``): on leaving the block,
+    what was written into ``flat`` is written back into ``td`` through the inverse op,
+    as in 0.15.3 (nested blocks each write back into their own source)."""
+
+    __slots__ = ("source", "view", "inverse", "separator")
+
+    def __init__(self, source, view, inverse: str, separator: str) -> None:
+        self.source, self.view, self.inverse, self.separator = source, view, inverse, separator
+
+    def __call__(self) -> None:
+        self.source.update(getattr(self.view, self.inverse)(self.separator))

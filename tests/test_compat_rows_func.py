@@ -204,3 +204,61 @@ def test_row10_update_keywords_from_dict_batch_dims_set_at_numpy():
     assert built.batch_size == (3, 4) and built["b"].batch_size == (3, 4)
     td.set_at_(("nested", "b"), np.full(4, 7.0), 1)
     assert (td["nested", "b"][1] == 7).all()
+
+
+# ----------------------------------------------------------------------- row 11
+@pytest.mark.parametrize("kind", KINDS)
+def test_row11_reduce_true_with_dim_keeps_feature_dims(kind):
+    td = make(kind)
+    same = td.select("a")
+    same.set("twin", same["a"] * 2)
+    both = torch.cat([same["a"], same["twin"]], 0)
+    torch.testing.assert_close(same.sum(dim=0, reduce=True), both.sum(0))
+    torch.testing.assert_close(same.mean(dim=0, keepdim=True, reduce=True), both.mean(0, keepdim=True))
+    assert same.sum(dim=0, reduce=True).shape == (2,)
+    with pytest.raises(RuntimeError, match="same shape"):
+        td.sum(dim=0, reduce=True)  # "a" is [3, 2], ("nested", "b") [3, 4]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row11_apply_to_nothing_with_filter_empty_is_none(kind):
+    assert make(kind).apply(lambda x: None, filter_empty=True) is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row11_atleast_returns_self_when_nothing_changes(kind):
+    td = make(kind)
+    if kind != "lazy":  # a lazy stack runs them on its dense stack
+        assert td.atleast_1d() is td and torch.atleast_1d(td) is td
+    assert td.atleast_2d().batch_size == (1, 3)
+
+
+def test_row11_flatten_without_batch_dims_gives_batch_one():
+    td = TensorDict(a=torch.zeros(2), nested=TensorDict(b=torch.zeros(())), batch_size=[])
+    flat = td.flatten()
+    assert flat.batch_size == (1,) and flat["a"].shape == (1, 2)
+    assert flat["nested"].batch_size == (1,) and flat["nested", "b"].shape == (1,)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row11_sub_tensordict_without_batch_dims_takes_the_parents(kind):
+    td = make(kind)
+    sub = TensorDict(c=torch.zeros(3, 2))
+    td["sub"] = sub
+    assert td["sub"].batch_size == (3,) and sub.batch_size == ()  # sub left as it is
+    td.set("empty", TensorDict())
+    assert td["empty"].batch_size == (3,)
+    with pytest.raises(RuntimeError, match="'bad'"):
+        td["bad"] = TensorDict(c=torch.zeros(2))
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy"])
+def test_row11_nested_flatten_unflatten_blocks_write_back(kind):
+    base = TensorDict(a=TensorDict(b=torch.zeros(3), batch_size=[3]), batch_size=[3])
+    td = base if kind == "dense" else LazyStackedTensorDict(*base.unbind(0), stack_dim=0)
+    with td.flatten_keys() as flat:
+        flat["a.c"] = torch.ones(3)
+        with flat.unflatten_keys() as nested:
+            nested["x", "y"] = torch.full((3,), 2.0)
+    assert set(td.keys(True, True)) == {("a", "b"), ("a", "c"), ("x", "y")}
+    assert (td["x", "y"] == 2).all() and (td["a", "c"] == 1).all()

@@ -323,7 +323,9 @@ def test_no_batch_dims() -> None:
     assert td.unsqueeze(0)["a"].shape == (1, 2)
     assert td.squeeze().batch_size == ()
     assert td.expand(3).batch_size == (3,)
-    with pytest.raises(ValueError, match="no batch dims to flatten"):
-        td.flatten()
+    assert td.flatten().batch_size == (1,)  # as torch.flatten of a 0-d tensor (0.15.3)
+    assert td.flatten()["a"].shape == (1, 2)
+    with pytest.raises(IndexError, match="start_dim=1"):
+        td.flatten(1)
     with pytest.raises(IndexError, match="no batch dims"):
         td.transpose(0, 1)

@@ -89,6 +89,8 @@ class BatchShapeOp(Op):
             body.append(emit.dense_stacks(self))
         if rule:
             body.append(rule.code("self._batch_size", "_rule", self.name))
+            if "unchanged" in rule.rule.defines:
+                body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
         body.append("leaves, rebuild = self._leaves_and_rebuild()")
         new = emit.comprehension(self.leaf)
         inplace = self.signature.role(Role.INPLACE)

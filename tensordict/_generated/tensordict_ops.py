@@ -611,7 +611,8 @@ class TensorDictGeneratedOps:
         """Batch dims ``start_dim`` to ``end_dim`` merged into one.
 
         By default every batch dim is merged; feature dims are never touched. A view where
-        the leaf's strides allow it, a copy otherwise, as ``torch.flatten``.
+        the leaf's strides allow it, a copy otherwise, as ``torch.flatten``. A tensordict
+        without batch dims gets batch size ``[1]``, as ``torch.flatten`` of a 0-d tensor.
 
         Example:
             >>> td = TensorDict(a=torch.zeros(2, 3, 4, 5), batch_size=[2, 3, 4])
@@ -629,9 +630,20 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         result = rebuild(
-            [x.flatten(start_dim, end_dim) for x in leaves],
+            [
+                (
+                    x.flatten(start_dim, end_dim)
+                    if end_dim >= start_dim
+                    else x.unsqueeze(0)
+                )
+                for x in leaves
+            ],
             batch_size=new_batch_size,
-            leaf_fn=lambda x: x.flatten(start_dim, end_dim),
+            leaf_fn=lambda x: (
+                x.flatten(start_dim, end_dim)
+                if end_dim >= start_dim
+                else x.unsqueeze(0)
+            ),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -961,7 +973,7 @@ class TensorDictGeneratedOps:
         """At least one batch dim (a view).
 
         A tensordict with no batch dims gets batch size ``[1]``; others are returned as
-        they are (as new tensordicts holding the same tensors).
+        they are (the tensordict itself).
 
         Example:
             >>> td = TensorDict(a=torch.zeros(2), batch_size=[])
@@ -971,9 +983,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("atleast_1d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.atleast_1d()
-        new_batch_size, batch_dims = _ops.atleast_rule(
+        new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 1, "atleast_1d"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
@@ -995,9 +1009,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("atleast_2d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.atleast_2d()
-        new_batch_size, batch_dims = _ops.atleast_rule(
+        new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 2, "atleast_2d"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
@@ -1019,9 +1035,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("atleast_3d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.atleast_3d()
-        new_batch_size, batch_dims = _ops.atleast_rule(
+        new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 3, "atleast_3d"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
@@ -4371,11 +4389,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "sum"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "sum")
             if dim is None:
                 return torch.sum(x, dtype=dtype)
-            return torch.sum(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.sum(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.sum(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.sum(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4414,11 +4435,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "nansum"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nansum")
             if dim is None:
                 return torch.nansum(x, dtype=dtype)
-            return torch.nansum(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.nansum(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.nansum(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.nansum(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4461,11 +4485,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "mean"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "mean")
             if dim is None:
                 return torch.mean(x, dtype=dtype)
-            return torch.mean(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.mean(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.mean(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.mean(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4504,11 +4531,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "nanmean"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nanmean")
             if dim is None:
                 return torch.nanmean(x, dtype=dtype)
-            return torch.nanmean(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.nanmean(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.nanmean(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4546,11 +4576,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "prod"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "prod")
             if dim is None:
                 return torch.prod(x, dtype=dtype)
-            return torch.prod(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.prod(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.prod(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.prod(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4595,11 +4628,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "std"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "std")
             if dim is None:
                 return torch.std(x, correction=correction)
-            return torch.std(x, -1, correction=correction, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.std(x, -1, correction=correction, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.std(x, dim, correction=correction, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.std(x, correction=correction) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4647,11 +4683,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "var"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "var")
             if dim is None:
                 return torch.var(x, correction=correction)
-            return torch.var(x, -1, correction=correction, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.var(x, -1, correction=correction, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.var(x, dim, correction=correction, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.var(x, correction=correction) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4699,11 +4738,15 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "min"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "min")
             if dim is None:
                 return torch.min(x)
-            out = torch.min(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                out = torch.min(x, -1, keepdim=False)
+                return out if return_indices else out[0]
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            out = torch.min(x, dim, keepdim=keepdim)
             return out if return_indices else out[0]
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.min(x) for x in leaves]
@@ -4749,11 +4792,15 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "max"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "max")
             if dim is None:
                 return torch.max(x)
-            out = torch.max(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                out = torch.max(x, -1, keepdim=False)
+                return out if return_indices else out[0]
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            out = torch.max(x, dim, keepdim=keepdim)
             return out if return_indices else out[0]
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.max(x) for x in leaves]
@@ -4796,11 +4843,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "amin"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amin")
             if dim is None:
                 return torch.amin(x)
-            return torch.amin(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.amin(x, -1, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.amin(x, dim, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.amin(x) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4836,11 +4886,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "amax"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amax")
             if dim is None:
                 return torch.amax(x)
-            return torch.amax(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.amax(x, -1, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.amax(x, dim, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.amax(x) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -5000,11 +5053,18 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "quantile", prefix=prefix
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "quantile")
             if dim is None:
                 return torch.quantile(x, q, interpolation=interpolation)
-            return torch.quantile(x, q, -1, keepdim=False, interpolation=interpolation)
+            if dim == "feature":  # reduced over its last dim
+                return torch.quantile(
+                    x, q, -1, keepdim=False, interpolation=interpolation
+                )
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.quantile(
+                x, q, dim, keepdim=keepdim, interpolation=interpolation
+            )
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.quantile(x, q, interpolation=interpolation) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim, prefix)

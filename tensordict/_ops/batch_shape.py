@@ -248,12 +248,17 @@ def unsqueeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
 
 
 def flatten_rule(batch_size, start_dim: Any, end_dim: Any, op: str):
-    """flatten: ``(start_dim, end_dim, new_batch_size)``; defaults: every batch dim."""
+    """flatten: ``(start_dim, end_dim, new_batch_size)``; defaults: every batch dim.
+    Without batch dims, as ``torch.flatten`` of a 0-d tensor: batch size ``[1]``
+    (``end_dim`` < ``start_dim`` then tells the leaf to add that dim)."""
     if not batch_size:
-        raise ValueError(
-            f"{op}(): a tensordict with {_describe(batch_size)} has no "
-            "batch dims to flatten"
-        )
+        for name, value in (("start_dim", start_dim), ("end_dim", end_dim)):
+            if value not in (None, 0, -1):
+                raise IndexError(
+                    f"{op}(): {name}={value} is out of range for a tensordict with "
+                    f"{_describe(batch_size)}"
+                )
+        return 0, -1, torch.Size([1])
     start = batch_dim(
         0 if start_dim is None else start_dim, batch_size, op, "start_dim"
     )
@@ -401,9 +406,11 @@ def rot90_rule(batch_size, k: Any, dims: Any, op: str):
 
 
 def atleast_rule(batch_size, ndim: int, op: str):
-    """atleast_Nd: ``(new_batch_size, batch_dims)``; size-one dims are added in front."""
+    """atleast_Nd: ``(new_batch_size, batch_dims, unchanged)``; size-one dims are added
+    in front; ``unchanged`` (the op returns the tensordict itself, as 0.15.3) when it
+    has ``ndim`` batch dims already."""
     missing = max(ndim - len(batch_size), 0)
-    return torch.Size((1,) * missing + tuple(batch_size)), len(batch_size)
+    return torch.Size((1,) * missing + tuple(batch_size)), len(batch_size), not missing
 
 
 def narrow_rule(batch_size, dim: Any, start: Any, length: Any, op: str):
