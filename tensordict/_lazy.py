@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _atomic, _errors
+from tensordict import _atomic, _errors, _modes
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
@@ -605,6 +605,10 @@ class LazyStackedTensorDict(
             if tensor.shape[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, tensor.shape, bs)
             return tensor.unbind(sd)
+        if type(value) is list and value and _modes.list_to_stack():
+            # a list of non-tensor values: one per element, as in 0.15.3
+            stack = container_class("NonTensorStack").from_list(value)
+            return self._split_value(key, stack, validated)
         return [value] * n  # non-tensor data: every member gets it
 
     def _del_str(self, key: str) -> None:
@@ -828,6 +832,16 @@ class LazyStackedTensorDict(
             self._batch_size, _normalize_index(index, self._batch_size)
         )
         return LazyStackedTensorDict._new_unsafe([], stack_out, batch_size=bs)
+
+    def set_at_(self, key, value, index, *, non_blocking: bool = False):
+        """Write ``value`` into the existing entry at ``key``, at ``index``: through
+        the stacked tensordicts (the entry read from a lazy stack is a copy)."""
+        path = unravel_key_to_tuple(key)
+        self._get_path(path)  # KeyError naming a missing key, as a dense tensordict
+        for part in reversed(path):
+            value = {part: value}
+        self._set_at_index(index, value)
+        return self
 
     def _set_at_index(self, index, value) -> None:
         dec = self._decompose(index)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _errors
+from tensordict import _errors, _modes
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
@@ -405,7 +405,11 @@ class TensorDict(
         else:
             value = _MISSING
         if value is not _MISSING:
-            return value
+            if type(value) is Tensor or isinstance(value, (Tensor, TensorDictBase)):
+                return value
+            # non-tensor data (stored as the value itself) reads as NonTensorData, as
+            # in 0.15.3; td[key] gives the value
+            return _non_tensor_entry(self, key, value)
         return TensorDictBase.get(self, key, *args, **kwargs)
 
     def __getitem__(self, index):
@@ -482,7 +486,11 @@ class TensorDict(
             try:
                 tensor = torch.as_tensor(value, device=self._device)
             except (TypeError, ValueError, RuntimeError):
-                return value  # e.g. a list of strings: kept as non-tensor data
+                if type(value) is list and value and _modes.list_to_stack():
+                    # a list of non-tensor values: one per element, as in 0.15.3
+                    stack = container_class("NonTensorStack").from_list(value)
+                    return self._validate(key, stack)
+                return value  # non-tensor data kept as given
             if tensor.shape[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, tensor.shape, bs)
             return tensor
@@ -747,6 +755,15 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
         if result is not None and not (filter_empty and _has_no_entries(result)):
             storage[key] = result
     return _new_tensordict(storage, td._batch_size, td._device, td._names)
+
+
+def _non_tensor_entry(td: TensorDict, key, value) -> Any:
+    """A non-tensor value stored at ``key`` as ``td.get(key)`` returns it: a
+    ``NonTensorData`` with the batch size and device of the level holding it."""
+    parent = td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
+    return container_class("NonTensorData")(
+        data=value, batch_size=parent._batch_size, device=parent._device
+    )
 
 
 def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictBase:

@@ -744,17 +744,20 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         self, key: NestedKey, value: Any, index, *, non_blocking: bool = False
     ) -> "TensorDictBase":
         """Write ``value`` into the existing entry at ``key``, at ``index``."""
-        target = self._get_path(unravel_key_to_tuple(key))
+        path = unravel_key_to_tuple(key)
+        target = self._get_path(path)
         if isinstance(target, TensorDictBase):
             target._set_at_index(index, value)
         elif isinstance(target, Tensor):
             if not isinstance(value, (Tensor, int, float, bool)):
                 value = torch.as_tensor(value, device=target.device)  # numpy, lists
             target[index] = value
-        else:
-            raise TypeError(
-                f"set_at_: the entry {key!r} is non-tensor data, it has no index"
+        else:  # non-tensor data: the value at index (a NonTensorStack where they differ)
+            parent = self._get_path(path[:-1]) if len(path) > 1 else self
+            written = container_class("NonTensorStack")._write_at(
+                target, index, value, parent.batch_size
             )
+            parent._set_str(path[-1], written, inplace=False, validated=False)
         return self
 
     def update_at_(
@@ -768,7 +771,7 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
     ) -> "TensorDictBase":
         """Write every entry of ``input_dict_or_td`` into the existing entries, at
         ``idx``."""
-        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
+        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone, True):
             self.set_at_(path, value, idx)
         return self
 
@@ -785,10 +788,12 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         self, tensordict, idx, non_blocking: bool = False, *, fast: bool = True
     ) -> "TensorDictBase":
         """:meth:`copy_` into the elements at ``idx``."""
-        for path, value in _leaf_items(tensordict):
+        for path, value in _leaf_items(tensordict, non_tensor=True):
             target = self._get_path(path, _MISSING)
-            if isinstance(target, Tensor):
-                target[idx] = value
+            if isinstance(target, Tensor) or (
+                target is not _MISSING and not isinstance(value, Tensor)
+            ):  # a tensor, or non-tensor data written per index
+                self.set_at_(path, value, idx)
         return self
 
     def stack_tensors(
@@ -1407,11 +1412,12 @@ def _flat_items(mapping, prefix=()):
             yield path, value
 
 
-def _selected_items(source, keys_to_update, clone: bool):
-    """``(path, value)`` for the leaves of a tensordict or (nested) dict, restricted
-    to ``keys_to_update`` when given, tensors cloned when ``clone``."""
+def _selected_items(source, keys_to_update, clone: bool, non_tensor: bool = False):
+    """``(path, value)`` for the leaves of a tensordict or (nested) dict (its
+    non-tensor values too with ``non_tensor``), restricted to ``keys_to_update`` when
+    given, tensors cloned when ``clone``."""
     items = (
-        source.items(True, True)
+        source.items(True, True, is_leaf=_is_leaf_nontensor if non_tensor else None)
         if isinstance(source, TensorDictBase)
         else _flat_items(source)
     )
@@ -1481,10 +1487,12 @@ def _path_ok(td, path) -> bool:
     return True
 
 
-def _leaf_items(source):
-    """``(path, tensor)`` for every tensor of a tensordict or (nested) dict."""
+def _leaf_items(source, non_tensor: bool = False):
+    """``(path, tensor)`` for every tensor of a tensordict or (nested) dict (and its
+    non-tensor values with ``non_tensor``)."""
     if isinstance(source, TensorDictBase):
-        for key, value in source.items(True, True):
+        is_leaf = _is_leaf_nontensor if non_tensor else None
+        for key, value in source.items(True, True, is_leaf=is_leaf):
             yield unravel_key_to_tuple(key), value
     else:
         for path, value in _flat_items(source):

@@ -262,3 +262,48 @@ def test_row11_nested_flatten_unflatten_blocks_write_back(kind):
             nested["x", "y"] = torch.full((3,), 2.0)
     assert set(td.keys(True, True)) == {("a", "b"), ("a", "c"), ("x", "y")}
     assert (td["x", "y"] == 2).all() and (td["a", "c"] == 1).all()
+
+
+# ------------------------------------------------------------------------ row 7
+@pytest.mark.parametrize("kind", ["dense", "tensorclass"])
+def test_row7_get_returns_non_tensor_data(kind):
+    from tensordict import NonTensorData
+
+    td = make(kind)
+    td.set(("nested", "label"), "hello") if kind == "dense" else td.nested.set("label", "hello")
+    got = td.get(("nested", "label"))
+    assert isinstance(got, NonTensorData) and got.data == "hello"
+    assert got.batch_size == (3,)
+    assert td["nested", "label"] == "hello"  # indexing gives the value itself
+    assert td.get_non_tensor(("nested", "label")) == "hello"
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy"])
+def test_row7_list_value_is_a_non_tensor_stack(kind):
+    from tensordict import NonTensorStack
+
+    td = make(kind)
+    td.set("labels", ["x", "y", "z"])
+    assert isinstance(td.get("labels"), NonTensorStack)
+    assert td[1]["labels"] == "y" and td["labels"].tolist() == ["x", "y", "z"]
+    empty = TensorDict()
+    empty["labels"] = ["x", "y"]
+    assert empty.get("labels").batch_size == (2,)
+
+
+def test_row7_non_tensor_leaf_is_not_empty():
+    from tensordict import NonTensorData
+
+    assert not TensorDict(s=NonTensorData("x")).is_empty()
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy"])
+@pytest.mark.parametrize("method", ["update_at_", "copy_at_"])
+def test_row7_non_tensor_written_at_an_index(kind, method):
+    from tensordict import NonTensorData
+
+    base = TensorDict(s=NonTensorData("a", batch_size=[3]), x=torch.zeros(3), batch_size=[3])
+    td = base if kind == "dense" else LazyStackedTensorDict(*base.unbind(0), stack_dim=0)
+    getattr(td, method)(TensorDict(s=NonTensorData("z"), x=torch.ones(()), batch_size=[]), 1)
+    assert td["s"].tolist() == ["a", "z", "a"]
+    assert td["x"].tolist() == [0.0, 1.0, 0.0]
