@@ -109,6 +109,10 @@ class LeafwiseOp(Op):
         return self.batch_rule.rule.doc if self.batch_rule else KEEP_DOC
 
     @property
+    def rule_names(self) -> tuple[str, ...]:
+        return self.batch_rule.rule.defines if self.batch_rule else ()
+
+    @property
     def lazy_way(self) -> str:
         if self.is_collector:
             return "dense"
@@ -156,7 +160,7 @@ class LeafwiseOp(Op):
         if out is not None:
             tail.append(f"if {out.name} is not None:  # the results are written into out\n"
                         f'    return _ops.write_into(self, {out.name}, new, "{self.name}")')
-        inplace = self.signature.role(Role.INPLACE)
+        inplace = self.inplace_name
         if self.result == "tensordicts":
             dim = ", dim" if "dim" in self.batch_rule.rule.defines else ""
             tail.append(f"return _ops.rebuild_each(self, rebuild, new, batch_sizes{dim})")
@@ -164,7 +168,7 @@ class LeafwiseOp(Op):
             tail.append(f"return _ops.assign_inplace(self, rebuild(new{options}))")
         elif self.result == "tensordict" and inplace is not None:
             tail.append(f"result = rebuild(new{options})\n"
-                        f"if {inplace.name}:  # self takes the result's entries and batch size\n"
+                        f"if {inplace}:  # self takes the result's entries and batch size\n"
                         "    return _ops.assign_inplace(self, result)\n"
                         "return result")
         elif self.result == "tensordict":

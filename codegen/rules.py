@@ -43,7 +43,7 @@ BATCH_RULES: dict[str, Rule] = {
     "reshape": _rule(
         "`shape` (one size may be -1) holding as many elements as the batch",
         ("args", "kwargs"),
-        ("new_batch_size", "batch_dims"),
+        ("new_batch_size", "batch_dims", "inplace"),
     ),
     "permute": _rule(
         "the batch dims in the order given",
@@ -61,9 +61,10 @@ BATCH_RULES: dict[str, Rule] = {
         lazy=True,
     ),
     "squeeze": _rule(
-        "without the size-one batch dims named (all of them when none is)",
+        "without the size-one batch dims named (all of them when none is); the tensordict "
+        "itself when there is none",
         ("args", "kwargs"),
-        ("dims", "new_batch_size"),
+        ("dims", "new_batch_size", "unchanged"),
         lazy=True,
     ),
     "unsqueeze": _rule(
@@ -192,12 +193,12 @@ DEVICE_RULES: dict[str, Rule] = {
         "the device the arguments name (a device, or the device of a tensor or "
         "tensordict); the input's when they name none",
         ("args", "kwargs"),
-        ("device", "dtype", "non_blocking", "new_device", "unchanged"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
     ),
     "cuda": _rule(
         "the CUDA device `device` (the current one when None)",
         ("device", "kwargs"),
-        ("device", "dtype", "non_blocking", "new_device", "unchanged"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
     ),
     "new": _rule("`device` when given, else the input's", ("device",), ("device", "new_device")),
 }

@@ -307,3 +307,10 @@ def test_row7_non_tensor_written_at_an_index(kind, method):
     getattr(td, method)(TensorDict(s=NonTensorData("z"), x=torch.ones(()), batch_size=[]), 1)
     assert td["s"].tolist() == ["a", "z", "a"]
     assert td["x"].tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row11_squeeze_returns_self_when_nothing_is_squeezed(kind):
+    td = make(kind)
+    assert td.squeeze() is td and td.squeeze(0) is td and torch.squeeze(td) is td
+    assert td.unsqueeze(0).squeeze(0).batch_size == (3,)

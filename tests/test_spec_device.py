@@ -218,7 +218,7 @@ def compare_leaves(result, expected: dict, *, values_too: bool = True) -> None:
 def check_structure(result, td, batch, device) -> None:
     assert isinstance(result, TensorDict)
     assert set(result.keys(True, True)) == set(td.keys(True, True))
-    assert result.get("s") == "hello"
+    assert result["s"] == "hello"
     assert result.batch_size == batch
     root = td.batch_dims
     for key in td.keys(True, False):

@@ -186,7 +186,7 @@ def check_result(op, td, result, dim, keepdim, extra, *, indices: bool) -> None:
         values, idx = result, None
     for got in (values, idx) if idx is not None else (values,):
         assert type(got) is TensorDict
-        assert got.get("s") == "hello"
+        assert got["s"] == "hello"
         assert set(got.keys(True, True)) == set(td.keys(True, True))
         root = expected_root_size(op, td, dim, keepdim, prefix)
         assert got.batch_size == torch.Size(root), (dim, got.batch_size, root)

@@ -138,7 +138,7 @@ def check_against_oracle(op: Op, td, result, args, kwargs) -> None:
     assert type(result) is TensorDict
     assert result.batch_size == index.shape, (op.name, args, kwargs)
     assert set(result.keys(True, True)) == set(td.keys(True, True))
-    assert result.get("s") == "hello"
+    assert result["s"] == "hello"
     for key in nested_levels(td):
         extra = td.get(key).batch_size[td.batch_dims :]
         assert result.get(key).batch_size == index.shape + extra, key

@@ -105,7 +105,7 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         """
         return self._dense_op("view").view(*shape, size=size, batch_size=batch_size)
 
-    def reshape(self, *args, inplace: bool = False, **kwargs) -> Self:
+    def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
@@ -113,9 +113,9 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
 
         See :meth:`TensorDict.reshape`.
         """
-        if inplace:
+        if kwargs.get("inplace"):
             raise _lazy_rules.not_in_place(self, "reshape")
-        return self._dense_op("reshape").reshape(*args, inplace=inplace, **kwargs)
+        return self._dense_op("reshape").reshape(*args, **kwargs)
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).

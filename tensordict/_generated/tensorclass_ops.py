@@ -198,13 +198,13 @@ class TensorClassGeneratedOps:
             self._tensordict.view(*shape, size=size, batch_size=batch_size)
         )
 
-    def reshape(self, *args, inplace: bool = False, **kwargs) -> Self:
+    def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         Forwards to :meth:`TensorDict.reshape`; tensordict results are re-wrapped.
         """
         args = tuple(_unwrap(v) for v in args)
-        return self._wrap(self._tensordict.reshape(*args, inplace=inplace, **kwargs))
+        return self._wrap(self._tensordict.reshape(*args, **kwargs))
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -1152,13 +1152,13 @@ class TensorClassGeneratedOps:
 
     # ---- Devices, memory and copies (spec/device.yaml) ----
 
-    def to(self, *args, inplace: bool = False, **kwargs) -> Self:
+    def to(self, *args, **kwargs) -> Self:
         """Move every leaf to a device, cast it to a dtype, or both.
 
         Forwards to :meth:`TensorDict.to`; tensordict results are re-wrapped.
         """
         args = tuple(_unwrap(v) for v in args)
-        return self._wrap(self._tensordict.to(*args, inplace=inplace, **kwargs))
+        return self._wrap(self._tensordict.to(*args, **kwargs))
 
     def cpu(self, **kwargs) -> Self:
         """Move every leaf to the CPU.

@@ -362,7 +362,7 @@ class TensorDictGeneratedOps:
             ),
         )
 
-    def reshape(self, *args, inplace: bool = False, **kwargs) -> Self:
+    def reshape(self, *args, **kwargs) -> Self:
         """A new batch shape, as a view where possible.
 
         As :meth:`view`, but a leaf whose strides do not allow a view is copied, as
@@ -379,9 +379,8 @@ class TensorDictGeneratedOps:
         """
         dense = self._with_dense_stacks("reshape")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            result = dense.reshape(*args, inplace=False, **kwargs)
-            return _ops.assign_inplace(self, result) if inplace else result
-        new_batch_size, batch_dims = _ops.reshape_rule(
+            return dense.reshape(*args, **kwargs)
+        new_batch_size, batch_dims, inplace = _ops.reshape_rule(
             self._batch_size, args, kwargs, "reshape"
         )
         leaves, rebuild = self._leaves_and_rebuild()
@@ -562,9 +561,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("squeeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.squeeze(*args, **kwargs)
-        dims, new_batch_size = _ops.squeeze_rule(
+        dims, new_batch_size, unchanged = _ops.squeeze_rule(
             self._batch_size, args, kwargs, "squeeze"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(
             [x.squeeze(dims) for x in leaves],
@@ -2572,7 +2573,7 @@ class TensorDictGeneratedOps:
 
     # ---- Devices, memory and copies (spec/device.yaml) ----
 
-    def to(self, *args, inplace: bool = False, **kwargs) -> Self:
+    def to(self, *args, **kwargs) -> Self:
         """Move every leaf to a device, cast it to a dtype, or both.
 
         The forms of ``Tensor.to``: ``td.to(device)`` (``"cuda:0"``, ``torch.device``, an
@@ -2595,8 +2596,8 @@ class TensorDictGeneratedOps:
             >>> on_cpu.to("cpu") is on_cpu
             True
         """
-        device, dtype, non_blocking, new_device, unchanged = _ops.to_device_rule(
-            self._device, args, kwargs, "to"
+        device, dtype, non_blocking, new_device, unchanged, inplace = (
+            _ops.to_device_rule(self._device, args, kwargs, "to")
         )
         if unchanged:  # nothing to move or cast
             return self
@@ -2617,14 +2618,17 @@ class TensorDictGeneratedOps:
             >>> td.cpu().device
             device(type='cpu')
         """
-        device, dtype, non_blocking, new_device, unchanged = _ops.to_device_rule(
-            self._device, ("cpu",), kwargs, "cpu"
+        device, dtype, non_blocking, new_device, unchanged, inplace = (
+            _ops.to_device_rule(self._device, ("cpu",), kwargs, "cpu")
         )
         if unchanged:  # nothing to move or cast
             return self
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return rebuild(new, device=new_device)
+        result = rebuild(new, device=new_device)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
 
     def cuda(self, device: int | str | torch.device | None = None, **kwargs) -> Self:
         """Move every leaf to a CUDA device (the current one by default).
@@ -2637,14 +2641,17 @@ class TensorDictGeneratedOps:
             >>> td.cuda().device  # doctest: +SKIP
             device(type='cuda', index=0)
         """
-        device, dtype, non_blocking, new_device, unchanged = _ops.cuda_device_rule(
-            self._device, device, kwargs, "cuda"
+        device, dtype, non_blocking, new_device, unchanged, inplace = (
+            _ops.cuda_device_rule(self._device, device, kwargs, "cuda")
         )
         if unchanged:  # nothing to move or cast
             return self
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return rebuild(new, device=new_device)
+        result = rebuild(new, device=new_device)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return result
 
     def pin_memory(self, num_threads: int | None = None, inplace: bool = False) -> Self:
         """Copy every leaf into pinned (page-locked) memory.

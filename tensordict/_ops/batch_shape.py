@@ -127,10 +127,17 @@ def _positional(args: tuple, kwargs: dict, names: tuple[str, ...], op: str) -> t
 
 
 def reshape_rule(batch_size, args: tuple, kwargs: dict, op: str):
-    """reshape: ``(new_batch_size, batch_dims)``; ``reshape(-1)``, ``reshape(2, 6)``,
-    ``reshape((2, 6))``, ``reshape(shape=...)`` or ``reshape(size=...)``."""
+    """reshape: ``(new_batch_size, batch_dims, inplace)``; ``reshape(-1)``,
+    ``reshape(2, 6)``, ``reshape((2, 6))``, ``reshape(shape=...)`` or
+    ``reshape(size=...)``; ``inplace=True`` (a keyword, as 0.15.3 takes it) makes the
+    tensordict itself take the new shape."""
+    if "inplace" in kwargs:
+        kwargs = dict(kwargs)
+        inplace = bool(kwargs.pop("inplace"))
+    else:
+        inplace = False
     shape = shape_arg(_positional(args, kwargs, ("shape", "size"), op), op)
-    return infer_shape(shape, batch_size, op), len(batch_size)
+    return infer_shape(shape, batch_size, op), len(batch_size), inplace
 
 
 def view_rule(
@@ -221,9 +228,10 @@ def movedim_rule(batch_size, source: Any, destination: Any, op: str):
 
 
 def squeeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
-    """squeeze: ``(dims, new_batch_size)``: the batch dims of size one among those
-    named (``squeeze(0)``, ``squeeze((0, 2))``, ``squeeze(dim=0)``; all of them when
-    none is), as ``torch.squeeze`` does."""
+    """squeeze: ``(dims, new_batch_size, unchanged)``: the batch dims of size one
+    among those named (``squeeze(0)``, ``squeeze((0, 2))``, ``squeeze(dim=0)``; all of
+    them when none is), as ``torch.squeeze`` does; ``unchanged`` (the op returns the
+    tensordict itself, as 0.15.3) when there is none."""
     args = _positional(args, kwargs, ("dim",), op)
     if len(args) == 1 and args[0] is None:
         args = ()
@@ -234,7 +242,7 @@ def squeeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
     )
     dims = tuple(d for d in named if batch_size[d] == 1)
     new = torch.Size([s for d, s in enumerate(batch_size) if d not in dims])
-    return dims, new
+    return dims, new, not dims
 
 
 def unsqueeze_rule(batch_size, args: tuple, kwargs: dict, op: str):

@@ -31,14 +31,15 @@ def _as_device(device: Any, op: str) -> torch.device:
     return parsed
 
 
-_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "other"})
+_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "other", "inplace"})
 
 
 def to_device_rule(current, args: tuple, kwargs: dict, op: str):
-    """to: ``(device, dtype, non_blocking, new_device, unchanged)`` from the forms
+    """to: ``(device, dtype, non_blocking, new_device, unchanged, inplace)`` from the forms
     ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` (its device
     and dtype), ``to(other_tensordict)`` (its device) and the keywords ``device``,
     ``dtype``, ``non_blocking`` and ``other`` (the tensor or tensordict form). ``unchanged`` when nothing would change."""
+    inplace = bool(kwargs.get("inplace", False))
     unknown = set(kwargs) - _TO_KEYWORDS
     if unknown:
         raise TypeError(
@@ -82,7 +83,7 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
         raise TypeError(f"{op}(): dtype must be a torch.dtype, got {dtype!r}")
     unchanged = dtype is None and (device is None or device == current)
     new_device = _base.NO_DEFAULT if device is None else device
-    return device, dtype, non_blocking, new_device, unchanged
+    return device, dtype, non_blocking, new_device, unchanged, inplace
 
 
 def cuda_device_rule(current, device: Any, kwargs: dict, op: str):
