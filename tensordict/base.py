@@ -1205,6 +1205,11 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, TensorDictBase
             ):
+                held = set(existing.keys(True, True))
+                clash = [k for k in value.keys(True, True) if k in held]
+                if clash:  # "a.b" and ("a", "b") both become ("a", "b")
+                    inner = unravel_key_to_tuple(clash[0])
+                    raise _errors.keys_collide("unflatten_keys", [key, path + inner])
                 existing.update(value)
                 continue
             if existing is not _MISSING:

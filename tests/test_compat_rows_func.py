@@ -314,3 +314,50 @@ def test_row11_squeeze_returns_self_when_nothing_is_squeezed(kind):
     td = make(kind)
     assert td.squeeze() is td and td.squeeze(0) is td and torch.squeeze(td) is td
     assert td.unsqueeze(0).squeeze(0).batch_size == (3,)
+
+
+# ----------------------------------------------------------------------- row 14
+def _dense():
+    return make("dense")
+
+
+# (call, the exception type 0.15.3 raises): the error here must be an instance of it,
+# so that code catching 0.15.3's type still catches it (the message stays this
+# project's, naming the key, dim or mask).
+ROW14_CASES = {
+    "stack with different keys": (lambda: torch.stack([_dense(), _dense().exclude("a")]), RuntimeError),
+    "cat with different keys": (lambda: torch.cat([_dense(), _dense().exclude("a")]), KeyError),
+    "cat dim out of range": (lambda: torch.cat([_dense(), _dense()], 3), RuntimeError),
+    "transpose dim out of range": (lambda: _dense().transpose(0, 3), ValueError),
+    "unsqueeze dim out of range": (lambda: _dense().unsqueeze(5), RuntimeError),
+    "squeeze dim out of range": (lambda: _dense().squeeze(5), IndexError),
+    "sum dim out of range": (lambda: _dense().sum(5), IndexError),
+    "unbind dim out of range": (lambda: _dense().unbind(3), IndexError),
+    "split sizes not summing": (lambda: _dense().split([1, 1]), RuntimeError),
+    "masked_select bad mask": (lambda: torch.masked_select(_dense(), torch.ones(4, dtype=torch.bool)), IndexError),
+    "where bad condition": (lambda: _dense().where(torch.ones(4, dtype=torch.bool), _dense()), RuntimeError),
+    "flatten_keys collision": (
+        lambda: TensorDict({"a.b": torch.zeros(3), "a": TensorDict(b=torch.zeros(3), batch_size=[3])}, batch_size=[3]).flatten_keys(),
+        KeyError,
+    ),
+    "unflatten_keys collision": (
+        lambda: TensorDict({"a.b": torch.zeros(3), "a": TensorDict(b=torch.zeros(3), batch_size=[3])}, batch_size=[3]).unflatten_keys(),
+        KeyError,
+    ),
+    "nested key through a leaf": (lambda: _dense()["a", "b"], ValueError),
+    "set_ of another shape": (lambda: _dense().set_("a", torch.zeros(3, 5)), ValueError),
+    "non-key": (lambda: _dense().get(1), KeyError),
+    "set a nested key through a leaf": (lambda: _dense().set(("a", "x"), torch.zeros(3)), KeyError),
+}
+
+
+@pytest.mark.parametrize("case", list(ROW14_CASES))
+def test_row14_errors_are_instances_of_0_15_3_types(case):
+    call, expected = ROW14_CASES[case]
+    with pytest.raises(expected):
+        call()
+
+
+def test_row14_stack_error_names_the_key():
+    with pytest.raises(KeyError, match="'a'"):
+        torch.stack([_dense(), _dense().exclude("a")])

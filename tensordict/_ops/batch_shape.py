@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 import tensordict.base as _base
+from tensordict import _errors
 
 if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
@@ -50,7 +51,7 @@ def batch_dim(
     d = as_int(dim, op, what)
     if not -n <= d < n:
         where = f"in [{-n}, {n - 1}]" if n else "impossible"
-        raise IndexError(
+        raise _errors.DimOutOfRangeError(
             f"{op}(): {what}={dim} is out of range for a tensordict with "
             f"{_describe(batch_size)}; dims count batch dims only, so {what} must "
             f"be {where}"
