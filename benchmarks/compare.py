@@ -66,6 +66,14 @@ def parse_args(argv):
         "-k", dest="keyword", help="pytest -k expression, passed to both runs"
     )
     p.add_argument(
+        "--suite",
+        action="append",
+        metavar="PATH",
+        help="benchmark files or folders to run instead of benchmarks/ (repeatable), "
+        "e.g. 0.15.3's own suite checked out outside the repo "
+        "(see README.md, 'Its own benchmark suite')",
+    )
+    p.add_argument(
         "--out",
         default=os.path.join(BENCH_DIR, "results.md"),
         help="markdown report file (default: %(default)s)",
@@ -108,7 +116,20 @@ def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
     for path in (json_path, log_path):
         if os.path.exists(path):
             os.remove(path)
-    cmd = [python, "-m", "pytest", BENCH_DIR, "--rootdir", BENCH_DIR]
+    suite = [os.path.abspath(p) for p in args.suite] if args.suite else [BENCH_DIR]
+    rootdir = os.path.commonpath(
+        [p if os.path.isdir(p) else os.path.dirname(p) for p in suite]
+    )
+    cmd = [
+        python,
+        "-m",
+        "pytest",
+        *suite,
+        "--rootdir",
+        rootdir,
+        "-p",
+        "no:cacheprovider",
+    ]
     cmd += ["--benchmark-json", json_path]
     if args.keyword:
         cmd += ["-k", args.keyword]
@@ -144,10 +165,26 @@ def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
         sys.exit(f"[{label}] pytest exited {rc} without writing {json_path}:\n{tail}")
     with open(json_path) as f:
         data = json.load(f)
+    if "tensordict" not in data:  # a suite without our conftest.py
+        data["tensordict"] = imported_tensordict(python, env)
     n = len(data.get("benchmarks", []))
     status = "ok" if rc == 0 else f"pytest exit code {rc}, see log"
     print(f"[{label}] {n} benchmarks in {elapsed:.1f} s ({status})", flush=True)
     return data
+
+
+def imported_tensordict(python, env):
+    """Where ``python`` imports tensordict from, in the environment the suite ran in."""
+    code = (
+        "import json, os, tensordict, torch; print(json.dumps({'path': "
+        "os.path.realpath(tensordict.__file__), 'version': "
+        "getattr(tensordict, '__version__', '?'), 'torch': torch.__version__}))"
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        out = subprocess.run(
+            [python, "-c", code], cwd=scratch, env=env, capture_output=True, text=True
+        )
+    return json.loads(out.stdout) if out.returncode == 0 else {}
 
 
 def rows_of(data):
@@ -273,7 +310,7 @@ def main(argv=None):
         + " floor (µs) |",
         "|---|---:|---:|---:|" + ("---:|" if spread else "") + "---:|",
     ]
-    ratios, misses = [], []
+    ratios, misses, slower = [], [], []
     failures = sorted({f"ours: {n}" for o in ours_runs for n in o.get("failed", [])})
     failures += sorted(
         {f"reference: {n}" for r in ref_runs for n in r.get("failed", [])}
@@ -292,6 +329,8 @@ def main(argv=None):
             ratio = r / o
             ratios.append(ratio)
             ratio_cell = f"{ratio:.2f}"
+            if ratio < 1:
+                slower.append(f"{short(case)} {ratio:.2f}")
             need = max([t for pat, t in TARGETS if pat.search(case)], default=1.0)
             if ratio < need * (1 - args.tolerance):
                 ratio_cell = f"**{ratio:.2f}** (target ≥{need:g})"
@@ -318,8 +357,14 @@ def main(argv=None):
     if ratios:
         gmean = math.exp(sum(map(math.log, ratios)) / len(ratios))
         summary.append(
-            f"Geometric mean ratio: {gmean:.2f} over {len(ratios)} benchmarks."
+            f"Geometric mean ratio: {gmean:.2f} over {len(ratios)} benchmarks "
+            f"(time ours/reference: {1 / gmean:.2f})."
         )
+    summary.append(
+        f"Slower than the reference (ratio < 1, noise not discounted): {len(slower)}"
+        + (" — " + "; ".join(slower) if slower else "")
+        + "."
+    )
     summary.append(
         f"Targets missed (beyond the {args.tolerance:.0%} noise band): "
         + ("; ".join(misses) if misses else "none")

@@ -30,10 +30,15 @@ OUTPUT_DIRS: dict[str, tuple[str, ...]] = {
 }
 
 BLACK_MODE = black.Mode(
-    target_versions={black.TargetVersion.PY310}, line_length=88, string_normalization=True
+    target_versions={black.TargetVersion.PY310},
+    line_length=88,
+    string_normalization=True,
 )
 BLACK_STUB_MODE = black.Mode(
-    target_versions={black.TargetVersion.PY310}, line_length=88, string_normalization=True, is_pyi=True
+    target_versions={black.TargetVersion.PY310},
+    line_length=88,
+    string_normalization=True,
+    is_pyi=True,
 )
 
 # Builtin names that a generated method shadows inside the class body of a stub.
@@ -63,23 +68,63 @@ def class_body(spec: Spec, code) -> str:
 # ---- stubs --------------------------------------------------------------------------------
 
 
+_BARE_GENERICS = {
+    "Callable": "Callable[..., Any]",
+    "Sequence": "Sequence[Any]",
+    "list": "list[Any]",
+    "List": "List[Any]",
+    "tuple": "tuple[Any, ...]",
+    "Tuple": "Tuple[Any, ...]",
+    "dict": "dict[Any, Any]",
+}
+
+
+class _StubAnnotation(ast.NodeTransformer):
+    """An annotation as a stub spells it: builtins the class shadows as ``builtins.X``
+    (inside the class body ``float`` names the method ``float``), bare generics with
+    ``Any`` arguments, ``NO_DEFAULT`` (a value) as ``Any``."""
+
+    def __init__(self, shadowed: frozenset[str]) -> None:
+        self.shadowed = shadowed
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        node.slice = self.visit(node.slice)  # the generic itself keeps its name
+        if isinstance(node.value, ast.Name) and node.value.id in self.shadowed:
+            node.value = ast.Attribute(ast.Name("builtins"), node.value.id)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.shadowed:
+            return ast.Attribute(ast.Name("builtins"), node.id)
+        if node.id == "NO_DEFAULT":
+            return ast.Name("Any")
+        if node.id in _BARE_GENERICS:
+            return ast.parse(_BARE_GENERICS[node.id], mode="eval").body
+        return node
+
+
 def stub_signature(signature: Signature, shadowed: frozenset[str]) -> str:
     """A signature for the stub, with builtins the class shadows spelled ``builtins.X``
     (inside the class body ``float`` names the method ``float``)."""
 
-    def qualify(annotation: str | None) -> str | None:
+    def qualify(annotation: str | None) -> str:
+        # `mypy --strict` on user code reads these stubs: every parameter and return
+        # gets a type (Any where the spec gives none), bare generics get arguments,
+        # and the NO_DEFAULT sentinel, a value, is no type
         if annotation is None:
-            return None
-        tree = ast.parse(annotation, mode="eval")
-        for node in ast.walk(tree):
-            for name, value in ast.iter_fields(node):
-                if isinstance(value, ast.Name) and value.id in shadowed:
-                    setattr(node, name, ast.Attribute(ast.Name("builtins"), value.id))
-        if isinstance(tree.body, ast.Name) and tree.body.id in shadowed:
-            return f"builtins.{tree.body.id}"
+            return "Any"
+        tree = _StubAnnotation(shadowed).visit(ast.parse(annotation, mode="eval"))
         return ast.unparse(tree)
 
-    params = [replace(p, annotation=qualify(p.annotation)) for p in signature.params]
+    # a sentinel default (NO_DEFAULT, or None for a type without None) is `...` in
+    # the stub, where its value need not fit the annotation
+    def default(value: str | None) -> str | None:
+        return "..." if value in ("NO_DEFAULT", "None") else value
+
+    params = [
+        replace(p, annotation=qualify(p.annotation), default=default(p.default))
+        for p in signature.params
+    ]
     return signature_text(params, qualify(signature.returns), signature.receiver)
 
 
@@ -102,7 +147,9 @@ def stubs(spec: Spec, shadowed: frozenset[str]) -> str:
                 out.append(f"    @{op.form.value}")
             out.append("    " + stub(op.name, op.signature, shadowed))
             if op.inplace is not None:
-                out.append("    " + stub(op.inplace.name, op.inplace.signature, shadowed))
+                out.append(
+                    "    " + stub(op.inplace.name, op.inplace.signature, shadowed)
+                )
             out += ["    " + stub(a.name, a.signature, shadowed) for a in op.aliases()]
     return "\n".join(out)
 
@@ -123,19 +170,38 @@ def _unwraps(signature: Signature) -> list[str]:
     return out
 
 
-def forwarder(name: str, signature: Signature, summary: str, form: Form = Form.METHOD) -> str:
+def forwarder(
+    name: str, signature: Signature, summary: str, form: Form = Form.METHOD
+) -> str:
     """A tensorclass method forwarding to the wrapped tensordict and re-wrapping."""
     if form is Form.PROPERTY:
-        doc = emit.docstring(summary, f"Reads :attr:`TensorDict.{name}`; tensordict results are re-wrapped.")
-        return emit.function(name, signature.text, doc, f"return self._wrap(self._tensordict.{name})", ("property",))
+        doc = emit.docstring(
+            summary,
+            f"Reads :attr:`TensorDict.{name}`; tensordict results are re-wrapped.",
+        )
+        return emit.function(
+            name,
+            signature.text,
+            doc,
+            f"return self._wrap(self._tensordict.{name})",
+            ("property",),
+        )
     args = signature.forward_args()
     if form is Form.CLASSMETHOD:
         doc = emit.docstring(
-            summary, f"Forwards to :meth:`TensorDict.{name}`; tensordict results come back as ``cls``."
+            summary,
+            f"Forwards to :meth:`TensorDict.{name}`; tensordict results come back as ``cls``.",
         )
-        body = _unwraps(signature) + [f'return cls._wrap_new(container_class("TensorDict").{name}({args}))']
-        return emit.function(name, signature.text, doc, "\n".join(body), ("classmethod",))
-    doc = emit.docstring(summary, f"Forwards to :meth:`TensorDict.{name}`; tensordict results are re-wrapped.")
+        body = _unwraps(signature) + [
+            f'return cls._wrap_new(container_class("TensorDict").{name}({args}))'
+        ]
+        return emit.function(
+            name, signature.text, doc, "\n".join(body), ("classmethod",)
+        )
+    doc = emit.docstring(
+        summary,
+        f"Forwards to :meth:`TensorDict.{name}`; tensordict results are re-wrapped.",
+    )
     body = _unwraps(signature) + [f"return self._wrap(self._tensordict.{name}({args}))"]
     return emit.function(name, signature.text, doc, "\n".join(body))
 
@@ -148,7 +214,13 @@ def forwarders(op: Op) -> str | None:
         summary = f"In-place :meth:`{op.name}`, returning ``self``."
         out.append(forwarder(op.inplace.name, op.inplace.signature, summary))
     for a in op.aliases():
-        out.append(forwarder(a.name, a.signature, f"``{OPERATORS[a.name]}``: same as :meth:`{a.target}`."))
+        out.append(
+            forwarder(
+                a.name,
+                a.signature,
+                f"``{OPERATORS[a.name]}``: same as :meth:`{a.target}`.",
+            )
+        )
     return "\n\n".join(out)
 
 
@@ -162,7 +234,9 @@ def torch_function_table(spec: Spec) -> str:
         for item in op.torch_functions:
             name, params = split_torch_function(item)
             if name in seen:
-                raise ValueError(f"{op.location}: {name} already dispatches to {seen[name]!r}")
+                raise ValueError(
+                    f"{op.location}: {name} already dispatches to {seen[name]!r}"
+                )
             seen[name] = op.name
             if op.form is Form.FUNCTION:
                 value = f'("function", {op.name}, ())'
@@ -182,7 +256,9 @@ def torch_only_functions(spec: Spec) -> str:
     for family in spec.families:
         ops = [op for op in family.ops if op.form is Form.FUNCTION]
         if ops:
-            parts.append(f"\n# ---- {family.title} ({family.path}): torch functions only ----")
+            parts.append(
+                f"\n# ---- {family.title} ({family.path}): torch functions only ----"
+            )
             parts += ["\n\n" + op.tensordict_code() for op in ops]
     return "\n".join(parts)
 
@@ -199,7 +275,12 @@ def package_functions(spec: Spec) -> tuple[str, str]:
         for op in ops:
             names.append(f'"{op.name}"')
             body = f"return TensorDictGeneratedOps.{op.name}({op.signature.forward_args()})"
-            parts.append("\n\n" + emit.function(op.name, op.signature.function_text, emit.op_docstring(op), body))
+            parts.append(
+                "\n\n"
+                + emit.function(
+                    op.name, op.signature.function_text, emit.op_docstring(op), body
+                )
+            )
     return ", ".join(names), "\n".join(parts)
 
 
@@ -213,29 +294,63 @@ def render_spec(spec: Spec) -> dict[str, str]:
     shadowed = frozenset(n for n in _SHADOWABLE if n in method_names)
     out: dict[str, str] = {}
     gen = "tensordict/_generated"
-    out[f"{gen}/__init__.py"] = format_python(fill("generated_init.py.tmpl", sources=sources))
-    out[f"{gen}/tensordict_ops.py"] = format_python(
-        fill("tensordict_ops.py.tmpl", sources=sources,
-             methods=class_body(spec, lambda op: op.tensordict_code() if op.form is not Form.FUNCTION else None))
+    out[f"{gen}/__init__.py"] = format_python(
+        fill("generated_init.py.tmpl", sources=sources)
     )
-    for module, cls in (("tensordict_ops", "TensorDictGeneratedOps"), ("tensorclass_ops", "TensorClassGeneratedOps")):
+    out[f"{gen}/tensordict_ops.py"] = format_python(
+        fill(
+            "tensordict_ops.py.tmpl",
+            sources=sources,
+            methods=class_body(
+                spec,
+                lambda op: (
+                    op.tensordict_code() if op.form is not Form.FUNCTION else None
+                ),
+            ),
+        )
+    )
+    for module, cls in (
+        ("tensordict_ops", "TensorDictGeneratedOps"),
+        ("tensorclass_ops", "TensorClassGeneratedOps"),
+    ):
         out[f"{gen}/{module}.pyi"] = format_python(
-            fill("ops.pyi.tmpl", sources=sources, class_name=cls, stubs=stubs(spec, shadowed)), stub=True
+            fill(
+                "ops.pyi.tmpl",
+                sources=sources,
+                class_name=cls,
+                stubs=stubs(spec, shadowed),
+            ),
+            stub=True,
         )
     out[f"{gen}/tensorclass_ops.py"] = format_python(
-        fill("tensorclass_ops.py.tmpl", sources=sources, methods=class_body(spec, forwarders))
+        fill(
+            "tensorclass_ops.py.tmpl",
+            sources=sources,
+            methods=class_body(spec, forwarders),
+        )
     )
     out[f"{gen}/torch_functions.py"] = format_python(
-        fill("torch_functions.py.tmpl", sources=sources, functions=torch_only_functions(spec),
-             table=torch_function_table(spec))
+        fill(
+            "torch_functions.py.tmpl",
+            sources=sources,
+            functions=torch_only_functions(spec),
+            table=torch_function_table(spec),
+        )
     )
     names, functions = package_functions(spec)
     out[f"{gen}/functions.py"] = format_python(
         fill("functions.py.tmpl", sources=sources, names=names, functions=functions)
     )
+    out[f"{gen}/lazy_ops.pyi"] = format_python(fill("lazy_ops.pyi.tmpl", sources=sources), stub=True)
     out[f"{gen}/lazy_ops.py"] = format_python(
-        fill("lazy_ops.py.tmpl", sources=sources,
-             methods=class_body(spec, lambda op: op.lazy_code() if op.form is not Form.FUNCTION else None))
+        fill(
+            "lazy_ops.py.tmpl",
+            sources=sources,
+            methods=class_body(
+                spec,
+                lambda op: op.lazy_code() if op.form is not Form.FUNCTION else None,
+            ),
+        )
     )
     out.update(docs.render_docs(spec, sources))
     return dict(sorted(out.items()))
@@ -255,6 +370,10 @@ def existing_outputs(root: Path | str) -> dict[str, Path]:
         if not base.is_dir():
             continue
         for path in sorted(base.rglob("*")):
-            if path.is_file() and path.suffix in suffixes and "__pycache__" not in path.parts:
+            if (
+                path.is_file()
+                and path.suffix in suffixes
+                and "__pycache__" not in path.parts
+            ):
                 found[path.relative_to(root).as_posix()] = path
     return found

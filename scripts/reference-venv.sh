@@ -19,6 +19,9 @@ if [ ! -x "$dir/bin/python" ]; then
   # the CPU build of torch first, so that tensordict's requirement pulls no CUDA build
   "$dir/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0
   "$dir/bin/python" -m pip install -q --disable-pip-version-check \
-    tensordict==0.15.3 pytest pytest-benchmark h5py numpy
+    tensordict==0.15.3 pytest pytest-benchmark h5py numpy pyyaml
 fi
+# pyyaml: benchmarks/test_bench_op_overhead.py reads the op list from spec/ (added later)
+"$dir/bin/python" -c "import yaml" 2>/dev/null ||
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check pyyaml
 "$dir/bin/python" -c "import tensordict, torch; print('reference tensordict', tensordict.__version__, 'torch', torch.__version__, 'at $dir')"

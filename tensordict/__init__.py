@@ -35,6 +35,7 @@ from tensordict._modes import (
     set_list_to_stack,
 )
 from tensordict.utils import assert_allclose_td
+from tensordict._repr import get_printoptions, set_printoptions
 from tensordict._compat import _is_leaf_nontensor as is_leaf_nontensor
 from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
 from tensordict.tensorclass import (
@@ -60,6 +61,19 @@ from tensordict._persistence import load, load_memmap, memmap, save
 from tensordict.persistent import PersistentTensorDict, from_h5
 
 from tensordict._pytree import from_pytree, register_nodes
+from tensordict._interchange import (  # tables and files (docs/ecosystem.md)
+    from_json,
+    from_pandas,
+    from_parquet,
+    from_safetensors,
+    to_safetensors,
+)
+
+# converters (docs/ecosystem.md): TensorDict's classmethods, as 0.15.3 exports them
+from_any = TensorDict.from_any
+from_namedtuple = TensorDict.from_namedtuple
+from_struct_array = TensorDict.from_struct_array
+from_tuple = TensorDict.from_tuple
 from tensordict import _functorch, _vmap
 
 register_nodes()  # TensorDict, LazyStackedTensorDict and tensorclasses as pytree nodes
@@ -69,6 +83,17 @@ _functorch.install()  # torch.func.functional_call takes a tensordict of paramet
 __version__ = "0.1.0"
 
 __all__ = [
+    "get_printoptions",
+    "set_printoptions",
+    "from_any",
+    "from_json",
+    "from_namedtuple",
+    "from_pandas",
+    "from_parquet",
+    "from_safetensors",
+    "from_struct_array",
+    "from_tuple",
+    "to_safetensors",
     "KEY_SEPARATOR",
     "LazyStackedTensorDict",
     "NO_DEFAULT",

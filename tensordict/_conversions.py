@@ -1,12 +1,15 @@
-"""Conversions 0.15.3 code calls that no op family generates: ``to_namedtuple``,
-``from_namedtuple``, ``from_struct_array``, ``from_any``, ``to_lazystack`` and the
-``pad`` method (issue 14, row 13). ``TensorDictBase`` inherits
+"""Conversions 0.15.3 code calls that no op family generates: ``to_namedtuple`` /
+``from_namedtuple``, ``from_tuple``, ``to_struct_array`` / ``from_struct_array``,
+``from_dataclass``, ``from_any``, ``auto_device_``, ``to_lazystack`` and the ``pad``
+method (issue 14, row 13; issue 13). Tables and files (JSON, pandas, parquet,
+safetensors) are in ``tensordict/_interchange.py``. ``TensorDictBase`` inherits
 :class:`ConversionMethods`; concrete classes are reached through the registry.
 """
 
 from __future__ import annotations
 
 import collections
+import collections.abc
 import dataclasses
 from typing import Any
 
@@ -28,6 +31,9 @@ def _namedtuple_type(fields: tuple):
 
 _NAMEDTUPLES: dict = {}
 
+# numpy dtype kinds torch has a dtype for: bool, ints, unsigned, floats, complex
+_NUMERIC_KINDS = "biufc"
+
 
 def _is_namedtuple(obj) -> bool:
     return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
@@ -38,6 +44,8 @@ def _from_obj(obj, device):
     or a mapping."""
     if _is_namedtuple(obj):
         items = obj._asdict().items()
+    elif isinstance(obj, tuple):
+        items = ((str(i), value) for i, value in enumerate(obj))
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         items = ((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
     elif isinstance(obj, np.ndarray) and obj.dtype.names:
@@ -56,10 +64,12 @@ def _from_obj(obj, device):
             out[key] = value
         elif isinstance(value, np.ndarray) and value.dtype.names:
             out[key] = _from_obj(value, device)
-        elif isinstance(value, np.ndarray):
+        elif isinstance(value, np.ndarray) and value.dtype.kind in _NUMERIC_KINDS:
             out[key] = torch.as_tensor(np.ascontiguousarray(value))
+        elif isinstance(value, np.ndarray):
+            out[key] = value  # strings, objects: kept as the array (non-tensor data)
         elif (
-            _is_namedtuple(value)
+            isinstance(value, tuple)
             or isinstance(value, dict)
             or (dataclasses.is_dataclass(value) and not isinstance(value, type))
         ):
@@ -142,6 +152,66 @@ class ConversionMethods:
         )
 
     @classmethod
+    def from_tuple(
+        cls,
+        obj: tuple,
+        *,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        device=None,
+        batch_size=None,
+    ):
+        """A tensordict with the items of a (nested) tuple under the keys ``"0"``,
+        ``"1"``, ...; nested tuples, dicts and named tuples become nested tensordicts.
+        """
+        return _build(
+            _from_obj(tuple(obj), device),
+            auto_batch_size,
+            batch_dims,
+            device,
+            batch_size,
+            None,
+        )
+
+    @classmethod
+    def from_dataclass(
+        cls,
+        dataclass,
+        *,
+        dest_cls: type | None = None,
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        as_tensorclass: bool = False,
+        device=None,
+        batch_size=None,
+    ):
+        """A ``TensorDict`` of the fields of a dataclass instance (nested dataclasses
+        become nested tensordicts); ``as_tensorclass=True`` (or a ``dest_cls``) gives
+        a tensorclass instance instead, as :func:`tensordict.from_dataclass`."""
+        if as_tensorclass or dest_cls is not None:
+            return container_class("TensorClass")._from_dataclass(
+                dataclass,
+                dest_cls=dest_cls,
+                auto_batch_size=auto_batch_size,
+                batch_dims=batch_dims,
+                batch_size=batch_size,
+                device=device,
+            )
+        if isinstance(dataclass, type) or not dataclasses.is_dataclass(dataclass):
+            raise TypeError(
+                f"from_dataclass expects a dataclass instance, got "
+                f"{type(dataclass).__name__}"
+            )
+        return _build(
+            _from_obj(dataclass, device),
+            auto_batch_size,
+            batch_dims,
+            device,
+            batch_size,
+            None,
+        )
+
+    @classmethod
     def from_any(
         cls,
         obj,
@@ -151,26 +221,58 @@ class ConversionMethods:
         device=None,
         batch_size=None,
     ):
-        """A tensordict from what ``obj`` is: a tensordict (returned as is), a mapping,
-        a namedtuple, a dataclass instance or a numpy structured array."""
-        if isinstance(obj, TensorCollection):
+        """``obj`` as a tensordict, by what it is: a tensordict or a tensor is returned
+        as it is; a mapping, a namedtuple, a tuple, a dataclass instance, a numpy
+        structured array or a pandas DataFrame is converted (``from_dict``,
+        ``from_namedtuple``, ``from_tuple``, ``from_dataclass``,
+        ``from_struct_array``, ``from_pandas``); a list becomes a ``NonTensorStack``
+        of its items (as 0.15.3 does); any other value is returned as it is."""
+        kwargs = dict(
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            device=device,
+            batch_size=batch_size,
+        )
+        if isinstance(obj, (TensorCollection, Tensor)):
             return obj
         if isinstance(obj, np.ndarray) and obj.dtype.names:
-            return cls.from_struct_array(
-                obj,
-                auto_batch_size=auto_batch_size,
-                batch_dims=batch_dims,
-                device=device,
-                batch_size=batch_size,
+            return cls.from_struct_array(obj, **kwargs)
+        if type(obj).__module__.startswith("pandas") and hasattr(obj, "columns"):
+            return cls.from_pandas(obj, **kwargs)
+        if isinstance(obj, list):
+            return container_class("NonTensorStack").from_list(obj, device=device)
+        if (
+            isinstance(obj, (tuple, collections.abc.Mapping))
+            or (dataclasses.is_dataclass(obj) and not isinstance(obj, type))
+            or hasattr(obj, "items")
+        ):
+            return _build(
+                _from_obj(obj, device),
+                auto_batch_size,
+                batch_dims,
+                device,
+                batch_size,
+                None,
             )
-        return _build(
-            _from_obj(obj, device),
-            auto_batch_size,
-            batch_dims,
-            device,
-            batch_size,
-            None,
-        )
+        return obj
+
+    def to_struct_array(self) -> np.ndarray:
+        """A numpy structured array shaped like the batch: one field per entry (its
+        feature dims as the field's shape), nested tensordicts as nested structured
+        fields; non-tensor strings and arrays shaped like the batch are fields too.
+        The array is a copy (numpy fields cannot share the tensors' memory)."""
+        td = self._with_dense_stacks("to_struct_array")
+        shape = tuple(td.batch_size)
+        return _struct_fill(td, np.empty(shape, dtype=_struct_dtype(td, shape)))
+
+    def auto_device_(self):
+        """Set the device to the one every tensor is on (``None`` when they are on
+        several devices, or there are none); nested tensordicts get the same device.
+        Nothing is moved."""
+        leaves = self._leaves_and_rebuild()[0]
+        devices = {leaf.device for leaf in leaves}
+        _set_device_tree(self, devices.pop() if len(devices) == 1 else None)
+        return self
 
     def to_lazystack(self, dim: int = 0):
         """A ``LazyStackedTensorDict`` of this tensordict's slices along ``dim``."""
@@ -185,7 +287,8 @@ class ConversionMethods:
     ):
         """Pad every tensor along the batch dims (as :func:`tensordict.pad`):
         ``(before, after)`` pairs for the batch dims, first dim first; the new
-        positions hold ``value``. ``inplace=True`` is taken by :func:`tensordict.pad`."""
+        positions hold ``value``. ``inplace=True`` is taken by :func:`tensordict.pad`.
+        """
         if inplace:
             raise TypeError(
                 "td.pad(..., inplace=True): call tensordict.pad(td, pad_size, "
@@ -213,3 +316,67 @@ class ConversionMethods:
         dense = self._with_dense_stacks("pad")
         leaves, rebuild = dense._leaves_and_rebuild()
         return rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
+
+
+def _struct_dtype(td, shape: tuple) -> np.dtype:
+    fields = []
+    for key, value in td._own_items():
+        if isinstance(value, Tensor):
+            if value.dtype is torch.bfloat16:
+                raise TypeError(
+                    f"to_struct_array: the entry {key!r} has dtype torch.bfloat16, "
+                    f"which numpy has no dtype for; cast it (td.float()) first"
+                )
+            dtype = torch.empty((), dtype=value.dtype).numpy().dtype
+            fields.append((key, dtype, tuple(value.shape[len(shape) :])))
+        elif isinstance(value, TensorCollection) and not value._is_non_tensor:
+            fields.append((key, _struct_dtype(value, shape)))
+        else:
+            rows = _non_tensor_array(value, shape, key)
+            fields.append((key, rows.dtype, rows.shape[len(shape) :]))
+    return np.dtype(fields)
+
+
+def _non_tensor_array(value, shape: tuple, key) -> np.ndarray:
+    """A non-tensor entry as an array shaped like the batch (a string repeated, an
+    array of the batch's shape, a stack's values)."""
+    if isinstance(value, TensorCollection):
+        value = value.tolist()
+    array = np.asarray(value)
+    if array.shape[: len(shape)] != shape:
+        array = np.broadcast_to(array, shape + array.shape)
+    if array.dtype.kind == "O":
+        raise TypeError(
+            f"to_struct_array: the entry {key!r} holds {type(value).__name__} values, "
+            f"which a structured array cannot hold (numbers and strings only)"
+        )
+    return array
+
+
+def _struct_fill(td, out: np.ndarray) -> np.ndarray:
+    shape = out.shape
+    for key, value in td._own_items():
+        if isinstance(value, Tensor):
+            out[key] = value.detach().cpu().numpy()
+        elif isinstance(value, TensorCollection) and not value._is_non_tensor:
+            _struct_fill(value, out[key])
+        else:
+            out[key] = _non_tensor_array(value, shape, key)
+    return out
+
+
+def _set_device_tree(td, device) -> None:
+    """Set ``device`` on ``td`` and on every tensordict nested in it."""
+    members = getattr(td, "tensordicts", None)
+    if getattr(type(td), "_is_tensorclass", False):
+        _set_device_tree(td._tensordict, device)
+        return
+    if members is not None:  # a lazy stack: its device is its members'
+        for member in members:
+            _set_device_tree(member, device)
+        td._refresh()
+        return
+    td._device = device
+    for value in td._own_values():
+        if isinstance(value, TensorCollection) and not value._is_non_tensor:
+            _set_device_tree(value, device)

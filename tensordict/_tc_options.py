@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import types
 import typing
 from typing import Any
 
@@ -70,7 +71,7 @@ def _is_tensor_annotation(annotation) -> bool:
     if isinstance(annotation, type):
         return issubclass(annotation, Tensor)
     origin = typing.get_origin(annotation)
-    if origin is typing.Union or str(origin) == "types.UnionType":
+    if origin is typing.Union or origin is types.UnionType:
         return all(_is_tensor_annotation(arg) for arg in typing.get_args(annotation))
     if isinstance(annotation, str):
         return annotation.replace("torch.", "") in ("Tensor", "Tensor | None")

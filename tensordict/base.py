@@ -23,6 +23,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
+    _ACCEPTED_CLASSES,
     _NESTED_TENSORS_AS_LISTS,
     _NESTED_TENSORS_AS_LISTS_NONTENSOR,
     CompatMethods,
@@ -31,6 +32,7 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _is_leaf_nontensor,
 )
 from tensordict._conversions import ConversionMethods
+from tensordict._interchange import InterchangeMethods
 from tensordict._tensorcollection import TensorCollection
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
@@ -70,6 +72,9 @@ def is_tensor_collection(obj: Any) -> bool:
 def _is_leaf_default(cls: type) -> bool:
     """Default ``is_leaf``: tensors are leaves, containers and non-tensor data are not."""
     return issubclass(cls, Tensor)
+
+
+_DICT_KEYS = type({}.keys())
 
 
 class _KeysView:
@@ -135,7 +140,9 @@ class _KeysView:
 
 
 @register
-class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
+class TensorDictBase(
+    CompatMethods, ConversionMethods, InterchangeMethods, TensorCollection
+):
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
     __slots__ = ()
@@ -315,7 +322,14 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         *,
         sort: bool = False,
     ) -> _KeysView:
-        """The keys; nested ones as tuples when ``include_nested``."""
+        """The keys; nested ones as tuples when ``include_nested``.
+
+        With no argument, a container that stores its entries in a dict hands out that
+        dict's own live keys view (as 0.15.3 does, and as fast as a plain dict)."""
+        if not (include_nested or leaves_only or sort):
+            keys = self._own_keys()
+            if type(keys) is _DICT_KEYS:
+                return keys
         return _KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
     def values(
@@ -326,9 +340,14 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         *,
         sort: bool = False,
     ) -> Iterator[Any]:
-        """The entries; see :meth:`keys` for the arguments."""
-        for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort):
-            yield value
+        """The entries; see :meth:`keys` for the arguments. With no argument, the
+        container's own (live) view of its entries, as a dict's ``values()``."""
+        if not (include_nested or leaves_only or sort):
+            return self._own_values()
+        return (
+            value
+            for _, value in self.items(include_nested, leaves_only, is_leaf, sort=sort)
+        )
 
     def items(
         self,
@@ -338,9 +357,10 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         *,
         sort: bool = False,
     ) -> Iterator[tuple[NestedKey, Any]]:
-        """``(key, entry)`` pairs; see :meth:`keys` for the arguments."""
-        if not include_nested and not leaves_only and not sort:
-            return iter(self._own_items())
+        """``(key, entry)`` pairs; see :meth:`keys` for the arguments. With no
+        argument, the container's own view of its pairs, as a dict's ``items()``."""
+        if not (include_nested or leaves_only or sort):
+            return self._own_items()
         items = self._walk(include_nested, leaves_only, is_leaf)
         if sort:
             items.sort(key=lambda item: _sort_key(item[0]))
@@ -388,7 +408,7 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         elif "default" in kwargs:
             default = kwargs["default"]
         else:
-            default = None if _modes._STATE["get_defaults_to_none"] else NO_DEFAULT
+            default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
         return self._get_path(unravel_key_to_tuple(key), default)
@@ -970,12 +990,14 @@ class TensorDictBase(CompatMethods, ConversionMethods, TensorCollection):
         collect the results in a new tensordict. A ``None`` result drops the entry;
         nested tensordicts left empty are dropped unless ``filter_empty=False``, and
         when nothing is left at all the result is ``None`` (as in 0.15.3). With
-        ``out=``, the results are written into ``out``, which is returned."""
+        ``out=``, the results are written into ``out``, which is returned.
+        ``named=True`` (and ``nested_keys``) make it :meth:`named_apply`, as 0.15.3's
+        ``apply`` takes them (TorchRL's collectors pass them)."""
         result = self._apply(
             fn,
             others,
-            named=False,
-            nested_keys=False,
+            named=constructor_kwargs.pop("named", False),
+            nested_keys=constructor_kwargs.pop("nested_keys", False),
             prefix=(),
             batch_size=batch_size,
             device=device,

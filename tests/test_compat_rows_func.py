@@ -92,29 +92,23 @@ def test_row12_autograd_grad_scalar_outputs_and_unused_inputs():
 
 # ------------------------------------------------------------------------ row 5
 @pytest.mark.parametrize("kind", KINDS)
-def test_row5_out_without_the_keys_gets_them(kind):
+def test_row5_where_out_without_the_keys_gets_them(kind):
     td, other = make(kind), make(kind, 1.0)
-    out = torch.stack([td, other], 0).empty()  # no keys
-    torch.stack([td, other], 0, out=out)
-    for key in LEAVES:
-        assert (out[key] == torch.stack([td[key], other[key]], 0)).all()
-    out = torch.cat([td, other], 0).empty()
-    torch.cat([td, other], 0, out=out)
-    assert (out["nested", "b"] == torch.cat([td["nested", "b"], other["nested", "b"]])).all()
     cond = torch.tensor([True, False, True])
     out = td.empty()
-    td.where(cond, other, out=out)
+    assert td.where(cond, other, out=out) is out
     for key in LEAVES:
         assert (out[key] == torch.where(_expand(cond, td[key]), td[key], other[key])).all()
 
 
-def test_row5_out_with_some_keys_writes_them_in_place():
+def test_row5_stack_out_writes_the_keys_it_has():
+    # as 0.15.3: a preallocated out holding only some keys gets only those
     td, other = make("dense"), make("dense", 1.0)
     out = TensorDict(a=torch.zeros(2, 3, 2), batch_size=[2, 3])
     kept = out["a"]
     torch.stack([td, other], 0, out=out)
     assert out["a"] is kept and (kept[1] == other["a"]).all()
-    assert (out["nested", "b"][0] == td["nested", "b"]).all()
+    assert set(out.keys()) == {"a"}
 
 
 def _expand(mask, x):

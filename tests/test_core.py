@@ -15,6 +15,7 @@ Tests marked ``DIVERGENCE`` are expected to fail there, on purpose:
 
 from __future__ import annotations
 
+import collections.abc
 import numpy as np
 import pytest
 import torch
@@ -572,6 +573,22 @@ class TestKeysItemsValues:
         assert any(v is td["n", "m", "c"] for v in values)
         top = list(td.values())
         assert len(top) == 2 and any(isinstance(v, TensorDict) for v in top)
+
+    def test_default_views_are_live_and_set_like(self):
+        # As on 0.15.3 (and a dict): with no argument, keys/values/items are live views
+        # of the entries, sized, re-iterable, and keys compare as a set.
+        td = TensorDict({"a": torch.zeros(3)}, [3])
+        keys, values, items = td.keys(), td.values(), td.items()
+        td["b"] = torch.ones(3)
+        assert list(keys) == ["a", "b"] and len(values) == 2 and len(items) == 2
+        assert keys == {"a", "b"} and "b" in keys and ("n", "x") not in keys
+        assert isinstance(keys, collections.abc.KeysView)
+        assert [k for k, _ in items] == list(keys) == list(keys)
+        assert values is not None and list(values)[1] is td["b"]
+        for container in (td, torch.stack([td, td.clone()]), td.to_lazystack(0)):
+            assert list(container.keys()) == ["a", "b"]
+            assert [k for k, _ in container.items()] == ["a", "b"]
+            assert len(list(container.values())) == 2
 
     def test_values_sort(self):
         td = TensorDict({"b": torch.zeros(3), "a": torch.ones(3)}, [3])

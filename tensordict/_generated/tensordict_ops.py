@@ -2198,8 +2198,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float32) for x in leaves])
-        return rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.float() for x in leaves])
+        return rebuild([x.float() if cast_filter(x) else x for x in leaves])
 
     def double(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2217,8 +2217,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float64) for x in leaves])
-        return rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.double() for x in leaves])
+        return rebuild([x.double() if cast_filter(x) else x for x in leaves])
 
     def half(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2236,8 +2236,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float16) for x in leaves])
-        return rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.half() for x in leaves])
+        return rebuild([x.half() if cast_filter(x) else x for x in leaves])
 
     def bfloat16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bfloat16``.
@@ -2255,8 +2255,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.bfloat16) for x in leaves])
-        return rebuild([x.to(torch.bfloat16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.bfloat16() for x in leaves])
+        return rebuild([x.bfloat16() if cast_filter(x) else x for x in leaves])
 
     def int(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2274,8 +2274,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int32) for x in leaves])
-        return rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.int() for x in leaves])
+        return rebuild([x.int() if cast_filter(x) else x for x in leaves])
 
     def bool(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bool``.
@@ -2293,8 +2293,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.bool) for x in leaves])
-        return rebuild([x.to(torch.bool) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.bool() for x in leaves])
+        return rebuild([x.bool() if cast_filter(x) else x for x in leaves])
 
     def float16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2312,8 +2312,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float16) for x in leaves])
-        return rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.half() for x in leaves])
+        return rebuild([x.half() if cast_filter(x) else x for x in leaves])
 
     def float32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float32``.
@@ -2331,8 +2331,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float32) for x in leaves])
-        return rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.float() for x in leaves])
+        return rebuild([x.float() if cast_filter(x) else x for x in leaves])
 
     def float64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2350,8 +2350,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float64) for x in leaves])
-        return rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.double() for x in leaves])
+        return rebuild([x.double() if cast_filter(x) else x for x in leaves])
 
     def int8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int8``.
@@ -2369,8 +2369,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int8) for x in leaves])
-        return rebuild([x.to(torch.int8) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.char() for x in leaves])
+        return rebuild([x.char() if cast_filter(x) else x for x in leaves])
 
     def int16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int16``.
@@ -2388,8 +2388,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int16) for x in leaves])
-        return rebuild([x.to(torch.int16) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.short() for x in leaves])
+        return rebuild([x.short() if cast_filter(x) else x for x in leaves])
 
     def int32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2407,8 +2407,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int32) for x in leaves])
-        return rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.int() for x in leaves])
+        return rebuild([x.int() if cast_filter(x) else x for x in leaves])
 
     def int64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int64``.
@@ -2426,8 +2426,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int64) for x in leaves])
-        return rebuild([x.to(torch.int64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.long() for x in leaves])
+        return rebuild([x.long() if cast_filter(x) else x for x in leaves])
 
     def uint8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint8``.
@@ -2445,8 +2445,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint8) for x in leaves])
-        return rebuild([x.to(torch.uint8) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.byte() for x in leaves])
+        return rebuild([x.byte() if cast_filter(x) else x for x in leaves])
 
     def uint16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint16``.
@@ -2462,8 +2462,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint16) for x in leaves])
-        return rebuild([x.to(torch.uint16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint16 else x.to(torch.uint16) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint16
+                    else x.to(torch.uint16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint32``.
@@ -2479,8 +2490,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint32) for x in leaves])
-        return rebuild([x.to(torch.uint32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint32 else x.to(torch.uint32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint32
+                    else x.to(torch.uint32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint64``.
@@ -2496,8 +2518,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint64) for x in leaves])
-        return rebuild([x.to(torch.uint64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint64 else x.to(torch.uint64) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint64
+                    else x.to(torch.uint64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex32``.
@@ -2513,8 +2546,22 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex32) for x in leaves])
-        return rebuild([x.to(torch.complex32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [
+                    x if x.dtype is torch.complex32 else x.to(torch.complex32)
+                    for x in leaves
+                ]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.complex32
+                    else x.to(torch.complex32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex64``.
@@ -2530,8 +2577,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex64) for x in leaves])
-        return rebuild([x.to(torch.complex64) if cast_filter(x) else x for x in leaves])
+            return rebuild([x.cfloat() for x in leaves])
+        return rebuild([x.cfloat() if cast_filter(x) else x for x in leaves])
 
     def complex128(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex128``.
@@ -2547,10 +2594,8 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex128) for x in leaves])
-        return rebuild(
-            [x.to(torch.complex128) if cast_filter(x) else x for x in leaves]
-        )
+            return rebuild([x.cdouble() for x in leaves])
+        return rebuild([x.cdouble() if cast_filter(x) else x for x in leaves])
 
     def type(
         self, dst_type: torch.dtype, *, cast_filter: Callable | None = None

@@ -152,13 +152,42 @@ def _dict_operand(td: TensorDictBase, other: dict) -> TensorDictBase:
 
 
 def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
-    """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``."""
+    """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``.
+    The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
+    stack each step into a preallocated rollout that holds only some keys), except for
+    ``where``, which creates them (0.15.3 fills an ``.empty()`` tensordict there)."""
     try:
         targets = td._operand_leaves(out, op)
-    except KeyError:  # out lacks some of the keys (an ``.empty()`` tensordict)
-        return _write_creating(td, out, new)
+    except KeyError:
+        if op in _OUT_CREATES_KEYS:
+            return _write_creating(td, out, new)
+        return _write_matching(td, out, new)
     if targets:
+        if any(torch._debug_has_internal_overlap(t) == 1 for t in targets):
+            return _write_matching(td, out, new)
         torch._foreach_copy_(targets, new)
+    return out
+
+
+# ops whose ``out=`` gets the keys it lacks (the others write only the keys it has)
+_OUT_CREATES_KEYS = frozenset({"where"})
+
+
+def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
+    """:func:`write_into` where ``out`` lacks some of ``td``'s entries, or holds
+    expanded tensors: each result is copied into the entry of ``out`` at its key,
+    where there is one, and replaces an entry whose elements share memory (which
+    cannot be written into; 0.15.3 replaced it too: TorchRL's resets write
+    ``where(..., out=)`` into expanded specs' zeros)."""
+    _, rebuild = td._leaves_and_rebuild()
+    for key, value in rebuild(new).items(True, True):
+        target = out.get(key, None)
+        if not isinstance(target, torch.Tensor):
+            continue
+        if torch._debug_has_internal_overlap(target) == 1:
+            out.set(key, value)
+        else:
+            target.copy_(value)
     return out
 
 
