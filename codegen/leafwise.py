@@ -206,3 +206,14 @@ class LeafwiseOp(Op):
         extra = f", inplace={inplace.name}" if inplace else ""
         args = ", ".join(rule.args)
         return lazy.method(self, f'return _lazy_rules.{rule.name}(self, {args}, "{self.name}"{extra})')
+
+
+@dataclass(frozen=True, kw_only=True)
+class FunctionOnlyOp(LeafwiseOp):
+    """A leaf-wise op with no method: only its ``torch_function`` reaches it (0.15.3
+    has no such methods). The loss and autograd families are this, under their names."""
+
+    @classmethod
+    def parse(cls, entry: Entry) -> "FunctionOnlyOp | None":
+        fields = cls.parse_leafwise(entry, form=Form.FUNCTION)
+        return None if fields is None else cls(**fields)

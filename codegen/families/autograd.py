@@ -11,18 +11,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from codegen import leafwise
-from codegen.entry import Entry
 from codegen.families import register
-from codegen.model import Form
 
 
 @register
 @dataclass(frozen=True, kw_only=True)
-class AutogradOp(leafwise.LeafwiseOp):
+class AutogradOp(leafwise.FunctionOnlyOp):
     family: ClassVar[str] = "autograd"
     KEYS: ClassVar[frozenset] = leafwise.KEYS
-
-    @classmethod
-    def parse(cls, entry: Entry) -> AutogradOp | None:
-        fields = cls.parse_leafwise(entry, form=Form.FUNCTION)
-        return None if fields is None else cls(**fields)

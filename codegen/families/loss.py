@@ -12,18 +12,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from codegen import leafwise
-from codegen.entry import Entry
 from codegen.families import register
-from codegen.model import Form
 
 
 @register
 @dataclass(frozen=True, kw_only=True)
-class LossOp(leafwise.LeafwiseOp):
+class LossOp(leafwise.FunctionOnlyOp):
     family: ClassVar[str] = "loss"
     KEYS: ClassVar[frozenset] = leafwise.KEYS
-
-    @classmethod
-    def parse(cls, entry: Entry) -> LossOp | None:
-        fields = cls.parse_leafwise(entry, form=Form.FUNCTION)
-        return None if fields is None else cls(**fields)
