@@ -3207,7 +3207,7 @@ class TensorDictGeneratedOps:
             >>> td.split([1, 2])
             Traceback (most recent call last):
             ...
-            ValueError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
+            tensordict._errors.SplitSizeError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
         """
         dense = self._with_dense_stacks("split")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -3280,7 +3280,7 @@ class TensorDictGeneratedOps:
             >>> td.unbind(1)
             Traceback (most recent call last):
             ...
-            IndexError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
+            tensordict._errors.DimOutOfRangeError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
         """
         dense = self._with_dense_stacks("unbind")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -3349,7 +3349,7 @@ class TensorDictGeneratedOps:
             >>> td.masked_fill(torch.tensor([True, False]), 0)
             Traceback (most recent call last):
             ...
-            RuntimeError: masked_fill(): mask of shape [2] does not match the tensordict's batch_size [3] (1 batch dim): its shape must be the batch size or its first dims
+            tensordict._errors.MaskShapeError: masked_fill(): mask of shape [2] does not match the tensordict's batch_size [3] (1 batch dim): its shape must be the batch size or its first dims
         """
         dense = self._with_dense_stacks("masked_fill")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -5234,7 +5234,7 @@ class TensorDictGeneratedOps:
             >>> torch.stack([tds[0], tds[1].exclude("key 1")], 0)
             Traceback (most recent call last):
             ...
-            KeyError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
+            tensordict._errors.MismatchedKeysError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
         """
         if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead
             return _ops.lazy_stack(input, dim, out=out)
