@@ -9,7 +9,7 @@ import ast
 import string
 from pathlib import Path
 
-from codegen.model import Alias, Op, Role, Signature
+from codegen.model import Alias, Form, Op, Role, Signature
 from codegen.parse import OPERATORS
 
 
@@ -210,6 +210,8 @@ def dense_stacks(op: Op) -> str:
             f"result = dense.{op.name}({call})\n"
             f"return _ops.assign_inplace(self, result) if {inplace.name} else result"
         )
+    if op.form is Form.FUNCTION:  # no method: the function itself, given the copy
+        return head + indent(result(op, f"{op.name}(dense, {op.signature.forward_args()})"))
     return head + indent(result(op, f"dense.{op.name}({op.signature.forward_args()})"))
 
 

@@ -87,6 +87,9 @@ def dense(op: Op) -> str:
     inplace = op.signature.role(Role.INPLACE)
     if inplace is not None:
         body.append(f'if {inplace.name}:\n    raise _lazy_rules.not_in_place(self, "{op.name}")')
+    elif op.inplace_name is not None:  # read from **kwargs by the op's rule
+        kwargs = next(p.name for p in op.signature.params if p.kind == "var_keyword")
+        body.append(f'if {kwargs}.get("inplace"):\n    raise _lazy_rules.not_in_place(self, "{op.name}")')
     body.append(emit.result(op, f'self._dense_op("{op.name}").{op.name}({op.signature.forward_args()})',
                             may_return_out=True))
     return method(op, "\n".join(body))

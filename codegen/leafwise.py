@@ -27,6 +27,18 @@ COLLECTORS: dict[str, Rule] = {
     "nested_lists": Rule(
         "nested lists along the batch dims", ("convert_nodes", "tolist_first", "as_linked_list"), ()
     ),
+    "grad": Rule(
+        "the gradients of the outputs (the leaves) with respect to the leaves of `inputs`, "
+        "shaped like `inputs`",
+        ("inputs", "retain_graph", "create_graph", "allow_unused", "is_grads_batched", "materialize_grads"),
+        (),
+    ),
+    "loss": Rule(
+        "the leaves' losses: shaped like the input for reduction 'none', else one scalar "
+        "per leaf (every level with batch size [])",
+        ("size_average", "reduce", "reduction"),
+        (),
+    ),
 }
 KEYS = frozenset({"leaf", "foreach", "inplace", "batch_size", "result", "operands", "operand_default"})
 
@@ -97,6 +109,10 @@ class LeafwiseOp(Op):
         return self.batch_rule.rule.doc if self.batch_rule else KEEP_DOC
 
     @property
+    def rule_names(self) -> tuple[str, ...]:
+        return self.batch_rule.rule.defines if self.batch_rule else ()
+
+    @property
     def lazy_way(self) -> str:
         if self.is_collector:
             return "dense"
@@ -146,7 +162,7 @@ class LeafwiseOp(Op):
         if out is not None:
             tail.append(f"if {out.name} is not None:  # the results are written into out\n"
                         f'    return _ops.write_into(self, {out.name}, new, "{self.name}")')
-        inplace = self.signature.role(Role.INPLACE)
+        inplace = self.inplace_name
         if self.result == "tensordicts":
             dim = ", dim" if "dim" in self.batch_rule.rule.defines else ""
             tail.append(emit.result(self, f"_ops.rebuild_each(self, rebuild, new, batch_sizes{dim})"))
@@ -154,7 +170,7 @@ class LeafwiseOp(Op):
             tail.append(f"return _ops.assign_inplace(self, rebuild(new{options}))")
         elif self.result == "tensordict" and inplace is not None:
             tail.append(f"result = rebuild(new{options})\n"
-                        f"if {inplace.name}:  # self takes the result's entries and batch size\n"
+                        f"if {inplace}:  # self takes the result's entries and batch size\n"
                         "    return _ops.assign_inplace(self, result)\n"
                         + emit.result(self, "result"))
         elif self.result == "tensordict":
@@ -162,6 +178,11 @@ class LeafwiseOp(Op):
         else:
             args = "".join(f", {a}" for a in self.result_args)
             tail.append(f"return _ops.{self.result}_result(self, new{args})")
+        pad = self.signature.role(Role.PAD)
+        if pad is not None and len(self.operands) == 1:  # keys one side lacks: filled with pad
+            head = emit.lines(head, f"if {pad.name} is not None:\n"
+                              f"    self, {self.operands[0]}, {pad.name} = _ops.fill_defaults(self, "
+                              f"{self.operands[0]}, {pad.name})")
         return emit.lines(head, "leaves, rebuild = self._leaves_and_rebuild()", self.operand_lines(self.name), *tail)
 
     def inplace_code(self) -> str:
@@ -187,3 +208,14 @@ class LeafwiseOp(Op):
         extra = f", inplace={inplace.name}" if inplace else ""
         args = ", ".join(rule.args)
         return lazy.method(self, emit.result(self, f'_lazy_rules.{rule.name}(self, {args}, "{self.name}"{extra})'))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FunctionOnlyOp(LeafwiseOp):
+    """A leaf-wise op with no method: only its ``torch_function`` reaches it (0.15.3
+    has no such methods). The loss and autograd families are this, under their names."""
+
+    @classmethod
+    def parse(cls, entry: Entry) -> "FunctionOnlyOp | None":
+        fields = cls.parse_leafwise(entry, form=Form.FUNCTION)
+        return None if fields is None else cls(**fields)

@@ -292,6 +292,21 @@ class Op:
 
     lazy_way: ClassVar[str] = "inherit"  # how it runs on a lazy stack (codegen/lazy.py)
 
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        """The names the op's rules define (a family with rules says which)."""
+        return ()
+
+    @property
+    def inplace_name(self) -> str | None:
+        """The name holding ``inplace=``: the ``inplace`` parameter, or ``inplace``
+        where a rule reads it from ``**kwargs`` (``reshape``, ``to``: their signatures
+        stay 0.15.3's ``(self, *args, **kwargs)``)."""
+        param = self.signature.role(Role.INPLACE)
+        if param is not None:
+            return param.name
+        return "inplace" if "inplace" in self.rule_names else None
+
     def tensordict_code(self) -> str:
         """The ``TensorDict`` method(s) (``Form.FUNCTION``: a module-level function)."""
         raise NotImplementedError

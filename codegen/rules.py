@@ -47,7 +47,7 @@ BATCH_RULES: dict[str, Rule] = {
     "reshape": _rule(
         "`shape` (one size may be -1) holding as many elements as the batch",
         ("args", "kwargs"),
-        ("new_batch_size", "batch_dims"),
+        ("new_batch_size", "batch_dims", "inplace"),
         lazy=True,
     ),
     "permute": _rule(
@@ -66,16 +66,17 @@ BATCH_RULES: dict[str, Rule] = {
         lazy=True,
     ),
     "squeeze": _rule(
-        "without the size-one batch dims named (all of them when none is)",
+        "without the size-one batch dims named (all of them when none is); the tensordict "
+        "itself when there is none",
         ("args", "kwargs"),
-        ("dims", "new_batch_size"),
+        ("dims", "new_batch_size", "unchanged"),
         lazy=True,
     ),
     "unsqueeze": _rule(
         "a batch dim of size one inserted at `dim`", ("args", "kwargs"), ("dim", "new_batch_size"), lazy=True
     ),
     "flatten": _rule(
-        "the batch dims `start_dim` to `end_dim` merged into one",
+        "the batch dims `start_dim` to `end_dim` merged into one (`[1]` without batch dims)",
         ("start_dim", "end_dim"),
         ("start_dim", "end_dim", "new_batch_size"),
         lazy=True,
@@ -119,7 +120,10 @@ BATCH_RULES: dict[str, Rule] = {
         lazy=True,
     ),
     "atleast": _rule(
-        "size-one batch dims added in front up to `ndim` batch dims", ("ndim",), ("new_batch_size", "batch_dims")
+        "size-one batch dims added in front up to `ndim` batch dims (the tensordict itself "
+        "when it has them)",
+        ("ndim",),
+        ("new_batch_size", "batch_dims", "unchanged"),
     ),
     "narrow": _rule(
         "batch dim `dim` cut to `length`", ("dim", "start", "length"), ("dim", "start", "new_batch_size"), lazy=True
@@ -173,7 +177,11 @@ BATCH_RULES: dict[str, Rule] = {
         ("size",),
         ("new_batch_size", "batch_dims"),
     ),
-    "new_tensor": _rule("the batch size of `data`", ("data",), ("new_batch_size",)),
+    "new_tensor": _rule(
+        "the batch size of `data` (a tensor's leading dims, as many as the batch has)",
+        ("data",),
+        ("data", "new_batch_size"),
+    ),
     # ---- stacking (spec/stacking.yaml): called with the inputs, not ``self``
     "stack": _rule(
         "the inputs' batch size with a new dim of size `len(input)` at `dim`",
@@ -194,12 +202,12 @@ DEVICE_RULES: dict[str, Rule] = {
         "the device the arguments name (a device, or the device of a tensor or "
         "tensordict); the input's when they name none",
         ("args", "kwargs"),
-        ("device", "dtype", "non_blocking", "new_device", "unchanged"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
     ),
     "cuda": _rule(
         "the CUDA device `device` (the current one when None)",
         ("device", "kwargs"),
-        ("device", "dtype", "non_blocking", "new_device", "unchanged"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
     ),
     "new": _rule("`device` when given, else the input's", ("device",), ("device", "new_device")),
 }

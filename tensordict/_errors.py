@@ -36,6 +36,29 @@ class InplaceWriteError(ValueError, RuntimeError):
     either still works."""
 
 
+class DimOutOfRangeError(IndexError, ValueError, RuntimeError):
+    """A batch dim out of range. An ``IndexError`` here, as torch raises; 0.15.3
+    raised ``ValueError`` (``transpose``), ``RuntimeError`` (``unsqueeze``,
+    ``narrow``, ``cat``) or ``IndexError`` depending on the op, so code catching any
+    of them still works."""
+
+
+class MismatchedKeysError(KeyError, RuntimeError):
+    """Tensordicts stacked or concatenated without the same keys. A ``KeyError``
+    naming the key here; 0.15.3 raised ``RuntimeError``."""
+
+
+class MaskShapeError(RuntimeError, IndexError):
+    """A boolean mask whose shape does not lead the batch size (``where``,
+    ``masked_select``, ``masked_fill``). 0.15.3 raised ``RuntimeError`` from ``where``
+    and ``IndexError`` from ``masked_select``: this is both."""
+
+
+class SplitSizeError(ValueError, RuntimeError):
+    """Split sizes that do not fit the dim. A ``ValueError`` here; 0.15.3 raised
+    ``RuntimeError`` (torch's)."""
+
+
 def not_a_tensordict(key, value) -> KeyError:
     return KeyThroughLeafError(
         f"cannot use {_fmt_key(key)} as a nested key: the entry on the way is a "

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _atomic, _errors
+from tensordict import _atomic, _errors, _modes
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._map import MapMixin
@@ -51,6 +51,7 @@ from tensordict._repr import (
 )
 from tensordict._td import (
     TensorDict,
+    _given_batch_size,
     _indexed_batch_shape,
     _normalize_index,
     _parse_batch_size,
@@ -58,6 +59,7 @@ from tensordict._td import (
 )
 from tensordict.base import (
     _MISSING,
+    _WriteBack,
     NO_DEFAULT,
     TensorDictBase,
     _Filled,
@@ -602,7 +604,7 @@ class LazyStackedTensorDict(
             return value.tensordicts
         if isinstance(value, TensorDictBase) or is_tensor_collection(value):
             if not validated and value.batch_size[: len(bs)] != bs:
-                raise _errors.batch_mismatch(key, value.batch_size, bs)
+                value = _given_batch_size(key, value, bs)  # batch [] takes the stack's
             return _unbind(value, sd)
         if isinstance(value, dict):
             return _unbind(TensorDict(value, batch_size=bs, device=self._device), sd)
@@ -616,6 +618,10 @@ class LazyStackedTensorDict(
             if tensor.shape[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, tensor.shape, bs)
             return tensor.unbind(sd)
+        if type(value) is list and value and _modes.list_to_stack():
+            # a list of non-tensor values: one per element, as in 0.15.3
+            stack = container_class("NonTensorStack").from_list(value)
+            return self._split_value(key, stack, validated)
         return [value] * n  # non-tensor data: every member gets it
 
     def _del_str(self, key: str) -> None:
@@ -875,6 +881,16 @@ class LazyStackedTensorDict(
             self._batch_size, _normalize_index(index, self._batch_size)
         )
         return LazyStackedTensorDict._new_unsafe([], stack_out, batch_size=bs)
+
+    def set_at_(self, key, value, index, *, non_blocking: bool = False):
+        """Write ``value`` into the existing entry at ``key``, at ``index``: through
+        the stacked tensordicts (the entry read from a lazy stack is a copy)."""
+        path = unravel_key_to_tuple(key)
+        self._get_path(path)  # KeyError naming a missing key, as a dense tensordict
+        for part in reversed(path):
+            value = {part: value}
+        self._set_at_index(index, value)
+        return self
 
     def _set_at_index(self, index, value) -> None:
         dec = self._decompose(index)
@@ -1218,13 +1234,21 @@ class LazyStackedTensorDict(
             td.flatten_keys(separator, inplace=inplace, is_leaf=is_leaf)
             for td in self.tensordicts
         ]
-        return self if inplace else self._per_member(results)
+        if inplace:
+            return self
+        out = self._per_member(results)
+        out._last_lock_op = _WriteBack(self, out, "unflatten_keys", separator)
+        return out
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False):
         results = [
             td.unflatten_keys(separator, inplace=inplace) for td in self.tensordicts
         ]
-        return self if inplace else self._per_member(results)
+        if inplace:
+            return self
+        out = self._per_member(results)
+        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        return out
 
     def empty(
         self,

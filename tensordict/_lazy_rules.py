@@ -153,7 +153,9 @@ def movedim(stack, source: Any, destination: Any, op: str):
 
 
 def squeeze(stack, args: tuple, kwargs: dict, op: str):
-    dims, _ = squeeze_rule(stack._batch_size, args, kwargs, op)
+    dims, _, unchanged = squeeze_rule(stack._batch_size, args, kwargs, op)
+    if unchanged:  # nothing to squeeze: the stack itself, as 0.15.3
+        return stack
     sd = stack.stack_dim
     others = tuple(_member_dim(d, sd) for d in dims if d != sd)
     if sd in dims:  # a stack of one: its tensordict, squeezed

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _errors
+from tensordict import _errors, _modes
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._map import MapMixin
@@ -435,7 +435,11 @@ class TensorDict(
         else:
             value = _MISSING
         if value is not _MISSING:
-            return value
+            if type(value) is Tensor or isinstance(value, (Tensor, TensorDictBase)):
+                return value
+            # non-tensor data (stored as the value itself) reads as NonTensorData, as
+            # in 0.15.3; td[key] gives the value
+            return _non_tensor_entry(self, key, value)
         return TensorDictBase.get(self, key, *args, **kwargs)
 
     def __getitem__(self, index):
@@ -502,7 +506,7 @@ class TensorDict(
             if value._is_non_tensor:
                 return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
-                raise _errors.batch_mismatch(key, value.batch_size, bs)
+                value = _given_batch_size(key, value, bs)
             dev = self._device
             if dev is not None and value.device != dev:
                 value = value._moved_to(dev)
@@ -513,7 +517,11 @@ class TensorDict(
             try:
                 tensor = torch.as_tensor(value, device=self._device)
             except (TypeError, ValueError, RuntimeError):
-                return value  # e.g. a list of strings: kept as non-tensor data
+                if type(value) is list and value and _modes.list_to_stack():
+                    # a list of non-tensor values: one per element, as in 0.15.3
+                    stack = container_class("NonTensorStack").from_list(value)
+                    return self._validate(key, stack)
+                return value  # non-tensor data kept as given
             if tensor.shape[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, tensor.shape, bs)
             return tensor
@@ -781,6 +789,32 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
         if result is not None and not (filter_empty and _has_no_entries(result)):
             storage[key] = result
     return _new_tensordict(storage, td._batch_size, td._device, td._names)
+
+
+def _non_tensor_entry(td: TensorDict, key, value) -> Any:
+    """A non-tensor value stored at ``key`` as ``td.get(key)`` returns it: a
+    ``NonTensorData`` with the batch size and device of the level holding it."""
+    parent = td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
+    return container_class("NonTensorData")(
+        data=value, batch_size=parent._batch_size, device=parent._device
+    )
+
+
+def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictBase:
+    """A nested tensordict without batch dims entering a parent that has some takes the
+    parent's batch size, as in 0.15.3 (a shallow copy: ``value`` is left as it is);
+    where its entries do not start with it, or it has batch dims of its own that
+    differ, the error names the key."""
+    if value.batch_size or value._is_non_tensor:
+        raise _errors.batch_mismatch(key, value.batch_size, bs)
+    copy = value.copy()
+    if copy.is_locked:
+        copy.unlock_()
+    try:
+        copy.batch_size = bs
+    except (RuntimeError, ValueError):
+        raise _errors.batch_mismatch(key, value.batch_size, bs) from None
+    return copy
 
 
 def _collect_leaves(td: TensorDict, out: list) -> None:

@@ -50,7 +50,24 @@ def dispatch(func: Callable, types, args: tuple, kwargs: dict) -> Any:
         if not items or not is_tensor_collection(items[0]):
             return NotImplemented
         return getattr(type(items[0]), target)(items, *args, **kwargs)
-    return target(*args, **kwargs)  # "function"
+    # "function": the tensordict comes first (``F.l1_loss(tensor, td)`` is refused:
+    # torch raises its TypeError)
+    args = _unpacked(args)
+    if not args or not is_tensor_collection(args[0]):
+        return NotImplemented
+    return target(*args, **kwargs)
+
+
+def _unpacked(args: tuple) -> tuple:
+    """``torch.autograd.grad(td, inputs)`` reaches the table with its outputs and inputs
+    packed in tuples, ``((td,), (inputs,))``: a tuple holding one tensor collection
+    stands for it (a tuple of several is left as it is, and refused)."""
+    if not args or type(args[0]) is not tuple:
+        return args
+    return tuple(
+        a[0] if type(a) is tuple and len(a) == 1 and is_tensor_collection(a[0]) else a
+        for a in args
+    )
 
 
 def _call_pattern(name: str, params: tuple, args: tuple, kwargs: dict) -> Any:

@@ -769,17 +769,20 @@ class TensorDictBase(
         self, key: NestedKey, value: Any, index, *, non_blocking: bool = False
     ) -> "TensorDictBase":
         """Write ``value`` into the existing entry at ``key``, at ``index``."""
-        target = self._get_path(unravel_key_to_tuple(key))
+        path = unravel_key_to_tuple(key)
+        target = self._get_path(path)
         if isinstance(target, TensorDictBase):
             target._set_at_index(index, value)
         elif isinstance(target, Tensor):
             if not isinstance(value, (Tensor, int, float, bool)):
                 value = torch.as_tensor(value, device=target.device)  # numpy, lists
             target[index] = value
-        else:
-            raise TypeError(
-                f"set_at_: the entry {key!r} is non-tensor data, it has no index"
+        else:  # non-tensor data: the value at index (a NonTensorStack where they differ)
+            parent = self._get_path(path[:-1]) if len(path) > 1 else self
+            written = container_class("NonTensorStack")._write_at(
+                target, index, value, parent.batch_size
             )
+            parent._set_str(path[-1], written, inplace=False, validated=False)
         return self
 
     def update_at_(
@@ -793,7 +796,7 @@ class TensorDictBase(
     ) -> "TensorDictBase":
         """Write every entry of ``input_dict_or_td`` into the existing entries, at
         ``idx``."""
-        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
+        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone, True):
             self.set_at_(path, value, idx)
         return self
 
@@ -810,10 +813,12 @@ class TensorDictBase(
         self, tensordict, idx, non_blocking: bool = False, *, fast: bool = True
     ) -> "TensorDictBase":
         """:meth:`copy_` into the elements at ``idx``."""
-        for path, value in _leaf_items(tensordict):
+        for path, value in _leaf_items(tensordict, non_tensor=True):
             target = self._get_path(path, _MISSING)
-            if isinstance(target, Tensor):
-                target[idx] = value
+            if isinstance(target, Tensor) or (
+                target is not _MISSING and not isinstance(value, Tensor)
+            ):  # a tensor, or non-tensor data written per index
+                self.set_at_(path, value, idx)
         return self
 
     def stack_tensors(
@@ -1213,6 +1218,7 @@ class TensorDictBase(
         if inplace:
             self._replace_contents(out)
             return self
+        out._last_lock_op = _WriteBack(self, out, "unflatten_keys", separator)
         return out
 
     def unflatten_keys(
@@ -1228,6 +1234,11 @@ class TensorDictBase(
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, TensorDictBase
             ):
+                held = set(existing.keys(True, True))
+                clash = [k for k in value.keys(True, True) if k in held]
+                if clash:  # "a.b" and ("a", "b") both become ("a", "b")
+                    inner = unravel_key_to_tuple(clash[0])
+                    raise _errors.keys_collide("unflatten_keys", [key, path + inner])
                 existing.update(value)
                 continue
             if existing is not _MISSING:
@@ -1236,6 +1247,7 @@ class TensorDictBase(
         if inplace:
             self._replace_contents(out)
             return self
+        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
         return out
 
     # ------------------------------------------------------------------ copies
@@ -1453,11 +1465,12 @@ def _flat_items(mapping, prefix=()):
             yield path, value
 
 
-def _selected_items(source, keys_to_update, clone: bool):
-    """``(path, value)`` for the leaves of a tensordict or (nested) dict, restricted
-    to ``keys_to_update`` when given, tensors cloned when ``clone``."""
+def _selected_items(source, keys_to_update, clone: bool, non_tensor: bool = False):
+    """``(path, value)`` for the leaves of a tensordict or (nested) dict (its
+    non-tensor values too with ``non_tensor``), restricted to ``keys_to_update`` when
+    given, tensors cloned when ``clone``."""
     items = (
-        source.items(True, True)
+        source.items(True, True, is_leaf=_is_leaf_nontensor if non_tensor else None)
         if isinstance(source, TensorDictBase)
         else _flat_items(source)
     )
@@ -1527,10 +1540,12 @@ def _path_ok(td, path) -> bool:
     return True
 
 
-def _leaf_items(source):
-    """``(path, tensor)`` for every tensor of a tensordict or (nested) dict."""
+def _leaf_items(source, non_tensor: bool = False):
+    """``(path, tensor)`` for every tensor of a tensordict or (nested) dict (and its
+    non-tensor values with ``non_tensor``)."""
     if isinstance(source, TensorDictBase):
-        for key, value in source.items(True, True):
+        is_leaf = _is_leaf_nontensor if non_tensor else None
+        for key, value in source.items(True, True, is_leaf=is_leaf):
             yield unravel_key_to_tuple(key), value
     else:
         for path, value in _flat_items(source):
@@ -1601,3 +1616,17 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
 # A tensordict is a mapping of keys to entries: torch.testing.assert_close, and anything
 # else that walks mappings, compares two tensordicts key by key.
 collections.abc.Mapping.register(TensorDictBase)
+
+
+class _WriteBack:
+    """``with td.flatten_keys() as flat:`` (or ``unflatten_keys``): on leaving the block,
+    what was written into ``flat`` is written back into ``td`` through the inverse op,
+    as in 0.15.3 (nested blocks each write back into their own source)."""
+
+    __slots__ = ("source", "view", "inverse", "separator")
+
+    def __init__(self, source, view, inverse: str, separator: str) -> None:
+        self.source, self.view, self.inverse, self.separator = source, view, inverse, separator
+
+    def __call__(self) -> None:
+        self.source.update(getattr(self.view, self.inverse)(self.separator))

@@ -121,7 +121,7 @@ def assert_same(got, want):
     assert got.names == want.names
     assert sorted(got.keys()) == sorted(want.keys())
     for key, value in want.items():
-        other = got.get(key)
+        other = got[key]
         if isinstance(value, torch.Tensor):
             assert same_bits(other, value), key
         elif isinstance(value, tensordict.TensorDictBase):

@@ -118,7 +118,7 @@ def assert_valid(td) -> None:
 def assert_same_entries(result, td) -> None:
     assert type(result) is type(td)
     assert set(result.keys(True, True)) == set(td.keys(True, True))
-    assert result.get("s") == "hello"
+    assert result["s"] == "hello"
     assert_valid(result)
 
 

@@ -155,7 +155,7 @@ def assert_result(result, td, expected: dict, *, inplace: bool = False) -> None:
     assert type(result) is type(td)
     assert result.batch_size == td.batch_size
     assert set(result.keys(True, True)) == set(td.keys(True, True))
-    assert result.get("s") == "hello"
+    assert result["s"] == "hello"
     for key, value in expected.items():
         got = result.get(key)
         assert isinstance(got, torch.Tensor), key

@@ -186,7 +186,7 @@ def check_result(op, td, result, dim, keepdim, extra, *, indices: bool) -> None:
         values, idx = result, None
     for got in (values, idx) if idx is not None else (values,):
         assert type(got) is TensorDict
-        assert got.get("s") == "hello"
+        assert got["s"] == "hello"
         assert set(got.keys(True, True)) == set(td.keys(True, True))
         root = expected_root_size(op, td, dim, keepdim, prefix)
         assert got.batch_size == torch.Size(root), (dim, got.batch_size, root)
@@ -292,11 +292,17 @@ def test_reduce_true_gives_one_tensor(op: Op) -> None:
     want = torch_result(op, per_batch, -1, False, extra)
     torch.testing.assert_close(pairs(got)[0], pairs(want)[0], equal_nan=True)
     assert pairs(got)[0].shape[-2:] == torch.Size(BATCH)
-    # a batch dim and every feature together: one value per element of the other dim
-    got = call(op, td, 0, extra=extra, reduce=True)
-    merged = per_batch.movedim(0, -1).reshape(4, -1)
-    want = torch_result(op, merged, -1, False, extra)
+    # a batch dim (as 0.15.3): the leaves concatenated along it, reduced over it as one
+    # leaf, so the feature dims stay; it needs leaves of one shape
+    same = td.select(*tensor_keys(td)[:1])
+    same.set("twin", same.get(tensor_keys(td)[0]) * 2)
+    leaves = [same.get(k) for k in tensor_keys(same)]
+    got = call(op, same, 0, extra=extra, reduce=True)
+    want = torch_result(op, torch.cat(leaves, 0), 0, False, extra)
     torch.testing.assert_close(pairs(got)[0], pairs(want)[0], equal_nan=True)
+    if len({td.get(k).shape for k in tensor_keys(td)}) > 1:
+        with pytest.raises(RuntimeError, match="same shape"):
+            call(op, td, 0, extra=extra, reduce=True)
     with pytest.raises(ValueError, match="no tensor leaves"):
         call(op, TensorDict(batch_size=BATCH), None, extra=extra, reduce=True)
 

@@ -129,7 +129,7 @@ def check_against_oracle(op: Op, td, result, args, kwargs) -> None:
     assert type(result) is TensorDict
     assert result.batch_size == index.shape, (op.name, args, kwargs)
     assert set(result.keys(True, True)) == set(td.keys(True, True))
-    assert result.get("s") == "hello"
+    assert result["s"] == "hello"
     for key in nested_levels(td):
         extra = td.get(key).batch_size[td.batch_dims :]
         assert result.get(key).batch_size == index.shape + extra, key
@@ -314,7 +314,9 @@ def test_no_batch_dims() -> None:
     assert td.unsqueeze(0)["a"].shape == (1, 2)
     assert td.squeeze().batch_size == ()
     assert td.expand(3).batch_size == (3,)
-    with pytest.raises(ValueError, match="no batch dims to flatten"):
-        td.flatten()
+    assert td.flatten().batch_size == (1,)  # as torch.flatten of a 0-d tensor (0.15.3)
+    assert td.flatten()["a"].shape == (1, 2)
+    with pytest.raises(IndexError, match="start_dim=1"):
+        td.flatten(1)
     with pytest.raises(IndexError, match="no batch dims"):
         td.transpose(0, 1)

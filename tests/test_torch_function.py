@@ -122,6 +122,12 @@ def test_dispatch_entry(op: Op, item: str) -> None:
     assert fn in TORCH_FUNCTIONS
     kind = "int" if "bitwise" in dotted or "logical" in dotted else "float"
     td = make(0, kind)
+    if op.family == "loss":  # oracle: the torch function on each leaf, key by key
+        _check_loss(fn, td, make(1, kind))
+        return
+    if dotted == "torch.autograd.grad":  # oracle: torch.autograd.grad on the leaves
+        _check_grad(td)
+        return
     if op.signature.receiver == "cls":  # torch.stack(tds, dim): the classmethod
         tds = [make(0, kind), make(1, kind)]
         want = getattr(TensorDict, op.name)(tds, 0)
@@ -158,6 +164,45 @@ def test_dispatch_entry(op: Op, item: str) -> None:
         assert_same(got, want)
     else:
         assert isinstance(got, TensorDict) and got.batch_size == td.batch_size
+
+
+def _check_loss(fn, td: TensorDict, target: TensorDict) -> None:
+    keys = list(td.keys(True, True))
+    for reduction in ("mean", "sum", "none"):
+        got = fn(td, target, reduction=reduction)
+        assert isinstance(got, TensorDict)
+        assert set(got.keys(True, True)) == set(keys)
+        # "none" keeps the input's shape; "mean" and "sum" leave scalars at every level
+        want_batch = td.batch_size if reduction == "none" else torch.Size([])
+        assert got.batch_size == want_batch
+        assert got["sub"].batch_size == (td["sub"].batch_size if reduction == "none" else ())
+        for key in keys:
+            torch.testing.assert_close(got[key], fn(td[key], target[key], reduction=reduction))
+    tensor = torch.full((2,), 0.5)  # a tensor target broadcasts against every leaf
+    small = td.exclude(("sub", "c"))  # every leaf ends in a dim of size 2
+    for reduction in ("mean", "none"):
+        got = fn(small, tensor, reduction=reduction)
+        for key in small.keys(True, True):
+            target_leaf = tensor.expand_as(small[key])
+            torch.testing.assert_close(got[key], fn(small[key], target_leaf, reduction=reduction))
+    with pytest.raises(KeyError, match="'d'"):
+        fn(td, target.exclude(("sub", "d")))
+    with pytest.raises(TypeError):  # the tensordict is not the input
+        fn(torch.ones(4, 3, 2), target)
+
+
+def _check_grad(td: TensorDict) -> None:
+    x = td.clone().requires_grad_()
+    y = x * x
+    weights = make(3)
+    got = torch.autograd.grad(y, x, weights, retain_graph=True)
+    want = torch.autograd.grad(
+        [y[k] for k in x.keys(True, True)], [x[k] for k in x.keys(True, True)],
+        [weights[k] for k in x.keys(True, True)],
+    )
+    assert got.batch_size == x.batch_size
+    for key, w in zip(x.keys(True, True), want):
+        torch.testing.assert_close(got[key], w)
 
 
 def test_every_required_function_dispatches() -> None:

@@ -63,6 +63,10 @@ class BatchShapeOp(Op):
         return self.batch_rule is not None  # the leaf expression addresses batch dims
 
     @property
+    def rule_names(self) -> tuple[str, ...]:
+        return self.batch_rule.rule.defines if self.batch_rule else ()
+
+    @property
     def batch_size_doc(self) -> str:
         return self.batch_rule.rule.doc if self.batch_rule else KEEP_DOC
 
@@ -89,12 +93,14 @@ class BatchShapeOp(Op):
             body.append(emit.dense_stacks(self))
         if rule:
             body.append(rule.code("self._batch_size", "_rule", self.name))
+            if "unchanged" in rule.rule.defines:
+                body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
         body.append("leaves, rebuild = self._leaves_and_rebuild()")
         new = emit.comprehension(self.leaf)
-        inplace = self.signature.role(Role.INPLACE)
+        inplace = self.inplace_name
         if inplace is not None:
             body.append(f"result = rebuild({new}{options})\n"
-                        f"if {inplace.name}:  # self takes the result's entries and batch size\n"
+                        f"if {inplace}:  # self takes the result's entries and batch size\n"
                         "    return _ops.assign_inplace(self, result)\n"
                         + emit.result(self, "result"))
         else:

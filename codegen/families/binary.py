@@ -73,6 +73,8 @@ class BinaryOp(Op):
         body = []
         if self.is_dunder:
             body.append(f"if not _ops.is_operand({self.operands[0]}):\n    return NotImplemented")
+        if self.signature.role(Role.DEFAULT):
+            body.append(_DEFAULT_KEYS)
         body.append("leaves, rebuild = self._leaves_and_rebuild()")
         out = self.signature.role(Role.OUT)
         if self.foreach and len(self.operands) == 1 and out is None:
@@ -100,6 +102,13 @@ class BinaryOp(Op):
             lines.append("return self")
             methods.append(emit.function(ip.name, ip.signature.text, emit.inplace_docstring(self), "\n".join(lines)))
         return "\n\n".join(methods + emit.aliases_code(self))
+
+
+# With ``default=``, keys only the operand has join the result (0.15.3 fills either side).
+_DEFAULT_KEYS = (
+    "if default is not None:  # keys one side lacks: filled with default (or dropped)\n"
+    "    self, other, default = _ops.fill_defaults(self, other, default)"
+)
 
 
 def _maybe_dropped(drops: tuple[str, ...], compute) -> str:

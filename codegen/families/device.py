@@ -59,6 +59,10 @@ class DeviceOp(leafwise.LeafwiseOp):
             return "each"  # a key of every stacked tensordict
         return super().lazy_way
 
+    @property
+    def rule_names(self) -> tuple[str, ...]:
+        return super().rule_names + (self.device_rule.rule.defines if self.device_rule else ())
+
     def doc_facts(self) -> list[str]:
         return [f"Device: {self.device_rule.rule.doc}."] if self.device_rule else []
 

@@ -154,8 +154,12 @@ class ReductionOp(Op):
         if self._has(Role.REDUCE):
             at_last = emit.substitute(self.leaf, {"dim": "-1", "keepdim": "False"})
             body.append(self._reduce_true("dim", (
-                ", reduced over its last dim",
-                f"if dim is None:\n    return {self.leaf_all}\n" + self._one_tensor(at_last),
+                "",
+                f"if dim is None:\n    return {self.leaf_all}\n"
+                f"if dim == \"feature\":  # reduced over its last dim\n"
+                + emit.indent(self._one_tensor(at_last))
+                + "\n# batch dims: the leaves concatenated along them, reduced as one leaf\n"
+                + self._one_tensor(self.leaf),
             )))
         if not self._has(Role.DIM):
             body.append(f"new = [{self.leaf_all} for x in leaves]")

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/functions.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/functions.py.tmpl; do not edit
 """The classmethod ops as functions of the ``tensordict`` package
 (``tensordict.stack(tds, dim)`` is ``TensorDict.stack(tds, dim)``)."""
 
@@ -26,7 +26,7 @@ def stack(input, dim: int = 0, *, out=None):
         >>> torch.stack([tds[0], tds[1].exclude("key 1")], 0)
         Traceback (most recent call last):
         ...
-        KeyError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
+        tensordict._errors.MismatchedKeysError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
     """
     return TensorDictGeneratedOps.stack(input, dim, out=out)
 

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/lazy_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.LazyStackedTensorDict`.
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -85,6 +85,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
         return self._dense_op("cat_from_tensordict").cat_from_tensordict(
             dim, sorted=sorted, out=out
         )
+
+    # ---- Gradients (spec/autograd.yaml) ----
 
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
@@ -760,6 +762,8 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
             ),
         )
         return result if out is not None else _ops.keep_lock(self, result)
+
+    # ---- Losses (spec/loss.yaml) ----
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensorclass_ops.py.tmpl; do not edit
 """The generated ops of tensorclasses (:class:`tensordict.TensorClass`).
 
 Rendered from the same YAML op specs under ``spec/`` as the methods of
@@ -179,6 +179,8 @@ class TensorClassGeneratedOps:
         return self._wrap(
             self._tensordict.cat_from_tensordict(dim, sorted=sorted, out=out)
         )
+
+    # ---- Gradients (spec/autograd.yaml) ----
 
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
@@ -1503,6 +1505,8 @@ class TensorClassGeneratedOps:
                 condition, other, out=out, pad=pad, update_batch_size=update_batch_size
             )
         )
+
+    # ---- Losses (spec/loss.yaml) ----
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 

@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/tensordict_ops.py.tmpl; do not edit
 """The generated ops of :class:`tensordict.TensorDict`.
 
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
@@ -304,6 +304,8 @@ class TensorDictGeneratedOps:
             self, new, torch.cat, dim, sorted, out, "cat_from_tensordict"
         )
 
+    # ---- Gradients (spec/autograd.yaml) ----
+
     # ---- Batch-shape ops (spec/shape.yaml) ----
 
     def view(
@@ -318,7 +320,9 @@ class TensorDictGeneratedOps:
         6]))`` or ``view(size=[2, 6])``; one size may be -1. It must hold as many elements
         as the batch. Every leaf is a view of the input's (torch raises when a leaf's
         strides do not allow one: use :meth:`reshape`). ``view(torch.float16)`` views every
-        leaf with another dtype and keeps the batch size.
+        leaf with another dtype and keeps the batch size; ``view(torch.int16,
+        batch_size=[3, 8])`` gives the result that batch size, which must lead every
+        viewed leaf's shape (a leaf's last dim scales with the element size).
 
         Example:
             >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
@@ -368,7 +372,8 @@ class TensorDictGeneratedOps:
 
         As :meth:`view`, but a leaf whose strides do not allow a view is copied, as
         ``torch.reshape`` does. The shape is given as ``reshape(2, 6)``, ``reshape((2,
-        6))`` or ``reshape(shape=(2, 6))``.
+        6))`` or ``reshape(shape=(2, 6))``. With ``inplace=True`` the tensordict itself
+        takes the new batch shape and is returned.
 
         Example:
             >>> td = TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4])
@@ -380,18 +385,18 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("reshape")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.reshape(*args, **kwargs))
-        new_batch_size, batch_dims = _ops.reshape_rule(
+        new_batch_size, batch_dims, inplace = _ops.reshape_rule(
             self._batch_size, args, kwargs, "reshape"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(
-            self,
-            rebuild(
-                [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
-                batch_size=new_batch_size,
-                leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
-            ),
+        result = rebuild(
+            [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
+            batch_size=new_batch_size,
+            leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return _ops.keep_lock(self, result)
 
     def permute(self, *args, **kwargs):
         """The batch dims reordered (a view).
@@ -582,9 +587,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("squeeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.squeeze(*args, **kwargs))
-        dims, new_batch_size = _ops.squeeze_rule(
+        dims, new_batch_size, unchanged = _ops.squeeze_rule(
             self._batch_size, args, kwargs, "squeeze"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -637,7 +644,8 @@ class TensorDictGeneratedOps:
         """Batch dims ``start_dim`` to ``end_dim`` merged into one.
 
         By default every batch dim is merged; feature dims are never touched. A view where
-        the leaf's strides allow it, a copy otherwise, as ``torch.flatten``.
+        the leaf's strides allow it, a copy otherwise, as ``torch.flatten``. A tensordict
+        without batch dims gets batch size ``[1]``, as ``torch.flatten`` of a 0-d tensor.
 
         Example:
             >>> td = TensorDict(a=torch.zeros(2, 3, 4, 5), batch_size=[2, 3, 4])
@@ -655,9 +663,20 @@ class TensorDictGeneratedOps:
         )
         leaves, rebuild = self._leaves_and_rebuild()
         result = rebuild(
-            [x.flatten(start_dim, end_dim) for x in leaves],
+            [
+                (
+                    x.flatten(start_dim, end_dim)
+                    if end_dim >= start_dim
+                    else x.unsqueeze(0)
+                )
+                for x in leaves
+            ],
             batch_size=new_batch_size,
-            leaf_fn=lambda x: x.flatten(start_dim, end_dim),
+            leaf_fn=lambda x: (
+                x.flatten(start_dim, end_dim)
+                if end_dim >= start_dim
+                else x.unsqueeze(0)
+            ),
         )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
@@ -1011,7 +1030,7 @@ class TensorDictGeneratedOps:
         """At least one batch dim (a view).
 
         A tensordict with no batch dims gets batch size ``[1]``; others are returned as
-        they are (as new tensordicts holding the same tensors).
+        they are (the tensordict itself).
 
         Example:
             >>> td = TensorDict(a=torch.zeros(2), batch_size=[])
@@ -1021,9 +1040,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("atleast_1d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.atleast_1d())
-        new_batch_size, batch_dims = _ops.atleast_rule(
+        new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 1, "atleast_1d"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -1048,9 +1069,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("atleast_2d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.atleast_2d())
-        new_batch_size, batch_dims = _ops.atleast_rule(
+        new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 2, "atleast_2d"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -1075,9 +1098,11 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("atleast_3d")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.atleast_3d())
-        new_batch_size, batch_dims = _ops.atleast_rule(
+        new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 3, "atleast_3d"
         )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         leaves, rebuild = self._leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -1160,6 +1185,8 @@ class TensorDictGeneratedOps:
             >>> td.add(torch.tensor([10.0, 20.0]), alpha=2)["a"]
             tensor([21., 42.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1248,6 +1275,8 @@ class TensorDictGeneratedOps:
             >>> td.sub(torch.tensor(1.0), alpha=3)["a"]
             tensor([-2., -1.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1324,6 +1353,8 @@ class TensorDictGeneratedOps:
             >>> (1 - td)["a"]
             tensor([ 0., -1.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "rsub", default)
         if alpha is None:
@@ -1360,6 +1391,8 @@ class TensorDictGeneratedOps:
             >>> (td * td)["b"]
             tensor([ 9, 16])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1423,6 +1456,8 @@ class TensorDictGeneratedOps:
             >>> (td / 2)["b"]
             tensor([1.5000, 2.0000])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1497,6 +1532,8 @@ class TensorDictGeneratedOps:
             >>> (td ** 2)["b"]
             tensor([ 9, 16])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1597,6 +1634,8 @@ class TensorDictGeneratedOps:
             >>> td.maximum(torch.tensor([3.0, 4.0]))["a"]
             tensor([3., 5.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1645,6 +1684,8 @@ class TensorDictGeneratedOps:
             >>> td["a"]
             tensor([0., 0.])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1688,6 +1729,8 @@ class TensorDictGeneratedOps:
             >>> td.clamp_min(0)["a"]
             tensor([0.0000, 0.5000, 2.0000])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1730,6 +1773,8 @@ class TensorDictGeneratedOps:
             >>> td.clamp_max(1)["a"]
             tensor([-1.0000,  0.5000,  1.0000])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1999,6 +2044,8 @@ class TensorDictGeneratedOps:
             >>> (td & 5)["b"]
             tensor([4, 1])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "bitwise_and", default)
         new = [torch.bitwise_and(x, other) for x, other in zip(leaves, other_leaves)]
@@ -2032,6 +2079,8 @@ class TensorDictGeneratedOps:
             >>> td.logical_and(torch.tensor([1, 1, 0]))["a"]
             tensor([False,  True, False])
         """
+        if default is not None:  # keys one side lacks: filled with default (or dropped)
+            self, other, default = _ops.fill_defaults(self, other, default)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "logical_and", default)
         new = [torch.logical_and(x, other) for x, other in zip(leaves, other_leaves)]
@@ -2709,8 +2758,10 @@ class TensorDictGeneratedOps:
         index), ``td.to(dtype)`` (every leaf, integer ones included, as ``Tensor.to``
         casts), ``td.to(device, dtype)``, ``td.to(tensor)`` (its device and dtype),
         ``td.to(other_tensordict)`` (its device), and the keywords ``device``, ``dtype``
-        and ``non_blocking``. The result's ``device`` is the new device. When nothing
-        would change the tensordict itself is returned.
+        and ``non_blocking``; ``other=`` is the tensor or tensordict form. The result's
+        ``device`` is the new device. When nothing would change the tensordict itself is
+        returned; with ``inplace=True`` the tensordict itself takes the moved or cast
+        leaves and is returned.
 
         Example:
             >>> td = TensorDict(a=torch.ones(2), b=torch.tensor([1, 2]), batch_size=[2])
@@ -2723,8 +2774,8 @@ class TensorDictGeneratedOps:
             >>> on_cpu.to("cpu") is on_cpu
             True
         """
-        device, dtype, non_blocking, new_device, unchanged = _ops.to_device_rule(
-            self._device, args, kwargs, "to"
+        device, dtype, non_blocking, new_device, unchanged, inplace = (
+            _ops.to_device_rule(self._device, args, kwargs, "to")
         )
         if unchanged:  # nothing to move or cast
             return self
@@ -2733,7 +2784,10 @@ class TensorDictGeneratedOps:
             return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return _ops.keep_lock(self, rebuild(new, device=new_device))
+        result = rebuild(new, device=new_device)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return _ops.keep_lock(self, result)
 
     def cpu(self, **kwargs) -> Self:
         """Move every leaf to the CPU.
@@ -2745,8 +2799,8 @@ class TensorDictGeneratedOps:
             >>> td.cpu().device
             device(type='cpu')
         """
-        device, dtype, non_blocking, new_device, unchanged = _ops.to_device_rule(
-            self._device, ("cpu",), kwargs, "cpu"
+        device, dtype, non_blocking, new_device, unchanged, inplace = (
+            _ops.to_device_rule(self._device, ("cpu",), kwargs, "cpu")
         )
         if unchanged:  # nothing to move or cast
             return self
@@ -2755,7 +2809,10 @@ class TensorDictGeneratedOps:
             return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return _ops.keep_lock(self, rebuild(new, device=new_device))
+        result = rebuild(new, device=new_device)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return _ops.keep_lock(self, result)
 
     def cuda(self, device: int | str | torch.device | None = None, **kwargs) -> Self:
         """Move every leaf to a CUDA device (the current one by default).
@@ -2768,8 +2825,8 @@ class TensorDictGeneratedOps:
             >>> td.cuda().device  # doctest: +SKIP
             device(type='cuda', index=0)
         """
-        device, dtype, non_blocking, new_device, unchanged = _ops.cuda_device_rule(
-            self._device, device, kwargs, "cuda"
+        device, dtype, non_blocking, new_device, unchanged, inplace = (
+            _ops.cuda_device_rule(self._device, device, kwargs, "cuda")
         )
         if unchanged:  # nothing to move or cast
             return self
@@ -2778,7 +2835,10 @@ class TensorDictGeneratedOps:
             return shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
-        return _ops.keep_lock(self, rebuild(new, device=new_device))
+        result = rebuild(new, device=new_device)
+        if inplace:  # self takes the result's entries and batch size
+            return _ops.assign_inplace(self, result)
+        return _ops.keep_lock(self, result)
 
     def pin_memory(self, num_threads: int | None = None, inplace: bool = False) -> Self:
         """Copy every leaf into pinned (page-locked) memory.
@@ -3257,7 +3317,9 @@ class TensorDictGeneratedOps:
                 requires_grad=requires_grad,
                 pin_memory=pin_memory,
             )
-        new_batch_size = _ops.new_tensor_rule(self._batch_size, data, "new_tensor")
+        data, new_batch_size = _ops.new_tensor_rule(
+            self._batch_size, data, "new_tensor"
+        )
         device, new_device = _ops.new_device_rule(self._device, device, "new_tensor")
         leaves, rebuild = self._leaves_and_rebuild()
         data_leaves = _ops.operand_leaves(self, leaves, data, "new_tensor")
@@ -3287,7 +3349,7 @@ class TensorDictGeneratedOps:
             >>> td.split([1, 2])
             Traceback (most recent call last):
             ...
-            ValueError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
+            tensordict._errors.SplitSizeError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
         """
         dense = self._with_dense_stacks("split")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -3366,7 +3428,7 @@ class TensorDictGeneratedOps:
             >>> td.unbind(1)
             Traceback (most recent call last):
             ...
-            IndexError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
+            tensordict._errors.DimOutOfRangeError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
         """
         dense = self._with_dense_stacks("unbind")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -3435,7 +3497,7 @@ class TensorDictGeneratedOps:
             >>> td.masked_fill(torch.tensor([True, False]), 0)
             Traceback (most recent call last):
             ...
-            RuntimeError: masked_fill(): mask of shape [2] does not match the tensordict's batch_size [3] (1 batch dim): its shape must be the batch size or its first dims
+            tensordict._errors.MaskShapeError: masked_fill(): mask of shape [2] does not match the tensordict's batch_size [3] (1 batch dim): its shape must be the batch size or its first dims
         """
         dense = self._with_dense_stacks("masked_fill")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -3527,6 +3589,8 @@ class TensorDictGeneratedOps:
                 ),
             )
         condition = _ops.where_rule(self._batch_size, condition, "where")
+        if pad is not None:
+            self, other, pad = _ops.fill_defaults(self, other, pad)
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "where", pad)
         new = [
@@ -3536,6 +3600,8 @@ class TensorDictGeneratedOps:
         if out is not None:  # the results are written into out
             return _ops.write_into(self, out, new, "where")
         return _ops.keep_lock(self, rebuild(new))
+
+    # ---- Losses (spec/loss.yaml) ----
 
     # ---- Pointwise (unary) ops (spec/pointwise.yaml) ----
 
@@ -4530,11 +4596,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "sum"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "sum")
             if dim is None:
                 return torch.sum(x, dtype=dtype)
-            return torch.sum(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.sum(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.sum(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.sum(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4573,11 +4642,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "nansum"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nansum")
             if dim is None:
                 return torch.nansum(x, dtype=dtype)
-            return torch.nansum(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.nansum(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.nansum(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.nansum(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4620,11 +4692,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "mean"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "mean")
             if dim is None:
                 return torch.mean(x, dtype=dtype)
-            return torch.mean(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.mean(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.mean(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.mean(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4663,11 +4738,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "nanmean"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nanmean")
             if dim is None:
                 return torch.nanmean(x, dtype=dtype)
-            return torch.nanmean(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.nanmean(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.nanmean(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4705,11 +4783,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "prod"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "prod")
             if dim is None:
                 return torch.prod(x, dtype=dtype)
-            return torch.prod(x, -1, keepdim=False, dtype=dtype)
+            if dim == "feature":  # reduced over its last dim
+                return torch.prod(x, -1, keepdim=False, dtype=dtype)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.prod(x, dim, keepdim=keepdim, dtype=dtype)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.prod(x, dtype=dtype) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4754,11 +4835,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "std"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "std")
             if dim is None:
                 return torch.std(x, correction=correction)
-            return torch.std(x, -1, correction=correction, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.std(x, -1, correction=correction, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.std(x, dim, correction=correction, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.std(x, correction=correction) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4806,11 +4890,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "var"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "var")
             if dim is None:
                 return torch.var(x, correction=correction)
-            return torch.var(x, -1, correction=correction, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.var(x, -1, correction=correction, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.var(x, dim, correction=correction, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.var(x, correction=correction) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4858,11 +4945,15 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "min"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "min")
             if dim is None:
                 return torch.min(x)
-            out = torch.min(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                out = torch.min(x, -1, keepdim=False)
+                return out if return_indices else out[0]
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            out = torch.min(x, dim, keepdim=keepdim)
             return out if return_indices else out[0]
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.min(x) for x in leaves]
@@ -4908,11 +4999,15 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "max"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "max")
             if dim is None:
                 return torch.max(x)
-            out = torch.max(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                out = torch.max(x, -1, keepdim=False)
+                return out if return_indices else out[0]
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            out = torch.max(x, dim, keepdim=keepdim)
             return out if return_indices else out[0]
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.max(x) for x in leaves]
@@ -4955,11 +5050,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "amin"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amin")
             if dim is None:
                 return torch.amin(x)
-            return torch.amin(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.amin(x, -1, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.amin(x, dim, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.amin(x) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -4995,11 +5093,14 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "amax"
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amax")
             if dim is None:
                 return torch.amax(x)
-            return torch.amax(x, -1, keepdim=False)
+            if dim == "feature":  # reduced over its last dim
+                return torch.amax(x, -1, keepdim=False)
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.amax(x, dim, keepdim=keepdim)
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.amax(x) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim)
@@ -5159,11 +5260,18 @@ class TensorDictGeneratedOps:
             self._batch_size, dim, keepdim, "quantile", prefix=prefix
         )
         leaves, rebuild = self._leaves_and_rebuild()
-        if reduce:  # the leaves as one tensor, reduced over its last dim
+        if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "quantile")
             if dim is None:
                 return torch.quantile(x, q, interpolation=interpolation)
-            return torch.quantile(x, q, -1, keepdim=False, interpolation=interpolation)
+            if dim == "feature":  # reduced over its last dim
+                return torch.quantile(
+                    x, q, -1, keepdim=False, interpolation=interpolation
+                )
+            # batch dims: the leaves concatenated along them, reduced as one leaf
+            return torch.quantile(
+                x, q, dim, keepdim=keepdim, interpolation=interpolation
+            )
         if dim is None:  # every dim of every leaf: no batch dims left at any level
             new = [torch.quantile(x, q, interpolation=interpolation) for x in leaves]
             result = _ops.rebuild_reduced(self, leaves, new, keepdim, prefix)
@@ -5281,7 +5389,7 @@ class TensorDictGeneratedOps:
             >>> torch.stack([tds[0], tds[1].exclude("key 1")], 0)
             Traceback (most recent call last):
             ...
-            KeyError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
+            tensordict._errors.MismatchedKeysError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
         """
         if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead
             return _ops.lazy_stack(input, dim, out=out)

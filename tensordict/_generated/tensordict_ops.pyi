@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/ops.pyi.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/ops.pyi.tmpl; do not edit
 import builtins
 from typing import Any, Callable, List, Literal, Sequence, Tuple, TypeVar
 
@@ -55,6 +55,7 @@ class TensorDictGeneratedOps:
         sorted: builtins.bool | List[NestedKey] | None = ...,
         out: torch.Tensor | None = ...,
     ) -> torch.Tensor: ...
+    # Gradients (spec/autograd.yaml)
     # Batch-shape ops (spec/shape.yaml)
     def view(
         self,
@@ -473,6 +474,7 @@ class TensorDictGeneratedOps:
         pad: builtins.int | builtins.bool = ...,
         update_batch_size: builtins.bool = False,
     ) -> Self: ...
+    # Losses (spec/loss.yaml)
     # Pointwise (unary) ops (spec/pointwise.yaml)
     def abs(self) -> Self: ...
     def abs_(self) -> Self: ...

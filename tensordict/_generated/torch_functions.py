@@ -1,4 +1,4 @@
-# generated from spec/attributes.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/torch_functions.py.tmpl; do not edit
+# generated from spec/attributes.yaml, spec/autograd.yaml, spec/shape.yaml, spec/binary.yaml, spec/cast.yaml, spec/device.yaml, spec/indexing.yaml, spec/loss.yaml, spec/pointwise.yaml, spec/reduction.yaml, spec/stacking.yaml by codegen/templates/torch_functions.py.tmpl; do not edit
 """``torch.X(td, ...)`` for tensordicts: the table ``tensordict/_torch_function.py``
 dispatches through, rendered from every spec entry's ``torch_function`` list.
 
@@ -35,6 +35,65 @@ if TYPE_CHECKING:
     DeviceType = torch.device | str | int | None
 
 __all__ = ["TORCH_FUNCTIONS"]
+
+# ---- Gradients (spec/autograd.yaml): torch functions only ----
+
+
+def autograd_grad(
+    self,
+    inputs: TensorCollection,
+    grad_outputs: TensorCollection | torch.Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> Self:
+    """``torch.autograd.grad(td, inputs, grad_outputs)``: the gradients of a tensordict's leaves.
+
+    One ``torch.autograd.grad`` call: the outputs are the leaves of the tensordict,
+    ``grad_outputs`` a tensordict with the same keys (or ``None`` for scalar leaves),
+    and ``inputs`` a tensordict whose leaves the gradients are taken with respect to;
+    the result is shaped like ``inputs``. With ``allow_unused=True`` an input leaf the
+    outputs do not depend on is left out of the result. The other arguments are
+    ``torch.autograd.grad``'s.
+
+    Example:
+        >>> x = TensorDict(a=torch.ones(3, requires_grad=True), batch_size=[3])
+        >>> y = x * 2
+        >>> torch.autograd.grad(y, x, torch.ones_like(y))["a"]
+        tensor([2., 2., 2.])
+    """
+    dense = self._with_dense_stacks("autograd_grad")
+    if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+        return autograd_grad(
+            dense,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            only_inputs,
+            allow_unused,
+            is_grads_batched,
+            materialize_grads,
+        )
+    leaves, rebuild = self._leaves_and_rebuild()
+    grad_outputs_leaves = _ops.operand_leaves(
+        self, leaves, grad_outputs, "autograd_grad"
+    )
+    new = [(x, grad_outputs) for x, grad_outputs in zip(leaves, grad_outputs_leaves)]
+    return _ops.grad_result(
+        self,
+        new,
+        inputs,
+        retain_graph,
+        create_graph,
+        allow_unused,
+        is_grads_batched,
+        materialize_grads,
+    )
+
 
 # ---- Devices, memory and copies (spec/device.yaml): torch functions only ----
 
@@ -249,7 +308,108 @@ def randn_like(
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
+# ---- Losses (spec/loss.yaml): torch functions only ----
+
+
+def l1_loss(
+    self,
+    target: TensorCollection | torch.Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: torch.Tensor | None = None,
+) -> Self:
+    """``torch.nn.functional.l1_loss(td, target)``: the mean absolute error of every leaf.
+
+    One ``torch.nn.functional.l1_loss`` per leaf, against ``target``'s leaf of the
+    same key; ``reduction`` (and torch's legacy ``size_average``/``reduce``) as for a
+    tensor, ``weight`` passed on to every leaf.
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2, 3), b=torch.ones(2), batch_size=[2])
+        >>> target = TensorDict(a=torch.ones(2, 3), b=torch.ones(2), batch_size=[2])
+        >>> loss = torch.nn.functional.l1_loss(td, target)
+        >>> loss["a"], loss["b"], loss.batch_size
+        (tensor(1.), tensor(0.), torch.Size([]))
+        >>> torch.nn.functional.l1_loss(td, target, reduction="none")["a"].shape
+        torch.Size([2, 3])
+    """
+    dense = self._with_dense_stacks("l1_loss")
+    if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+        return l1_loss(dense, target, size_average, reduce, reduction, weight)
+    leaves, rebuild = self._leaves_and_rebuild()
+    target_leaves = _ops.operand_leaves(self, leaves, target, "l1_loss")
+    new = [
+        torch.nn.functional.l1_loss(x, target, size_average, reduce, reduction, weight)
+        for x, target in zip(leaves, target_leaves)
+    ]
+    return _ops.loss_result(self, new, size_average, reduce, reduction)
+
+
+def mse_loss(
+    self,
+    target: TensorCollection | torch.Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: torch.Tensor | None = None,
+) -> Self:
+    """``torch.nn.functional.mse_loss(td, target)``: the mean squared error of every leaf.
+
+    As :func:`l1_loss`, with ``torch.nn.functional.mse_loss``.
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+        >>> torch.nn.functional.mse_loss(td, td + 3, reduction="sum")["a"]
+        tensor(18.)
+    """
+    dense = self._with_dense_stacks("mse_loss")
+    if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+        return mse_loss(dense, target, size_average, reduce, reduction, weight)
+    leaves, rebuild = self._leaves_and_rebuild()
+    target_leaves = _ops.operand_leaves(self, leaves, target, "mse_loss")
+    new = [
+        torch.nn.functional.mse_loss(x, target, size_average, reduce, reduction, weight)
+        for x, target in zip(leaves, target_leaves)
+    ]
+    return _ops.loss_result(self, new, size_average, reduce, reduction)
+
+
+def smooth_l1_loss(
+    self,
+    target: TensorCollection | torch.Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Self:
+    """``torch.nn.functional.smooth_l1_loss(td, target)``: the Huber-like loss of every leaf.
+
+    As :func:`l1_loss`, with ``torch.nn.functional.smooth_l1_loss``; ``beta`` is the
+    threshold between its squared and its absolute part.
+
+    Example:
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+        >>> torch.nn.functional.smooth_l1_loss(td, td + 3, beta=2.0)["a"]
+        tensor(2.)
+    """
+    dense = self._with_dense_stacks("smooth_l1_loss")
+    if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+        return smooth_l1_loss(dense, target, size_average, reduce, reduction, beta)
+    leaves, rebuild = self._leaves_and_rebuild()
+    target_leaves = _ops.operand_leaves(self, leaves, target, "smooth_l1_loss")
+    new = [
+        torch.nn.functional.smooth_l1_loss(
+            x, target, size_average, reduce, reduction, beta
+        )
+        for x, target in zip(leaves, target_leaves)
+    ]
+    return _ops.loss_result(self, new, size_average, reduce, reduction)
+
+
 TORCH_FUNCTIONS: dict[Callable, tuple] = {
+    # spec/autograd.yaml
+    torch.autograd.grad: ("function", autograd_grad, ()),
     # spec/shape.yaml
     torch.reshape: ("method", "reshape", ()),
     torch.permute: ("method", "permute", ()),
@@ -317,7 +477,12 @@ TORCH_FUNCTIONS: dict[Callable, tuple] = {
     torch.unbind: ("method", "unbind", ()),
     torch.gather: ("method", "gather", ()),
     torch.masked_fill: ("method", "masked_fill", ()),
+    torch.masked_select: ("method", "masked_select", ()),
     torch.where: ("method", "where", ("condition", "self", "other")),
+    # spec/loss.yaml
+    torch.nn.functional.l1_loss: ("function", l1_loss, ()),
+    torch.nn.functional.mse_loss: ("function", mse_loss, ()),
+    torch.nn.functional.smooth_l1_loss: ("function", smooth_l1_loss, ()),
     # spec/pointwise.yaml
     torch.abs: ("method", "abs", ()),
     torch.acos: ("method", "acos", ()),

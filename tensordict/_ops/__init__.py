@@ -53,6 +53,7 @@ from tensordict._ops.batch_shape import (
 )
 from tensordict._ops.device import (
     cuda_device_rule,
+    grad_result,
     leaves_at,
     nested_dict_result,
     nested_lists_result,
@@ -81,6 +82,7 @@ from tensordict._ops.indexing import (
 from tensordict._ops.lock import keep_lock
 from tensordict._ops.operands import (
     PLAIN_NUMBERS,
+    fill_defaults,
     is_operand,
     operand_leaves,
     try_foreach,
@@ -90,6 +92,7 @@ from tensordict._ops.operands import (
 from tensordict._ops.reduction import (
     flatten_features,
     leaves_as_one,
+    loss_result,
     quantile_shape,
     rebuild_reduced,
     reduce_batch_rule,
@@ -132,15 +135,18 @@ __all__ = [
     "expand_index",
     "expand_mask",
     "expand_rule",
+    "fill_defaults",
     "flatten_features",
     "flatten_rule",
     "flip_rule",
     "gather_rule",
+    "grad_result",
     "is_operand",
     "join_leaves",
     "keep_lock",
     "lazy_legacy",
     "lazy_stack",
+    "loss_result",
     "lazy_view",
     "leaves_as_one",
     "leaves_at",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 import tensordict.base as _base
+from tensordict import _errors
 
 if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
@@ -50,7 +51,7 @@ def batch_dim(
     d = as_int(dim, op, what)
     if not -n <= d < n:
         where = f"in [{-n}, {n - 1}]" if n else "impossible"
-        raise IndexError(
+        raise _errors.DimOutOfRangeError(
             f"{op}(): {what}={dim} is out of range for a tensordict with "
             f"{_describe(batch_size)}; dims count batch dims only, so {what} must "
             f"be {where}"
@@ -127,10 +128,17 @@ def _positional(args: tuple, kwargs: dict, names: tuple[str, ...], op: str) -> t
 
 
 def reshape_rule(batch_size, args: tuple, kwargs: dict, op: str):
-    """reshape: ``(new_batch_size, batch_dims)``; ``reshape(-1)``, ``reshape(2, 6)``,
-    ``reshape((2, 6))``, ``reshape(shape=...)`` or ``reshape(size=...)``."""
+    """reshape: ``(new_batch_size, batch_dims, inplace)``; ``reshape(-1)``,
+    ``reshape(2, 6)``, ``reshape((2, 6))``, ``reshape(shape=...)`` or
+    ``reshape(size=...)``; ``inplace=True`` (a keyword, as 0.15.3 takes it) makes the
+    tensordict itself take the new shape."""
+    if "inplace" in kwargs:
+        kwargs = dict(kwargs)
+        inplace = bool(kwargs.pop("inplace"))
+    else:
+        inplace = False
     shape = shape_arg(_positional(args, kwargs, ("shape", "size"), op), op)
-    return infer_shape(shape, batch_size, op), len(batch_size)
+    return infer_shape(shape, batch_size, op), len(batch_size), inplace
 
 
 def view_rule(
@@ -141,8 +149,11 @@ def view_rule(
     feature dim refuses a dtype of another size, which would rescale a batch dim).
     ``size=`` and ``batch_size=`` give the shape as a keyword."""
     if len(shape) == 1 and isinstance(shape[0], torch.dtype):
+        if size is not None and new_batch_size is not None:
+            raise TypeError(f"{op}(): give size or batch_size, not both")
         if size is not None or new_batch_size is not None:
-            raise TypeError(f"{op}(): a dtype view takes no size or batch_size")
+            target = size if size is not None else new_batch_size
+            return _dtype_view_batch(td, shape[0], target, op), shape[0], len(batch_size)
         dtype = shape[0]
         for x, n in zip(td._leaves(), leaf_batch_dims(td)):
             if x.element_size() != dtype.itemsize and x.ndim <= n:
@@ -157,6 +168,23 @@ def view_rule(
     kwargs = {k: v for k, v in given.items() if v is not None}
     shape = shape_arg(_positional(shape, kwargs, ("size", "batch_size"), op), op)
     return infer_shape(shape, batch_size, op), None, len(batch_size)
+
+
+def _dtype_view_batch(td: Any, dtype: torch.dtype, target: Any, op: str) -> torch.Size:
+    """``view(dtype, batch_size=...)``, as 0.15.3 takes it: every leaf viewed as
+    ``dtype`` (its last dim rescaled by the ratio of the element sizes), the result
+    given ``batch_size``, which must lead every viewed leaf's shape."""
+    target = torch.Size(shape_arg(tuple(target), op))
+    for x in td._leaves():
+        size = x.shape[-1] * x.element_size() if x.ndim else x.element_size()
+        viewed = x.shape[:-1] + (size // dtype.itemsize,) if x.ndim else ()
+        if tuple(viewed[: len(target)]) != tuple(target):
+            raise RuntimeError(
+                f"{op}({dtype}, batch_size={list(target)}): a leaf of shape "
+                f"{list(x.shape)} and dtype {x.dtype} viewed as {dtype} has shape "
+                f"{list(viewed)}, which does not start with batch_size {list(target)}"
+            )
+    return target
 
 
 def permute_rule(batch_size, args: tuple, kwargs: dict, op: str):
@@ -201,9 +229,10 @@ def movedim_rule(batch_size, source: Any, destination: Any, op: str):
 
 
 def squeeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
-    """squeeze: ``(dims, new_batch_size)``: the batch dims of size one among those
-    named (``squeeze(0)``, ``squeeze((0, 2))``, ``squeeze(dim=0)``; all of them when
-    none is), as ``torch.squeeze`` does."""
+    """squeeze: ``(dims, new_batch_size, unchanged)``: the batch dims of size one
+    among those named (``squeeze(0)``, ``squeeze((0, 2))``, ``squeeze(dim=0)``; all of
+    them when none is), as ``torch.squeeze`` does; ``unchanged`` (the op returns the
+    tensordict itself, as 0.15.3) when there is none."""
     args = _positional(args, kwargs, ("dim",), op)
     if len(args) == 1 and args[0] is None:
         args = ()
@@ -214,7 +243,7 @@ def squeeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
     )
     dims = tuple(d for d in named if batch_size[d] == 1)
     new = torch.Size([s for d, s in enumerate(batch_size) if d not in dims])
-    return dims, new
+    return dims, new, not dims
 
 
 def unsqueeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
@@ -228,12 +257,17 @@ def unsqueeze_rule(batch_size, args: tuple, kwargs: dict, op: str):
 
 
 def flatten_rule(batch_size, start_dim: Any, end_dim: Any, op: str):
-    """flatten: ``(start_dim, end_dim, new_batch_size)``; defaults: every batch dim."""
+    """flatten: ``(start_dim, end_dim, new_batch_size)``; defaults: every batch dim.
+    Without batch dims, as ``torch.flatten`` of a 0-d tensor: batch size ``[1]``
+    (``end_dim`` < ``start_dim`` then tells the leaf to add that dim)."""
     if not batch_size:
-        raise ValueError(
-            f"{op}(): a tensordict with {_describe(batch_size)} has no "
-            "batch dims to flatten"
-        )
+        for name, value in (("start_dim", start_dim), ("end_dim", end_dim)):
+            if value not in (None, 0, -1):
+                raise IndexError(
+                    f"{op}(): {name}={value} is out of range for a tensordict with "
+                    f"{_describe(batch_size)}"
+                )
+        return 0, -1, torch.Size([1])
     start = batch_dim(
         0 if start_dim is None else start_dim, batch_size, op, "start_dim"
     )
@@ -381,9 +415,11 @@ def rot90_rule(batch_size, k: Any, dims: Any, op: str):
 
 
 def atleast_rule(batch_size, ndim: int, op: str):
-    """atleast_Nd: ``(new_batch_size, batch_dims)``; size-one dims are added in front."""
+    """atleast_Nd: ``(new_batch_size, batch_dims, unchanged)``; size-one dims are added
+    in front; ``unchanged`` (the op returns the tensordict itself, as 0.15.3) when it
+    has ``ndim`` batch dims already."""
     missing = max(ndim - len(batch_size), 0)
-    return torch.Size((1,) * missing + tuple(batch_size)), len(batch_size)
+    return torch.Size((1,) * missing + tuple(batch_size)), len(batch_size), not missing
 
 
 def narrow_rule(batch_size, dim: Any, start: Any, length: Any, op: str):

@@ -31,14 +31,15 @@ def _as_device(device: Any, op: str) -> torch.device:
     return parsed
 
 
-_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking"})
+_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "other", "inplace"})
 
 
 def to_device_rule(current, args: tuple, kwargs: dict, op: str):
-    """to: ``(device, dtype, non_blocking, new_device, unchanged)`` from the forms
+    """to: ``(device, dtype, non_blocking, new_device, unchanged, inplace)`` from the forms
     ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` (its device
     and dtype), ``to(other_tensordict)`` (its device) and the keywords ``device``,
-    ``dtype``, ``non_blocking``. ``unchanged`` when nothing would change."""
+    ``dtype``, ``non_blocking`` and ``other`` (the tensor or tensordict form). ``unchanged`` when nothing would change."""
+    inplace = bool(kwargs.get("inplace", False))
     unknown = set(kwargs) - _TO_KEYWORDS
     if unknown:
         raise TypeError(
@@ -49,6 +50,8 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
     dtype = kwargs.get("dtype")
     non_blocking = bool(kwargs.get("non_blocking", False))
     rest = list(args)
+    if kwargs.get("other") is not None:  # to(other=tensor_or_tensordict), as 0.15.3
+        rest.insert(0, kwargs["other"])
     if rest:
         first = rest.pop(0)
         if first is None:  # to(None): no device given, as torch's Tensor.to(None)
@@ -80,7 +83,7 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
         raise TypeError(f"{op}(): dtype must be a torch.dtype, got {dtype!r}")
     unchanged = dtype is None and (device is None or device == current)
     new_device = _base.NO_DEFAULT if device is None else device
-    return device, dtype, non_blocking, new_device, unchanged
+    return device, dtype, non_blocking, new_device, unchanged, inplace
 
 
 def cuda_device_rule(current, device: Any, kwargs: dict, op: str):
@@ -138,16 +141,22 @@ def new_tensor_leaf(x, data, dtype, device, requires_grad, pin_memory):
     )
 
 
-def new_tensor_rule(batch_size, data: Any, op: str) -> torch.Size:
-    """new_tensor: ``data`` is a tensor collection (its leaves are matched key by key);
-    the result has its batch size."""
-    if not _base.is_tensor_collection(data):
-        raise TypeError(
-            f"{op}(): data must be a tensor collection with the same keys, got "
-            f"{type(data).__name__}; to fill every leaf with one value use new_full, "
-            "or apply(lambda x: x.new_tensor(data))"
-        )
-    return data.batch_size
+def new_tensor_rule(batch_size, data: Any, op: str) -> tuple:
+    """new_tensor: ``data`` is a tensor collection (its leaves are matched key by key;
+    the result has its batch size) or tensor-like data (a tensor, a sequence, a number,
+    as 0.15.3 takes), which every leaf copies: the result's batch size is then its
+    leading dims, as many as this tensordict has batch dims."""
+    if _base.is_tensor_collection(data):
+        return data, data.batch_size
+    if not isinstance(data, torch.Tensor):
+        try:
+            data = torch.as_tensor(data)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(
+                f"{op}(): data must be a tensor collection with the same keys or "
+                f"tensor-like data, got {type(data).__name__} ({exc})"
+            ) from None
+    return data, data.shape[: len(batch_size)]
 
 
 def zero_grad_leaf(x: torch.Tensor, set_to_none: bool) -> None:
@@ -294,3 +303,41 @@ def _td_lists(td, dims: int):
     if not dims:
         return td
     return [_td_lists(item, dims - 1) for item in td.unbind(0)]
+
+
+def grad_result(
+    outputs: TensorDictBase,
+    new: list,
+    inputs: Any,
+    retain_graph: Any,
+    create_graph: bool,
+    allow_unused: Any,
+    is_grads_batched: bool,
+    materialize_grads: bool,
+) -> TensorDictBase:
+    """``result: grad(...)``: ``torch.autograd.grad(outputs, inputs, grad_outputs)``
+    in one call over the leaves; ``new`` pairs each leaf of ``outputs`` with its
+    ``grad_outputs`` leaf. The gradients come back shaped like ``inputs``; an input
+    leaf the outputs do not depend on (``allow_unused=True``) is left out."""
+    if not _base.is_tensor_collection(inputs):
+        raise ValueError(
+            f"torch.autograd.grad(td, inputs): inputs must be a tensordict when the outputs "
+            f"are one (got {type(inputs).__name__})"
+        )
+    grad_outputs = [g for _, g in new]
+    in_leaves, rebuild = inputs._leaves_and_rebuild()
+    grads = torch.autograd.grad(
+        [y for y, _ in new],
+        in_leaves,
+        None if all(g is None for g in grad_outputs) else grad_outputs,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=allow_unused,
+        is_grads_batched=is_grads_batched,
+        materialize_grads=materialize_grads,
+    )
+    unused = {id(x) for x, g in zip(in_leaves, grads) if g is None}
+    if not unused:
+        return rebuild(list(grads))
+    result = rebuild([x if g is None else g for x, g in zip(in_leaves, grads)])
+    return result._fast_apply(lambda g: None if id(g) in unused else g, filter_empty=False)

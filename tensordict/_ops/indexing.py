@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 import tensordict.base as _base
+from tensordict import _errors
 from tensordict._registry import container_class
 from tensordict._ops.batch_shape import _SEQUENCES, as_int, _describe, batch_dim
 
@@ -38,7 +39,7 @@ def split_rule(batch_size, split_size: Any, dim: Any, op: str):
     if isinstance(split_size, _SEQUENCES):
         sizes = [as_int(s, op, "split_size") for s in split_size]
         if sum(sizes) != size or any(s < 0 for s in sizes):
-            raise ValueError(
+            raise _errors.SplitSizeError(
                 f"{op}(): split sizes {sizes} must be >= 0 and sum to {size}, the size "
                 f"of batch dim {d} ({_describe(batch_size)})"
             )
@@ -227,7 +228,7 @@ def mask_rule(batch_size, mask: Any, op: str, what: str = "mask"):
         )
         raise TypeError(f"{op}(): {what} must be a boolean tensor, got {got}")
     if mask.shape != batch_size[: mask.ndim] or mask.ndim > len(batch_size):
-        raise RuntimeError(
+        raise _errors.MaskShapeError(
             f"{op}(): {what} of shape {list(mask.shape)} does not match the "
             f"tensordict's {_describe(batch_size)}: its shape must be the batch size "
             f"or its first dims"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 import tensordict.base as _base
+from tensordict._registry import container_class
 
 if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
@@ -50,11 +51,12 @@ def repeated(value: Any, count: int) -> Repeated:
 
 def is_operand(value: Any) -> bool:
     """Whether ``value`` can be combined with a tensordict leaf by leaf: a tensor
-    collection, a tensor or a number. Operators return NotImplemented otherwise."""
+    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise."""
     return (
         isinstance(value, _SCALAR_OPERANDS)
         or _base.is_tensor_collection(value)
         or isinstance(value, numbers.Number)
+        or type(value) is dict
     )
 
 
@@ -83,6 +85,8 @@ def operand_leaves(
         return td._operand_leaves(other, op, default)
     if isinstance(other, numbers.Number):
         return repeated(other, len(leaves))
+    if type(other) is dict:  # td == td.to_dict(): the dict's entries, key by key
+        return td._operand_leaves(_dict_operand(td, other), op, default)
     raise TypeError(
         f"{op}(): unsupported operand of type {type(other).__name__}; expected a "
         f"tensor collection, a torch.Tensor or a number"
@@ -140,19 +144,33 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
     return True
 
 
+def _dict_operand(td: TensorDictBase, other: dict) -> TensorDictBase:
+    """A (nested) dict operand as a tensordict of ``td``'s batch size, so that its
+    entries are matched key by key like another tensordict's (``KeyError`` naming a
+    key one side lacks)."""
+    return container_class("TensorDict").from_dict(other, batch_size=td.batch_size)
+
+
 def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
     """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``.
     The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
-    stack each step into a preallocated rollout that holds only some keys)."""
+    stack each step into a preallocated rollout that holds only some keys), except for
+    ``where``, which creates them (0.15.3 fills an ``.empty()`` tensordict there)."""
     try:
         targets = td._operand_leaves(out, op)
     except KeyError:
+        if op in _OUT_CREATES_KEYS:
+            return _write_creating(td, out, new)
         return _write_matching(td, out, new)
     if targets:
         if any(torch._debug_has_internal_overlap(t) == 1 for t in targets):
             return _write_matching(td, out, new)
         torch._foreach_copy_(targets, new)
     return out
+
+
+# ops whose ``out=`` gets the keys it lacks (the others write only the keys it has)
+_OUT_CREATES_KEYS = frozenset({"where"})
 
 
 def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
@@ -171,3 +189,39 @@ def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
         else:
             target.copy_(value)
     return out
+
+
+def _write_creating(td: TensorDictBase, out: Any, new: list) -> Any:
+    """``out=`` a tensor collection lacking some of the result's keys, as 0.15.3
+    accepts: the missing keys are created in ``out`` (validated against its batch
+    size), the others written in place; keys only ``out`` has are left as they are."""
+    result = td._leaves_and_rebuild()[1](new, batch_size=out.batch_size)
+    out.update(result, inplace=True)
+    return out
+
+
+def fill_defaults(td: TensorDictBase, other: Any, default: Any) -> tuple:
+    """``td OP other`` with ``default=`` (``pad=`` for ``where``): ``(td, other,
+    default)`` to combine. Where ``other`` is a tensor collection holding leaves ``td``
+    lacks, a shallow copy of ``td`` gets them, filled with ``default``, so that the
+    result has the keys of both sides (``td``'s own missing keys are filled later by
+    ``_operand_leaves``). ``default="intersection"`` keeps only the keys both have."""
+    if not _base.is_tensor_collection(other):
+        return td, other, default
+    if isinstance(default, str):
+        if default != "intersection":
+            raise ValueError(
+                f"default must be a number, a tensor or 'intersection', got {default!r}"
+            )
+        own = set(td.keys(True, True))
+        common = [k for k in other.keys(True, True) if k in own]
+        return td.select(*common), other.select(*common), None
+    missing = [k for k in other.keys(True, True) if td.get(k) is None]
+    if not missing:
+        return td, other, default
+    td = td.copy()
+    for key in missing:
+        leaf = other.get(key)
+        if isinstance(leaf, torch.Tensor):
+            td.set(key, torch.full_like(leaf, default))
+    return td, other, default

@@ -129,10 +129,12 @@ def flatten_features(td: TensorDictBase, leaves: list) -> list:
 
 
 def leaves_as_one(leaves: list, batch_size: torch.Size, dim: Any, op: str):
-    """``reduce=True``: the leaves as one tensor whose last dim holds every value
-    to reduce together. ``dim`` None: every value of every leaf (1-d); ``"feature"``:
-    the batch dims, then every leaf's features concatenated; batch dims (an int or a
-    tuple): the other batch dims, then those dims and every feature together."""
+    """``reduce=True``: the leaves as one tensor. ``dim`` None: every value of every
+    leaf (1-d); ``"feature"``: the batch dims, then every leaf's features concatenated
+    (the op reduces its last dim); batch dims (an int or a tuple): the leaves
+    concatenated along the first of them, which the op then reduces over ``dim`` as
+    for one leaf, so that the feature dims stay (as 0.15.3: every leaf must have the
+    same shape but along that dim)."""
     if not leaves:
         raise ValueError(
             f"{op}(reduce=True) reduces the tensor leaves together, and this "
@@ -140,13 +142,19 @@ def leaves_as_one(leaves: list, batch_size: torch.Size, dim: Any, op: str):
         )
     if dim is None:
         return torch.cat([x.reshape(-1) for x in leaves])
-    n = len(batch_size)
-    x = torch.cat([x.reshape(batch_size + (-1,)) for x in leaves], -1)
     if dim == "feature":
-        return x
-    dims = dim if isinstance(dim, tuple) else (dim,)
-    x = x.movedim(dims, tuple(range(n - len(dims), n)))
-    return x.reshape(x.shape[: n - len(dims)] + (-1,))
+        return torch.cat([x.reshape(batch_size + (-1,)) for x in leaves], -1)
+    first = dim[0] if isinstance(dim, tuple) else dim
+    try:
+        return torch.cat(leaves, first)
+    except RuntimeError:
+        shapes = sorted({tuple(x.shape) for x in leaves})
+        raise RuntimeError(
+            f"{op}(reduce=True, dim={dim}): the leaves are concatenated along batch dim "
+            f"{first} and reduced over dim, which needs every leaf to have the same shape "
+            f"but along it; the leaves have shapes {[list(s) for s in shapes]} (use "
+            f"dim='feature', or no dim, to reduce leaves of different shapes)"
+        ) from None
 
 
 def rebuild_reduced(
@@ -187,3 +195,17 @@ def transform_keys(td: TensorDictBase, fn: Callable) -> TensorDictBase:
             value = transform_keys(value, fn)
         out._set_str(fn(key), value, inplace=False, validated=True)
     return out
+
+
+def loss_result(
+    td: TensorDictBase, new: list, size_average: Any, reduce: Any, reduction: str
+) -> TensorDictBase:
+    """``result: loss(size_average, reduce, reduction)``: the per-leaf losses ``new``
+    as a tensordict. ``reduction="none"`` (or the legacy ``reduce=False``) keeps the
+    leaves' shapes and ``td``'s batch size; ``"mean"`` and ``"sum"`` leave one scalar per
+    leaf, every level with batch size ``[]``."""
+    if size_average is not None or reduce is not None:  # torch's legacy arguments
+        reduction = torch.nn._reduction.legacy_get_string(size_average, reduce, emit_warning=False)
+    if reduction == "none":
+        return td._leaves_and_rebuild()[1](new)
+    return _rebuild_levels(td, iter(new), (), False)

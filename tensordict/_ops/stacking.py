@@ -10,6 +10,7 @@ from typing import Any, Callable
 import torch
 
 import tensordict.base as _base
+from tensordict import _errors
 from tensordict._ops.batch_shape import batch_dim
 from tensordict._ops.indexing import dense_class
 from tensordict._registry import container_class
@@ -91,7 +92,8 @@ def stacked_leaves(tds: list, leaves: list, op: str) -> list:
             message = message.replace(f"{op}: ", "", 1)
             message = message.replace("the other operand", f"tensordict {i}")
             message = message.replace("this tensordict", "tensordict 0")
-            raise type(err)(
+            kind = _errors.MismatchedKeysError if isinstance(err, KeyError) else type(err)
+            raise kind(
                 f"{op}(): the tensordicts must have the same keys: {message}"
             ) from None
     return list(zip(*columns))
