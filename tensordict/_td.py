@@ -145,6 +145,12 @@ def _new_tensordict(
     return self
 
 
+# The default of _rebuild_from's device/names: "as they are". Not NO_DEFAULT, which the
+# generated ops' own defaults are: torch.compile guards that two defaults reached through
+# class dicts are the same object with a Python guard that copies those dicts each call.
+_UNCHANGED = object()
+
+
 @register
 class TensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
@@ -667,8 +673,8 @@ class TensorDict(
         new_leaves: list,
         *,
         batch_size=None,
-        device=NO_DEFAULT,
-        names=NO_DEFAULT,
+        device=_UNCHANGED,
+        names=_UNCHANGED,
         leaf_fn=None,
     ) -> "TensorDict":
         """A TensorDict shaped like this one holding ``new_leaves``: the ``rebuild``
@@ -678,8 +684,11 @@ class TensorDict(
         per-leaf op that made ``new_leaves``) lets containers without tensor leaves,
         such as non-tensor stacks, move their elements the same way."""
         changes = None
-        if batch_size is not None or device is not NO_DEFAULT or leaf_fn is not None:
+        new_device = device is not _UNCHANGED and device is not NO_DEFAULT
+        if batch_size is not None or new_device or leaf_fn is not None:
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
+            # NO_DEFAULT: what _Changes reads as "keep each level's device"
+            device = device if new_device else NO_DEFAULT
             changes = _Changes(device, new_bs, len(self._batch_size), leaf_fn)
         it = iter(new_leaves)
         try:
@@ -690,7 +699,7 @@ class TensorDict(
             raise ValueError(
                 f"rebuild expected {len(self._leaves())} leaves, got {len(new_leaves)}"
             )
-        if names is not NO_DEFAULT:
+        if names is not _UNCHANGED and names is not NO_DEFAULT:
             out._names = _parse_names(names, len(out._batch_size))
         return out
 
@@ -892,7 +901,8 @@ _NO_PROMOTION_CHECK = ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_", "co
 def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) -> None:
     """Raise, naming ``key``, when ``leaf.<op>(other)`` would fail: ``other`` does not
     broadcast to the leaf's shape, or the result's dtype cannot be written into it. Run
-    for every leaf before any is written, so that a failed in-place op changes nothing."""
+    for every leaf before any is written, so that a failed in-place op changes nothing.
+    """
     if not broadcasts_to(other.shape, leaf.shape):
         raise _errors.InplaceWriteError(
             f"{op}: the entry {key!r} has shape {tuple(leaf.shape)} but the other "
