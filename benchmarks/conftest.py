@@ -28,6 +28,11 @@ def _where(module):
     return " ".join(os.path.realpath(p) for p in getattr(module, "__path__", [])) or "?"
 
 
+# One intra-op thread unless TENSORDICT_BENCH_THREADS says otherwise: on a machine whose
+# cores other jobs share, torch's worker threads wait on each other and a 0.5 ms call
+# sometimes takes 40 ms, which drowns the library's own cost that these suites measure.
+torch.set_num_threads(int(os.environ.get("TENSORDICT_BENCH_THREADS", "1")))
+
 TENSORDICT_PATH = _where(tensordict)
 TENSORDICT_VERSION = getattr(tensordict, "__version__", "?")
 
@@ -35,7 +40,7 @@ TENSORDICT_VERSION = getattr(tensordict, "__version__", "?")
 def pytest_report_header(config):
     return (
         f"tensordict under test: {TENSORDICT_PATH} (version {TENSORDICT_VERSION}); "
-        f"torch {torch.__version__}"
+        f"torch {torch.__version__}; {torch.get_num_threads()} intra-op thread(s)"
     )
 
 

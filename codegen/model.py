@@ -229,11 +229,16 @@ class ErrorCase:
 @dataclass(frozen=True)
 class Tests:
     """The test cases an entry declares (``tests:``): what the spec-driven tests call
-    the op with. The oracle is not here: it comes from torch (spec/README.md)."""
+    the op with and, for an op whose name is no torch function, what torch does
+    instead (``oracle``). The entry's own expressions are never the oracle
+    (spec/README.md)."""
 
     batch_size: tuple[int, ...] | None = None  # the batch size of the test inputs
     calls: tuple[Call, ...] = ()
     errors: tuple[ErrorCase, ...] = ()
+    oracle: str | None = None  # a Python expression over one tensor ``x`` and the params
+    floating: bool = False  # torch takes floating-point leaves only
+    values: str = "defined"  # "random" / "uninitialized": compare shapes and dtypes only
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,9 +33,16 @@ COMMON_KEYS = frozenset(
 REQUIRED_KEYS = ("name", "signature", "summary", "details", "example")
 INPLACE_KEYS = frozenset({"name", "signature", "leaf", "foreach", "drop_if_none", "dunders"})
 INPLACE_REQUIRED = ("name", "signature", "leaf")
-TESTS_KEYS = frozenset({"batch_size", "calls", "errors"})
+TESTS_KEYS = frozenset({"batch_size", "calls", "errors", "oracle", "floating", "values"})
+# ``tests: values``: whether the results' values can be compared (spec/README.md).
+TEST_VALUES = ("defined", "random", "uninitialized")
 # Names a test call may use (tests/spec_cases.py gives them their values).
 CASE_NAMES = frozenset({"torch", "TensorDict", "other", "batch_size", "nested_key"})
+# Names a ``tests: oracle`` may use besides the op's parameters (tests/spec_cases.py).
+ORACLE_NAMES = frozenset(
+    {"x", "td", "leaf_key", "leaves", "torch", "expand_right", "is_under", "NO_DEFAULT",
+     "TensorDictBase"}
+)
 
 # Parameters whose meaning is the same in every family.
 UNIVERSAL_ROLES = {"out": Role.OUT, "inplace": Role.INPLACE}
@@ -111,7 +118,7 @@ def common(
     found = entry.fields.get("torch_function")
     functions = torch_functions(found.value, found.line, entry.err) if found else ()
     dunders = aliases(entry, entry.fields.get("dunders"), entry.name, dunder_signature, signature)
-    tests = parse_tests(entry)
+    tests = parse_tests(entry, signature)
     if signature is None or summary is None or details is None or example is None:
         return None
     # every family: ``out`` receives the results, ``inplace=True`` makes self the result
@@ -267,7 +274,7 @@ def inplace(
     )
 
 
-def parse_tests(entry: Entry) -> Tests:
+def parse_tests(entry: Entry, signature: Signature | None = None) -> Tests:
     """``tests:``: the calls the spec-driven tests make (see spec/README.md)."""
     field = entry.fields.get("tests")
     if field is None:
@@ -290,6 +297,17 @@ def parse_tests(entry: Entry) -> Tests:
     ):
         entry.err(field.line, f"tests: 'batch_size' must be a list of sizes, got {batch_size!r}")
         batch_size = None
+    oracle = field.value.get("oracle")
+    if oracle is not None:
+        params = signature.names if signature is not None else ()
+        oracle = _expression(entry, oracle, line_of(nodes["oracle"]), ORACLE_NAMES | set(params))
+    floating = field.value.get("floating", False)
+    if not isinstance(floating, bool):
+        entry.err(field.line, f"tests: 'floating' must be true or false, got {floating!r}")
+    values = field.value.get("values", "defined")
+    if values not in TEST_VALUES:
+        entry.err(field.line, f"tests: 'values' must be one of {', '.join(TEST_VALUES)}, got {values!r}")
+        values = "defined"
     calls = []
     calls_node = nodes.get("calls")
     for item, node in zip(field.value.get("calls") or [], getattr(calls_node, "value", [])):
@@ -315,6 +333,9 @@ def parse_tests(entry: Entry) -> Tests:
         batch_size=tuple(batch_size) if batch_size is not None else None,
         calls=tuple(calls),
         errors=tuple(errors),
+        oracle=oracle,
+        floating=floating is True,
+        values=values,
     )
 
 
@@ -331,6 +352,26 @@ def _call(entry: Entry, text: Any, line: int) -> Call | None:
     except SyntaxError as exc:
         entry.err(line, f"tests: {text!r} are not call arguments: {exc.msg}")
         return None
+    _check_names(entry, text, tree, line, CASE_NAMES | {"_f"})
+    return Call(text, line)
+
+
+def _expression(entry: Entry, text: Any, line: int, names: frozenset | set) -> str | None:
+    """``tests: oracle``: one Python expression over ``names`` and builtins."""
+    if not isinstance(text, str):
+        entry.err(line, f"tests: 'oracle' must be a Python expression as a string, got {text!r}")
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        entry.err(line, f"tests: oracle {text.strip()!r} is not an expression: {exc.msg}")
+        return None
+    _check_names(entry, text.strip(), tree, line, names)
+    return text.strip()
+
+
+def _check_names(entry: Entry, text: str, tree: ast.AST, line: int, names: frozenset | set) -> None:
+    """Every free name of ``tree`` is one of ``names`` or a builtin."""
     bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.comprehension):
@@ -338,11 +379,11 @@ def _call(entry: Entry, text: Any, line: int) -> Call | None:
         elif isinstance(node, ast.Lambda):
             bound |= {a.arg for a in node.args.args}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id != "_f" and node.id not in bound:
-            if node.id not in CASE_NAMES and not hasattr(builtins, node.id):
+        if isinstance(node, ast.Name) and node.id not in bound:
+            if node.id not in names and not hasattr(builtins, node.id):
+                allowed = ", ".join(sorted(n for n in names if not n.startswith("_")))
                 entry.err(line, f"tests: {text!r} uses the unknown name {node.id!r} "
-                                f"(it may use {', '.join(sorted(CASE_NAMES))})")
-    return Call(text, line)
+                                f"(it may use {allowed})")
 
 
 def require(entry: Entry, *keys: str) -> None:

@@ -662,6 +662,43 @@ def seed001_parameter_serialization():
               type(params0["weight"]).__name__)
 
 
+def process_data(data):
+    images = data.get("images").flip(-2).clone()
+    labels = data.get("labels") // 10
+    # we update the td inplace
+    data.set_("images", images)  # flip image
+    data.set_("labels", labels)  # cluster labels
+
+
+@example("001", "Preprocessing with TensorDict.map")
+def seed001_map_preprocessing():
+    import tempfile
+    from tensordict import MemoryMappedTensor  # noqa: F401  (the seed imports it)
+    with _scratch_folder() as scratch:
+        # SEED FIX: `data` is the dataset of the sample above, 8 items instead of
+        # 1,000,000 here (4 workers flip every image one at a time), in a scratch folder.
+        data = TensorDict({
+            "images": torch.zeros((128, 128, 3), dtype=torch.uint8),
+            "labels": torch.zeros((), dtype=torch.int)}, batch_size=[])
+        data = data.expand(8)
+        data = data.memmap_like(scratch + "/path/to/dataset")
+        # ==> Fill your dataset here
+        data["images"].copy_(torch.randint(0, 255, (8, 128, 128, 3), dtype=torch.uint8))
+        data["labels"].copy_(torch.arange(8, dtype=torch.int) * 10)
+        before = data["images"].clone()
+        # SEED FIX: the seed guards this line with `if __name__ == "__main__":` at the
+        # top level of its script (so that spawned workers do not run it again); here it
+        # runs in this function, which only the main process calls.
+        # create data_preproc here
+        data_preproc = data.map(process_data, num_workers=4, chunksize=0, pbar=True)  # process 1 images at a time
+        # -- what it gives: process_data wrote into the files; it returns nothing --
+        assert data_preproc is None
+        assert torch.equal(data["images"], before.flip(-2))
+        assert torch.equal(data["labels"], torch.arange(8, dtype=torch.int))
+        print("images flipped in place:", torch.equal(data["images"], before.flip(-2)),
+              "| labels:", data["labels"].tolist())
+
+
 @example("002", "Memory-mapped tensors")
 def seed002_memory_mapped_tensor():
     from tensordict import MemoryMappedTensor

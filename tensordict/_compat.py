@@ -31,6 +31,11 @@ logger = logging.getLogger("tensordict")
 #: ``torch.nn.Buffer``, under the name ``tensordict.utils.Buffer``.
 Buffer = torch.nn.Buffer
 
+#: The classes a value may be an instance of to be stored as data, not as an opaque
+#: object (0.15.3 listed each tensordict class; here they share ``TensorCollection``).
+#: TorchRL's ``ListStorage.set`` unpacks them.
+_ACCEPTED_CLASSES = (Tensor, TensorCollection)
+
 #: ``zip(..., strict=True)``: an iterable shorter than the others raises ``ValueError``.
 _zip_strict = functools.partial(zip, strict=True)
 
@@ -229,6 +234,18 @@ class CompatMethods:
         and ``set``, ``set_``, ``update`` and new keys write into this tensordict at
         ``idx`` (a new key is created here, zero-filled outside ``idx``)."""
         return container_class("_SubTensorDict")(self, idx)
+
+    def clear_device_(self):
+        """Forget the device (``device`` becomes None) here and in every nested
+        tensordict; the tensors stay where they are. In place; returns self."""
+        if _is_tensorclass(type(self)):
+            self._tensordict.clear_device_()
+            return self
+        for value in self._own_values():
+            if isinstance(value, TensorCollection) and not _is_non_tensor(type(value)):
+                value.clear_device_()
+        self._device = None
+        return self
 
     def _has_names(self) -> bool:
         """True when at least one batch dim is named."""

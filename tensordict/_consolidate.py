@@ -70,7 +70,9 @@ def _dtype(name: str) -> torch.dtype:
     """The torch dtype called ``name`` (descriptions may come from untrusted files)."""
     dtype = getattr(torch, name, None) if isinstance(name, str) else None
     if not isinstance(dtype, torch.dtype):
-        raise ValueError(f"a consolidated description names {name!r}, not a torch dtype")
+        raise ValueError(
+            f"a consolidated description names {name!r}, not a torch dtype"
+        )
     return dtype
 
 
@@ -187,10 +189,8 @@ class ConsolidateMixin:
                     f"consolidate(filename={str(filename)!r}, device={device}): a "
                     f"file-backed storage lives on the CPU; move the result afterwards"
                 )
-            block = torch.empty(layout.nbytes, dtype=torch.uint8)
-            layout.pack(leaves, block)
             desc = description(self, [paths[i] for i in order], leaves)
-            block = _write_file(Path(filename), block, desc)
+            block = _write_file(Path(filename), layout, leaves, desc)
         else:
             block = torch.empty(layout.nbytes, dtype=torch.uint8, device=device)
             if share_memory:
@@ -276,24 +276,30 @@ def _common_device(leaves: list) -> torch.device:
     return devices.pop() if len(devices) == 1 else torch.device("cpu")
 
 
-def _write_file(path: Path, block: Tensor, desc: dict) -> Tensor:
-    """Write block + description + trailer to ``path`` (atomically: a temporary file
-    renamed into place) and return the block mapped from the file (shared: in-place
-    writes into the leaves reach the file)."""
+def _write_file(path: Path, layout: "Layout", leaves: list, desc: dict) -> Tensor:
+    """Write the packed leaves + description + trailer to ``path`` and return the block
+    mapped from the file (shared: in-place writes into the leaves reach the file).
+
+    The leaves are packed straight into a map of a temporary file that is then renamed
+    into place, so the bytes are copied once and a writer killed midway leaves ``path``
+    as it was. As for ``memmap_`` (docs/persistence.md), nothing is synced to the disk.
+    """
     meta = json.dumps(desc).encode()
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
-        f.write(block.numpy().tobytes() if block.numel() else b"")
+        f.truncate(layout.nbytes)
+        f.seek(layout.nbytes)
         f.write(meta)
         f.write(_TRAILER.pack(len(meta), _MAGIC))
-        f.flush()
-        os.fsync(f.fileno())
+    if layout.nbytes:
+        block = torch.from_file(
+            str(tmp), shared=True, size=layout.nbytes, dtype=torch.uint8
+        )
+        layout.pack(leaves, block)
+    else:
+        block = torch.empty(0, dtype=torch.uint8)
     os.replace(tmp, path)
-    if block.numel() == 0:
-        return block
-    return torch.from_file(
-        str(path), shared=True, size=block.numel(), dtype=torch.uint8
-    )
+    return block
 
 
 def from_consolidated(filename):

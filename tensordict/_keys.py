@@ -39,9 +39,10 @@ def _is_nested_key(obj) -> bool:
 KEY_SEPARATOR = "."
 
 
-class InvalidKeyError(KeyError, TypeError):
+class InvalidKeyError(KeyError, TypeError, RuntimeError):
     """Something that is not a key (a string or a tuple of strings) was used as one.
-    A ``TypeError``; 0.15.3 raised a ``KeyError``, so code catching either works."""
+    A ``TypeError``; 0.15.3 raised a ``KeyError`` (and, from :func:`unravel_key`, a
+    ``RuntimeError``), so code catching any of them works."""
 
     def __str__(self) -> str:  # the message as written, not quoted as a KeyError's
         return str(self.args[0]) if self.args else ""
@@ -87,18 +88,39 @@ def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
     )
 
 
-def unravel_key(key: NestedKey) -> NestedKey:
-    """Unravel a nested key: a string stays a string, ``("a",)`` becomes ``"a"``,
-    nested tuples become one flat tuple."""
+def _unravel_strict(key: NestedKey) -> NestedKey:
+    """:func:`unravel_key` that raises on a tuple that is not a key."""
     if isinstance(key, str):
         return key
     flat = unravel_key_to_tuple(key)
     return flat[0] if len(flat) == 1 else flat
 
 
+def unravel_key(key: NestedKey) -> NestedKey:
+    """Unravel a nested key: a string stays a string, ``("a",)`` becomes ``"a"``,
+    nested tuples become one flat tuple.
+
+    As in 0.15.3, a tuple that is not a key (``(0, slice(None))``, ``()``) gives
+    ``()``, so that callers holding "a key or an index" can tell them apart (TorchRL's
+    ``Composite.__getitem__``); anything else that is not a key raises
+    :class:`InvalidKeyError`, a ``RuntimeError`` among others."""
+    if isinstance(key, str):
+        return key
+    if not isinstance(key, tuple):
+        raise InvalidKeyError(
+            f"key should be a Sequence<NestedKey> (a string or a tuple of strings), "
+            f"got {key!r} of type {type(key).__name__}"
+        )
+    try:
+        return _unravel_strict(key)
+    except KeyError:  # InvalidKeyError included
+        return ()
+
+
 def unravel_key_list(keys) -> list[NestedKey]:
-    """Unravel every key of a list (see :func:`unravel_key`)."""
-    return [unravel_key(key) for key in keys]
+    """Unravel every key of a list (see :func:`unravel_key`); a tuple that is not a
+    key raises here."""
+    return [_unravel_strict(key) for key in keys]
 
 
 def is_valid_key(key) -> bool:

@@ -29,6 +29,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
@@ -82,6 +83,7 @@ class LazyStackedTensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
+    MapMixin,
     LazyStackedTensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,
@@ -625,6 +627,39 @@ class LazyStackedTensorDict(
         if not found:
             raise _errors.key_missing(key, self.keys())
 
+    def del_(self, key: NestedKey) -> "LazyStackedTensorDict":
+        """Remove the entry at ``key`` from every stacked tensordict that holds it
+        (a key exclusive to some of them included); ``KeyError`` when none does."""
+        path = unravel_key_to_tuple(key)
+        if len(path) == 1:
+            self._del_str(path[0])
+            return self
+        if self._is_locked:
+            raise _errors.locked(f"delete the key {_errors._fmt_key(path)}")
+        holders = [td for td in self.tensordicts if td.get(path, _MISSING) is not _MISSING]
+        if not holders:
+            raise _errors.key_missing(path, self.keys(True))
+        for td in holders:
+            td.del_(path)
+        return self
+
+    @property
+    def _has_exclusive_keys(self) -> bool:
+        """True when the stacked tensordicts do not all hold the same keys, nested
+        ones included (TorchRL's batched envs check it before sharing one buffer)."""
+        tds = self.tensordicts
+        if len(tds) < 2:
+            return False
+        first = set(tds[0].keys(True))
+        return any(set(td.keys(True)) != first for td in tds[1:])
+
+    def clear_device_(self) -> "LazyStackedTensorDict":
+        """Forget the device here and in every stacked tensordict (in place)."""
+        for td in self.tensordicts:
+            td.clear_device_()
+        self._device = None
+        return self
+
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         if batch_size is None and self.tensordicts:
             return LazyStackedTensorDict._new_unsafe(
@@ -826,9 +861,12 @@ class LazyStackedTensorDict(
         ids = self._member_ids(stack_part)
         if not ids:
             return self._empty_result(index, stack_out)
-        return LazyStackedTensorDict._new_unsafe(
+        result = LazyStackedTensorDict._new_unsafe(
             [member(i) for i in ids], stack_out, stack_dim_name=self._stack_dim_name
         )
+        if self.is_locked:  # a view of a memory-mapped stack stays one
+            result._memmap_view_from(self, index)
+        return result
 
     def _empty_result(self, index, stack_out):
         bs = _indexed_batch_shape(

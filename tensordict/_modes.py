@@ -1,92 +1,183 @@
-"""Global modes and the ``set_*`` switches that change them.
+"""Global modes and the ``set_*`` switches that change them: one mechanism for the
+tensordict modes here (``set_lazy_legacy``...) and the module settings of
+``tensordict.nn`` (``set_skip_existing``, ``set_interaction_type``...).
 
-Code written for 0.15.3 flips these modes four ways, and every switch here takes all
-four:
+A mode is a :class:`_Setting`: one process-wide value, with per-thread overrides. A
+switch (a :class:`_ModeSwitch` subclass) changes it four ways:
 
-- a plain call, ``set_lazy_legacy(True)``, sets the mode from then on (0.15.3 needs
-  ``.set()`` for that; this project sets it at the call, see ``docs/compatibility.md``);
-- ``.set()`` sets it (again) and ``.unset()`` restores the mode seen when the switch was
-  made: TorchRL calls ``set_lazy_legacy(False).set()`` when it is imported;
-- ``with set_lazy_legacy(True): ...`` sets it inside the block only;
-- ``@set_lazy_legacy(True)`` sets it while the decorated function runs.
+- ``with set_lazy_legacy(True): ...`` sets it inside the block only (the previous value
+  is back on exit, also when the block raises; blocks nest);
+- ``@set_lazy_legacy(True)`` sets it while the decorated function runs;
+- ``.set()`` sets it from now on and ``.unset()`` undoes that: TorchRL calls
+  ``set_lazy_legacy(False).set()`` when it is imported;
+- for the tensordict modes, a plain call, ``set_lazy_legacy(True)``, also sets the mode
+  from then on (0.15.3 needs ``.set()`` for that; this project sets it at the call, see
+  ``docs/compatibility.md``); the nn settings change only in the three ways above.
 
-The modes live in one dict, so that reading one (``lazy_legacy()``, on the path of every
-shape op) is one lookup.
+``thread_local=True`` (nn settings) confines the value to the calling thread.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
+import threading
+from typing import Any, Callable, ClassVar
 
-# None: never set; each reader says what that means.
-_STATE: dict[str, bool | None] = {
-    "lazy_legacy": None,
-    "capture_non_tensor_stack": None,
-    "list_to_stack": None,
-    # td.get(missing) returns None (0.15.3's default) unless switched off
-    "get_defaults_to_none": True,
-}
+_UNSET = object()
 
-if os.environ.get("LAZY_LEGACY_OP", "").lower() in ("1", "true"):
-    _STATE["lazy_legacy"] = True
+# Every mode by name, so that tests can save and restore them all.
+_SETTINGS: dict[str, "_Setting"] = {}
+
+
+class _Setting:
+    """One process-wide value, with per-thread overrides (``thread_local`` switches).
+    Reading it (:meth:`get`) is one attribute read while no thread overrides it."""
+
+    __slots__ = ("name", "value", "_local", "_local_count")
+
+    def __init__(self, name: str, default: Any) -> None:
+        self.name = name
+        self.value = default
+        self._local = threading.local()
+        self._local_count = 0  # threads holding an override: 0 keeps get() to one read
+        _SETTINGS[name] = self
+
+    def get(self) -> Any:
+        if self._local_count:
+            value = getattr(self._local, "value", _UNSET)
+            if value is not _UNSET:
+                return value
+        return self.value
+
+    def _thread_has_override(self) -> bool:
+        return getattr(self._local, "value", _UNSET) is not _UNSET
+
+    def replace(self, value: Any, thread_local: bool) -> tuple:
+        """Set ``value``; return what :meth:`restore` needs to put things back."""
+        if thread_local or (self._local_count and self._thread_has_override()):
+            previous = getattr(self._local, "value", _UNSET)
+            if previous is _UNSET:
+                self._local_count += 1
+            self._local.value = value
+            return (True, previous)
+        previous = self.value
+        self.value = value
+        return (False, previous)
+
+    def restore(self, token: tuple) -> None:
+        local, previous = token
+        if not local:
+            self.value = previous
+            return
+        if previous is _UNSET:
+            del self._local.value
+            self._local_count -= 1
+        else:
+            self._local.value = previous
+
+    def __repr__(self) -> str:
+        return f"_Setting({self.name!r}, {self.get()!r})"
 
 
 class _ModeSwitch:
-    """A switch for the mode ``_STATE[self._mode_name]`` (see the module docstring)."""
+    """Base of the switches (see the module docstring). A subclass names its
+    ``_setting``, may check the mode in ``_check``, and says with
+    ``_applies_when_made`` whether a plain call sets the mode."""
 
-    _mode_name: str = ""
+    _setting: ClassVar[_Setting]
+    _applies_when_made: ClassVar[bool] = False
 
-    def __init__(self, mode: bool) -> None:
-        self.mode = bool(mode)
-        self._previous = _STATE[self._mode_name]
-        _STATE[self._mode_name] = self.mode
+    def __init__(self, mode: Any, *, thread_local: bool = False) -> None:
+        self.mode = self._check(mode)
+        self.thread_local = thread_local
+        self._tokens: list = []  # one per enter/set not yet exited/unset
+        # the change a plain call made; the first enter/set/unset/decoration takes it
+        self._pending = (
+            self._setting.replace(self.mode, thread_local) if self._applies_when_made else None
+        )
 
-    def set(self) -> None:
-        """Set the mode from now on."""
-        _STATE[self._mode_name] = self.mode
-
-    def unset(self) -> None:
-        """Restore the mode that was in force when this switch was made."""
-        _STATE[self._mode_name] = self._previous
+    @staticmethod
+    def _check(mode: Any) -> Any:
+        return mode
 
     def clone(self) -> "_ModeSwitch":
         """The same switch, not applied (the mode is left as it is)."""
-        twin = object.__new__(type(self))
-        twin.mode = self.mode
-        twin._previous = self._previous
+        twin = copy.copy(self)
+        twin._tokens = []
+        twin._pending = None
         return twin
 
     def __enter__(self) -> "_ModeSwitch":
-        _STATE[self._mode_name] = self.mode
+        if self._pending is not None:  # the plain call set it: leaving restores before it
+            token, self._pending = self._pending, None
+            self._setting.replace(self.mode, self.thread_local)
+            self._tokens.append(token)
+        else:
+            self._tokens.append(self._setting.replace(self.mode, self.thread_local))
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
-        _STATE[self._mode_name] = self._previous
+        self._setting.restore(self._tokens.pop())
         return False
 
-    def __call__(self, func):
+    def set(self) -> None:
+        """Set the mode from now on (until :meth:`unset`)."""
+        self.__enter__()
+
+    def unset(self) -> None:
+        """Undo :meth:`set` (or the plain call): the mode seen before it is back."""
+        if self._tokens:
+            self._setting.restore(self._tokens.pop())
+        elif self._pending is not None:
+            token, self._pending = self._pending, None
+            self._setting.restore(token)
+
+    def __call__(self, func: Callable) -> Callable:
         # a decorator: the mode applies only while func runs, not from now on
-        _STATE[self._mode_name] = self._previous
-        name, mode = self._mode_name, self.mode
+        if self._pending is not None:
+            token, self._pending = self._pending, None
+            self._setting.restore(token)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            previous = _STATE[name]
-            _STATE[name] = mode
-            try:
+            with self.clone():
                 return func(*args, **kwargs)
-            finally:
-                _STATE[name] = previous
 
         return wrapper
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.mode})"
+        return f"{type(self).__name__}({self.mode!r})"
 
 
-def _read(name: str, default: bool, allow_none: bool) -> bool | None:
-    value = _STATE[name]
+# None: never set; each reader says what that means.
+_LAZY_LEGACY = _Setting(
+    "lazy_legacy",
+    True if os.environ.get("LAZY_LEGACY_OP", "").lower() in ("1", "true") else None,
+)
+_CAPTURE_NON_TENSOR_STACK = _Setting("capture_non_tensor_stack", None)
+_LIST_TO_STACK = _Setting("list_to_stack", None)
+# td.get(missing) returns None (0.15.3's default) unless switched off; set by a plain
+# function only (never per thread), so base.py reads ``.value``
+_GET_DEFAULTS_TO_NONE = _Setting("get_defaults_to_none", True)
+
+
+class _TensorDictModeSwitch(_ModeSwitch):
+    """A switch of a tensordict mode: a plain call sets it; the mode is a bool."""
+
+    _applies_when_made = True
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__(mode)
+
+    @staticmethod
+    def _check(mode: Any) -> bool:
+        return bool(mode)
+
+
+def _read(setting: _Setting, default: bool, allow_none: bool) -> bool | None:
+    value = setting.get()
     if value is None:
         return None if allow_none else default
     return value
@@ -96,49 +187,49 @@ def lazy_legacy(allow_none: bool = False) -> bool | None:
     """Whether :func:`torch.stack` of tensordicts and the view-like shape ops are lazy
     (see :class:`set_lazy_legacy`). ``False`` by default: stacking is dense; with
     ``allow_none=True``, ``None`` while the mode was never set."""
-    value = _STATE["lazy_legacy"]
+    value = _LAZY_LEGACY.get()  # on the path of every shape op: one call
     if value is None:
         return None if allow_none else False
     return value
 
 
-class set_lazy_legacy(_ModeSwitch):
+class set_lazy_legacy(_TensorDictModeSwitch):
     """Make :func:`torch.stack` of tensordicts lazy (a ``LazyStackedTensorDict``
     whose writes go through to the stacked tensordicts) or dense (the default).
 
     A function, a context manager, a decorator, or ``set_lazy_legacy(mode).set()``
     (see :mod:`tensordict._modes`)."""
 
-    _mode_name = "lazy_legacy"
+    _setting = _LAZY_LEGACY
 
 
 def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
     """Whether stacking non-tensor data holding one same value gives one
     ``NonTensorData`` (True) rather than a ``NonTensorStack`` (False, the default)."""
-    return _read("capture_non_tensor_stack", False, allow_none)
+    return _read(_CAPTURE_NON_TENSOR_STACK, False, allow_none)
 
 
-class set_capture_non_tensor_stack(_ModeSwitch):
+class set_capture_non_tensor_stack(_TensorDictModeSwitch):
     """Switch :func:`capture_non_tensor_stack` (function, context manager, decorator,
     ``.set()``/``.unset()``)."""
 
-    _mode_name = "capture_non_tensor_stack"
+    _setting = _CAPTURE_NON_TENSOR_STACK
 
 
 def list_to_stack(allow_none: bool = False) -> bool | None:
     """Whether a list written into a tensordict that cannot become a tensor is stored
     as a ``NonTensorStack`` of its elements (True, the default)."""
-    return _read("list_to_stack", True, allow_none)
+    return _read(_LIST_TO_STACK, True, allow_none)
 
 
-class set_list_to_stack(_ModeSwitch):
+class set_list_to_stack(_TensorDictModeSwitch):
     """Switch :func:`list_to_stack` (function, context manager, decorator,
     ``.set()``/``.unset()``)."""
 
-    _mode_name = "list_to_stack"
+    _setting = _LIST_TO_STACK
 
 
 def set_get_defaults_to_none(set_to_none: bool = True) -> None:
     """Whether ``td.get(missing_key)`` returns ``None`` (the default, as in 0.15.3) or
     raises a ``KeyError`` naming the key (``set_get_defaults_to_none(False)``)."""
-    _STATE["get_defaults_to_none"] = bool(set_to_none)
+    _GET_DEFAULTS_TO_NONE.value = bool(set_to_none)

@@ -390,6 +390,8 @@ def state_dict(
         for key, value in td.items(True, True):
             name = key if type(key) is str else ".".join(key)
             out[prefix + name] = value if keep_vars else value.detach()
+        if destination is None:
+            out._metadata = _shape_metadata(td)
         return out
     for key, value in td._own_items():
         if isinstance(value, Tensor):
@@ -397,6 +399,42 @@ def state_dict(
         elif _is_node(value):
             out[prefix + key] = state_dict(value, keep_vars=keep_vars, flatten=False)
     return out
+
+
+def _shape_metadata(td) -> collections.OrderedDict:
+    """``{"": {"batch_size", "device"}, "a.b": {...}}`` for the tensordict and each
+    nested one, kept as ``state_dict()._metadata`` (as ``nn.Module`` keeps its own
+    there) so that loading into an empty tensordict restores the batch sizes
+    (TorchRL's ``TensorStorage.load_state_dict`` does ``TensorDict().load_state_dict``)."""
+    meta = collections.OrderedDict()
+    meta[""] = {"batch_size": td.batch_size, "device": td.device}
+    for key, value in td.items(True, False, is_leaf=_is_leaf_for_metadata):
+        if _is_node(value):
+            name = key if type(key) is str else ".".join(key)
+            meta[name] = {"batch_size": value.batch_size, "device": value.device}
+    return meta
+
+
+def _is_leaf_for_metadata(cls: type) -> bool:
+    return not issubclass(cls, TensorDictBase)
+
+
+def _restore_batch_sizes(td, meta) -> None:
+    """Give ``td`` and its nested tensordicts the batch sizes ``meta`` (see
+    :func:`_shape_metadata`) records, where theirs are a prefix of it (an empty
+    ``TensorDict()`` loading a state dict)."""
+    for name in sorted(meta, key=lambda n: n.count(".") + bool(n), reverse=True):
+        recorded = meta[name].get("batch_size")
+        target = td if name == "" else td.get(tuple(name.split(".")), None)
+        if recorded is None or not isinstance(target, TensorDictBase):
+            continue
+        recorded = torch.Size(recorded)
+        current = target.batch_size
+        if len(current) < len(recorded) and recorded[: len(current)] == current:
+            try:
+                target.batch_size = recorded
+            except RuntimeError:
+                pass  # the loaded tensors do not fit it: keep the batch size
 
 
 def _state_paths(source, from_flatten, known, prefix=()):
@@ -443,6 +481,9 @@ def load_state_dict(
                 td.set(path, value)
             else:
                 target.copy_(value)
+    meta = getattr(source, "_metadata", None)
+    if isinstance(meta, collections.abc.Mapping) and isinstance(meta.get(""), dict):
+        _restore_batch_sizes(td, meta)
     return td
 
 

@@ -98,6 +98,21 @@ def _marked(td):
     return getattr(_holder(td), "_memmap_prefix", None)
 
 
+def _keeps_file_views(index) -> bool:
+    """Whether ``parent[index]`` of a memory-mapped tensordict is memory-mapped (and
+    locked) too: as in 0.15.3, for integers, ``...`` and unit-step slices from the
+    start (``td[0]``, ``td[:10]``, ``td[:, 3]``). Other indexes (slices starting
+    later or with a step, tensors, masks, lists, ``None``) give an unlocked
+    tensordict, so that code written for 0.15.3 which adds keys to them still runs."""
+    for part in index if type(index) is tuple else (index,):
+        if part is Ellipsis or type(part) is int:
+            continue
+        if type(part) is slice and part.start in (None, 0) and part.step in (None, 1):
+            continue
+        return False
+    return True
+
+
 # ----------------------------------------------------------------------------- writing
 
 
@@ -594,6 +609,14 @@ class PersistenceMixin:
         _mark(self, prefix)
         self.lock_()
         return self
+
+    def _memmap_view_from(self, parent, index) -> None:
+        """``self`` is ``parent[index]``: a view of a memory-mapped tensordict is
+        memory-mapped too, and locked, as users of 0.15.3 expect (it has no folder
+        of its own: ``saved_path`` is None)."""
+        if parent.is_locked and _marked(parent) is not None and _keeps_file_views(index):
+            _mark(self, _ANONYMOUS)
+            self._is_locked = True  # nested views were locked when they were indexed
 
     def is_memmap(self) -> bool:
         """True for a tensordict made by :meth:`memmap_`, :meth:`memmap` or

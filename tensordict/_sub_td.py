@@ -9,8 +9,9 @@ zero-filled outside the index, as a write at an index of a tensordict does). Eve
 op runs on ``source[idx]``; in-place ops reach the source through it when the index is
 basic (slices, integers), as they would on any view.
 
-This module knows only ``base`` and the registry, so ``_td`` can re-export the class
-under 0.15.3's import path (``tensordict._td._SubTensorDict``).
+What it shares with lazy views is ``tensordict/_write_through.py``. This module knows
+only ``base`` and the registry, so ``_td`` can re-export the class under 0.15.3's import
+path (``tensordict._td._SubTensorDict``).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from torch import Tensor
 
 from tensordict import _errors
 from tensordict._compat import _getitem_batch_size
-from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
-from tensordict._registry import container_class, register
+from tensordict._registry import register
+from tensordict._write_through import _WriteThroughView
 from tensordict.base import _MISSING, NO_DEFAULT, TensorDictBase, _is_node
 
 
 @register
-class _SubTensorDict(TensorDictGeneratedOps, TensorDictBase):
+class _SubTensorDict(_WriteThroughView):
     """``source[idx]`` whose writes go to ``source`` (see the module docstring)."""
 
     def __init__(self, source: TensorDictBase, idx: Any) -> None:
@@ -35,42 +36,15 @@ class _SubTensorDict(TensorDictGeneratedOps, TensorDictBase):
             raise TypeError(
                 f"a sub-tensordict views a tensordict, got {type(source).__name__}"
             )
-        self._source = source
         self._idx = idx
-        self._batch_size = _getitem_batch_size(source.batch_size, idx)
-        self._names = None
-        self._last_lock_op = None
-        self._lock_stack = None
+        self._init_view(source, _getitem_batch_size(source.batch_size, idx))
 
     # ------------------------------------------------------------------ plumbing
     def _dense(self) -> TensorDictBase:
         """``source[idx]``: views of the source's tensors for a basic index."""
         return self._source._index(self._idx)
 
-    def _template(self) -> TensorDictBase:
-        # an empty TensorDict shaped like this view: it validates values written here
-        return container_class("TensorDict")._new_unsafe(
-            {}, self._batch_size, self._source.device
-        )
-
-    @property
-    def _device(self):
-        return self._source.device
-
-    @property
-    def _is_locked(self) -> bool:
-        return self._source.is_locked
-
-    def _set_lock(self, locked: bool) -> None:
-        self._source._set_lock(locked)
-
-    # ------------------------------------------------------------------ primitives
-    def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
-        value = self._source._get_str(key, _MISSING, missing_ok=True)
-        if value is _MISSING:
-            if default is NO_DEFAULT and not missing_ok:
-                return self._source._get_str(key, NO_DEFAULT)  # raises naming the key
-            return default
+    def _view_entry(self, key: str, value: Any) -> Any:
         if isinstance(value, Tensor):
             return value[self._idx]
         if _is_node(value):
@@ -119,38 +93,11 @@ class _SubTensorDict(TensorDictGeneratedOps, TensorDictBase):
         source._set_str(key, source._new_empty(), inplace=False, validated=True)
         return self._get_str(key, NO_DEFAULT)
 
-    def _del_str(self, key: str) -> None:
-        self._source._del_str(key)
-
-    def _own_keys(self):
-        return list(self._source._own_keys())
-
-    def _own_items(self):
-        return [(key, self._get_str(key, NO_DEFAULT)) for key in self._own_keys()]
-
-    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
-        return self._template()._new_empty(batch_size, device, names)
-
-    def _index(self, index):
-        return self._dense()._index(index)
-
     def _set_at_index(self, index, value) -> None:
         # written into source[idx] (a copy for an advanced index), then back at idx
         dense = self._dense()
         dense._set_at_index(index, value)
         self._source._set_at_index(self._idx, dense)
-
-    def _leaves(self):
-        return self._dense()._leaves()
-
-    def _leaves_and_rebuild(self):
-        return self._dense()._leaves_and_rebuild()
-
-    def _operand_leaves(self, other, op: str, default=None):
-        return self._dense()._operand_leaves(other, op, default)
-
-    def _moved_to(self, device):
-        return self._dense()._moved_to(device)
 
     def _with_dense_stacks(self, op: str, key: tuple = ()):
         return self._dense()._with_dense_stacks(op, key)
@@ -160,10 +107,6 @@ class _SubTensorDict(TensorDictGeneratedOps, TensorDictBase):
             "cannot replace the entries of a sub-tensordict in place: select or "
             "exclude on the tensordict it views"
         )
-
-    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDictBase:
-        """A dense copy of the viewed part."""
-        return self._dense().clone()
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False):
         """A dense copy of the viewed part."""

@@ -16,10 +16,12 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
+from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
 from tensordict._registry import container_class, register
 from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict._persistence import PersistenceMixin
@@ -60,7 +62,7 @@ def _parse_batch_size(batch_size) -> torch.Size:
             size = torch.Size(batch_size)
         except (TypeError, ValueError):
             raise _errors.bad_batch_size(batch_size) from None
-    if size and min(size) < 0:
+    if size and min(size) < RAGGED:  # -1: a ragged dim (tensordict._ragged)
         raise _errors.bad_batch_size(batch_size)
     return size
 
@@ -156,9 +158,11 @@ class TensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
+    MapMixin,
     TensorDictGeneratedOps,
     ModuleStateMixin,
     PytreeMixin,
+    RaggedMethods,
     TensorDictBase,
 ):
     """A dictionary of tensors that share leading batch dimensions.
@@ -225,7 +229,10 @@ class TensorDict(
             if type(key) is str and type(value) is Tensor:
                 # the common case, inlined: a plain tensor under a plain key
                 # (a one-dim batch, the most frequent, is checked without slicing)
-                shape = value.shape
+                try:
+                    shape = value.shape
+                except RuntimeError:  # a strided nested tensor has no sizes
+                    shape = batch_shape(value)
                 if (
                     (not shape or shape[0] != first)
                     if n == 1
@@ -413,6 +420,18 @@ class TensorDict(
         except (KeyError, AttributeError, TypeError):
             return _MISSING
 
+    def keys(
+        self, include_nested=False, leaves_only=False, is_leaf=None, *, sort=False
+    ):
+        """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
+        keys view, returned without a further call (the hot path of ``key in td.keys()``).
+        """
+        if not (include_nested or leaves_only or sort):
+            return self._tensordict.keys()
+        return TensorDictBase.keys(
+            self, include_nested, leaves_only, is_leaf, sort=sort
+        )
+
     def get(self, key, *args, **kwargs):
         """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
         if type(key) is str:
@@ -477,8 +496,9 @@ class TensorDict(
         """Check (and convert) a value entering at ``key``; return what to store."""
         bs = self._batch_size
         if isinstance(value, Tensor):
-            if value.shape[: len(bs)] != bs:
-                raise _errors.batch_mismatch(key, value.shape, bs)
+            shape = batch_shape(value)
+            if shape[: len(bs)] != bs:
+                raise _errors.batch_mismatch(key, shape, bs)
             dev = self._device
             if dev is not None and value.device != dev:
                 value = value.to(dev)
@@ -579,7 +599,10 @@ class TensorDict(
         names = None
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
-        return _new_tensordict(storage, new_bs, self._device, names)
+        result = _new_tensordict(storage, new_bs, self._device, names)
+        if self._is_locked:  # a view of a memory-mapped tensordict stays one
+            result._memmap_view_from(self, idx)
+        return result
 
     def _set_at_index(self, index, value) -> None:
         idx = _normalize_index(index, self._batch_size)

@@ -23,6 +23,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
+    _ACCEPTED_CLASSES,
     _NESTED_TENSORS_AS_LISTS,
     _NESTED_TENSORS_AS_LISTS_NONTENSOR,
     CompatMethods,
@@ -407,7 +408,7 @@ class TensorDictBase(
         elif "default" in kwargs:
             default = kwargs["default"]
         else:
-            default = None if _modes._STATE["get_defaults_to_none"] else NO_DEFAULT
+            default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
         return self._get_path(unravel_key_to_tuple(key), default)
@@ -984,12 +985,14 @@ class TensorDictBase(
         collect the results in a new tensordict. A ``None`` result drops the entry;
         nested tensordicts left empty are dropped unless ``filter_empty=False``, and
         when nothing is left at all the result is ``None`` (as in 0.15.3). With
-        ``out=``, the results are written into ``out``, which is returned."""
+        ``out=``, the results are written into ``out``, which is returned.
+        ``named=True`` (and ``nested_keys``) make it :meth:`named_apply`, as 0.15.3's
+        ``apply`` takes them (TorchRL's collectors pass them)."""
         result = self._apply(
             fn,
             others,
-            named=False,
-            nested_keys=False,
+            named=constructor_kwargs.pop("named", False),
+            nested_keys=constructor_kwargs.pop("nested_keys", False),
             prefix=(),
             batch_size=batch_size,
             device=device,

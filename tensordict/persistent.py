@@ -156,11 +156,11 @@ def _h5_index(index):
     return tuple(out), after
 
 
-def _read_rows(dataset, index, plan=False):
+def _read_rows(dataset, index, plan=False, ndim=None):
     """``dataset[index]`` as a tensor, reading only the rows asked for where h5py can
     (``plan``: ``_h5_index(index)``, when the caller computed it once for many
-    datasets)."""
-    if dataset.ndim == 0:
+    datasets; ``ndim``: the dataset's, when the caller knows it)."""
+    if (dataset.ndim if ndim is None else ndim) == 0:
         return torch.as_tensor(dataset[()])[index]
     if plan is False:
         plan = _h5_index(index)
@@ -226,6 +226,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         "_last_lock_op",
         "_lock_stack",
         "_nested",
+        "_entries",
         "_memmap_prefix",
         "__weakref__",
     )
@@ -261,6 +262,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         self._mode = file.mode
         self._device = _parse_device(device)
         self._nested = {}
+        self._entries = None
         self._is_locked = False
         self._last_lock_op = None
         self._lock_stack = None
@@ -285,6 +287,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         self._mode = parent._mode
         self._device = parent._device
         self._nested = {}
+        self._entries = None
         self._is_locked = parent._is_locked
         self._last_lock_op = None
         self._lock_stack = None
@@ -451,6 +454,28 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
             tensor._dataset = item
         return tensor
 
+    def _read_entries(self) -> list:
+        """``(key, what, ndim)`` for each entry, in the group's order: ``what`` is the
+        h5py dataset of a tensor, the nested PersistentTensorDict of a group, or
+        ``None`` for a non-tensor value. Walking the group and opening each object is
+        most of what a small read costs, so it is done once and kept until this
+        tensordict writes to its group (or the group's entry count changes)."""
+        group = self._group
+        entries = self._entries
+        if entries is not None and len(entries) == len(group):
+            return entries
+        h5py = _h5py()
+        entries = []
+        for key, item in group.items():
+            if isinstance(item, h5py.Group):
+                entries.append((key, self._get_str(key, NO_DEFAULT), None))
+            elif _is_value_dataset(item):
+                entries.append((key, None, None))
+            else:
+                entries.append((key, item, item.ndim))
+        self._entries = entries
+        return entries
+
     def get_at(self, key, *args, **kwargs):
         """``td.get(key)[index]``, reading only the rows of ``index``."""
         index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
@@ -473,6 +498,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         non_blocking: bool = False,
     ) -> None:
         self._check_writable(f"set the key {key!r}")
+        self._entries = None
         group = self._group
         exists = key in group
         if not exists and self._is_locked:
@@ -523,6 +549,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
             raise _errors.key_missing(key, self._group.keys())
         del self._group[key]
         self._nested.pop(key, None)
+        self._entries = None
 
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         # results of ops live in RAM
@@ -649,21 +676,20 @@ def _write_value(group, key, value, exists: bool) -> None:
 
 
 def _read_index(td: PersistentTensorDict, idx, plan=False) -> TensorDict:
-    h5py = _h5py()
     if plan is False:
         plan = _h5_index(idx)
     storage = {}
     new_bs = None
     n = len(td._batch_size)
-    for key, item in td._group.items():
-        if isinstance(item, h5py.Group):
-            value = _read_index(td._get_str(key, NO_DEFAULT), idx, plan)
-        elif _is_value_dataset(item):
-            value = _read_value(item)
-        else:
-            value = _read_rows(item, idx, plan)
+    for key, what, ndim in td._read_entries():
+        if ndim is not None:
+            value = _read_rows(what, idx, plan, ndim)
             if new_bs is None:
-                new_bs = value.shape[: value.ndim - item.ndim + n]
+                new_bs = value.shape[: value.ndim - ndim + n]
+        elif what is None:
+            value = _read_value(td._group[key])
+        else:
+            value = _read_index(what, idx, plan)
         storage[key] = value
     if new_bs is None:
         stand_in = torch.zeros((), dtype=torch.uint8).expand(td._batch_size)

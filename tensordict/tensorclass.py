@@ -42,6 +42,7 @@ from torch import Tensor
 
 from tensordict import _errors, _tc_options, _torch_function
 from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._persistence import PersistenceMixin
@@ -193,6 +194,13 @@ def _process_class(cls: type, options: frozenset) -> None:
     if "frozen" in options:
         cls.__hash__ = object.__hash__  # frozen instances are hashable (by identity)
     has_doc = cls.__dict__.get("__doc__") is not None
+    for name in cls.__dict__.get("__annotations__", {}):
+        # a field named like a TensorClass member (``data``): dataclass would read
+        # the member as the field's default
+        if name not in cls.__dict__ and getattr(cls, name, None) is getattr(
+            TensorClass, name, _MISSING
+        ):
+            setattr(cls, name, dataclasses.field())
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = [f for f in dataclasses.fields(cls)]
     reserved = _reserved_names()
@@ -361,7 +369,7 @@ def _unwrap(value: Any) -> Any:
 
 @register
 class TensorClass(
-    PersistenceMixin, DistributedMixin, TensorClassGeneratedOps, TensorDictBase
+    PersistenceMixin, DistributedMixin, MapMixin, TensorClassGeneratedOps, TensorDictBase
 ):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
@@ -1644,7 +1652,16 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
     # ------------------------------------------------------------------ comparisons
     def __eq__(self, other):
         if isinstance(other, NonTensorStack):
-            return self.tolist() == other.tolist()
+            # element by element, a bool tensor of the batch size (as 0.15.3:
+            # TorchRL's Choice spec calls ``(choice == value).all()``)
+            if other._batch_size != self._batch_size:
+                raise RuntimeError(
+                    f"cannot compare non-tensor stacks of batch sizes "
+                    f"{tuple(self._batch_size)} and {tuple(other._batch_size)}"
+                )
+            mine, theirs = self._values.reshape(-1), other._values.reshape(-1)
+            same = [_same(a, b) for a, b in zip(mine, theirs)]
+            return torch.tensor(same, dtype=torch.bool).reshape(self._batch_size)
         if isinstance(other, list):
             return self.tolist() == other
         return NotImplemented

@@ -40,24 +40,33 @@ from tensordict._compat import (  # noqa: F401  (re-exported)
 
 def expand_right(tensor: torch.Tensor, shape) -> torch.Tensor:
     """Expand ``tensor`` to ``shape`` by adding dims on the right (not the left, as
-    broadcasting does): a ``[3]`` tensor expanded to ``[3, 4]`` repeats each value.
-    A tensordict is expanded along its batch dims the same way."""
+    broadcasting does): a ``[3]`` tensor expanded to ``[3, 4]`` repeats each value,
+    and a dim of size one is expanded too (``[1]`` to ``[7, 3]``). A tensordict is
+    expanded along its batch dims the same way."""
     shape = torch.Size(shape)
     if isinstance(tensor, TensorDictBase):
         bs = tensor.batch_size
-        if len(bs) > len(shape) or bs != shape[: len(bs)]:
+        if not _expands_on_the_right(bs, shape):
             raise RuntimeError(
                 f"cannot expand a tensordict of batch size {tuple(bs)} on the right "
-                f"to {tuple(shape)}: its batch size must be a prefix of the target"
+                f"to {tuple(shape)}: its batch size must be a prefix of the target, "
+                "up to dims of size one"
             )
         return tensor.reshape(bs + (1,) * (len(shape) - len(bs))).expand(shape)
-    if tensor.ndim > len(shape) or tensor.shape != shape[: tensor.ndim]:
+    if not _expands_on_the_right(tensor.shape, shape):
         raise RuntimeError(
             f"cannot expand a tensor of shape {tuple(tensor.shape)} on the right to "
-            f"{tuple(shape)}: its shape must be a prefix of the target"
+            f"{tuple(shape)}: its shape must be a prefix of the target, up to dims "
+            "of size one"
         )
     view = tensor.reshape(tensor.shape + (1,) * (len(shape) - tensor.ndim))
     return view.expand(shape)
+
+
+def _expands_on_the_right(shape: torch.Size, target: torch.Size) -> bool:
+    return len(shape) <= len(target) and all(
+        dim == want or dim == 1 for dim, want in zip(shape, target)
+    )
 
 
 def expand_as_right(tensor: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:

@@ -10,6 +10,7 @@ when it has none); ``codegen`` checks that a call uses no other name.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -21,8 +22,10 @@ if str(ROOT) not in sys.path:  # codegen/ is not installed; it runs from the che
     sys.path.insert(0, str(ROOT))
 
 from codegen.loader import load_spec  # noqa: E402
-from codegen.model import Op  # noqa: E402
+from codegen.model import Op, signature_text  # noqa: E402
 from tensordict import TensorDict, TensorDictBase  # noqa: E402
+from tensordict.base import NO_DEFAULT  # noqa: E402
+from tensordict.utils import expand_right  # noqa: E402
 
 SPEC = load_spec(ROOT / "spec")
 
@@ -63,6 +66,48 @@ def calls(op: Op, td: Any = None, other: Any = None) -> list[tuple[tuple, dict]]
 def batch_size(op: Op, default: tuple) -> tuple:
     """The batch size an entry's tests use (``tests: batch_size``)."""
     return op.tests.batch_size if op.tests.batch_size is not None else default
+
+
+def is_under(leaf_key: Any, key: Any) -> bool:
+    """Whether the nested key ``leaf_key`` lies under ``key`` (or is it)."""
+    path = leaf_key if isinstance(leaf_key, tuple) else (leaf_key,)
+    prefix = key if isinstance(key, tuple) else (key,)
+    return path[: len(prefix)] == prefix
+
+
+def binder(op: Op) -> Callable[..., dict]:
+    """``bind(*args, **kwargs)``: the op's parameters by name (defaults filled in), as
+    its signature binds a call."""
+    params = tuple(dataclasses.replace(p, annotation=None) for p in op.signature.params)
+    text = signature_text(params, None, "")[1:-1]
+    return eval(f"lambda {text}: dict(locals())", {"torch": torch, "NO_DEFAULT": NO_DEFAULT})
+
+
+def oracle(op: Op, **context: Any) -> Callable | None:
+    """``fn(x, *args, **kwargs)``: what torch gives for one tensor ``x`` called with
+    the op's arguments. The entry's ``tests: oracle`` where it has one (an expression
+    over ``x``, the op's parameters, ``context`` (``td``, ``leaf_key``, ``leaves``) and
+    ``ORACLE_NAMES``), else torch's function or tensor method of the op's name."""
+    if op.tests.oracle is None:
+        return torch_oracle(op.name)
+    code = compile(op.tests.oracle, f"{op.location}: {op.name}: tests: oracle", "eval")
+    bind = binder(op)
+    names = {
+        "torch": torch,
+        "expand_right": expand_right,
+        "is_under": is_under,
+        "NO_DEFAULT": NO_DEFAULT,
+        "TensorDictBase": TensorDictBase,
+        "td": None,
+        "leaf_key": None,
+        "leaves": None,
+        **context,
+    }
+
+    def fn(x: Any, *args: Any, **kwargs: Any) -> Any:
+        return eval(code, {**names, **bind(*args, **kwargs), "x": x})
+
+    return fn
 
 
 def torch_oracle(name: str) -> Callable | None:

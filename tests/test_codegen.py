@@ -479,6 +479,21 @@ def test_a_misspelt_tensor_method_fails_codegen(tmp_path: Path) -> None:
     assert "'leaf': torch has no attribute 'erfinvv'" in "\n".join(problems(tmp_path))
 
 
+def test_a_test_oracle_may_use_only_known_names(tmp_path: Path) -> None:
+    """``tests: oracle`` is an expression over ``x``, the op's parameters and the names
+    tests/spec_cases.py gives it; anything else fails ``python -m codegen``."""
+    (tmp_path / "spec").mkdir()
+    entry = ERFINV.format(leaf="torch.erfinv(x)", inplace="x.erfinv_()")
+    write_spec(tmp_path, "pointwise.yaml", entry + '    tests: {oracle: "torch.erfinv(y)"}\n')
+    found = "\n".join(problems(tmp_path))
+    assert "entry 'erfinv': tests: 'torch.erfinv(y)' uses the unknown name 'y'" in found
+    write_spec(tmp_path, "pointwise.yaml", entry + '    tests: {oracle: "torch.erfinv(x"}\n')
+    assert "is not an expression" in "\n".join(problems(tmp_path))
+    write_spec(tmp_path, "pointwise.yaml", entry + '    tests: {oracle: "torch.special.erfinv(x)"}\n')
+    (op,) = load_spec(tmp_path / "spec").ops()
+    assert op.tests.oracle == "torch.special.erfinv(x)"
+
+
 def _erfinv_method(tmp_path: Path, monkeypatch, leaf: str, inplace: str) -> Op:
     """The generated ``erfinv`` / ``erfinv_`` of an entry, installed on TensorDict."""
     import tensordict._generated.tensordict_ops as generated

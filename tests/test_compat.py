@@ -26,12 +26,7 @@ from tensordict import (
 from tensordict import _modes
 
 
-@pytest.fixture(autouse=True)
-def restore_modes():
-    saved = dict(_modes._STATE)
-    yield
-    _modes._STATE.clear()
-    _modes._STATE.update(saved)
+pytestmark = pytest.mark.usefixtures("restore_modes")  # tests/conftest.py
 
 
 class Pair(TensorClass):
@@ -103,7 +98,7 @@ class TestSwitches:
         assert read() is default
 
     def test_allow_none_before_any_set(self, switch, read, default):
-        _modes._STATE[switch._mode_name] = None
+        switch._setting.value = None
         assert read(allow_none=True) is None
         assert read() is default
 

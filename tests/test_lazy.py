@@ -837,15 +837,6 @@ class TestOps:
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def restore_legacy():
-    from tensordict import _modes
-
-    saved = dict(_modes._STATE)
-    yield
-    _modes._STATE.update(saved)
-
-
 def _torch_stack_supported():
     try:
         torch.stack([TensorDict(batch_size=[1]), TensorDict(batch_size=[1])], 0)
@@ -855,16 +846,16 @@ def _torch_stack_supported():
 
 
 class TestLazyLegacy:
-    def test_default_is_dense(self, restore_legacy):
+    def test_default_is_dense(self, restore_modes):
         assert lazy_legacy() is False
 
-    def test_set_lazy_legacy_as_function(self, restore_legacy):  # DIVERGENCE
+    def test_set_lazy_legacy_as_function(self, restore_modes):  # DIVERGENCE
         set_lazy_legacy(True)
         assert lazy_legacy() is True
         set_lazy_legacy(False)
         assert lazy_legacy() is False
 
-    def test_set_lazy_legacy_as_context_manager(self, restore_legacy):
+    def test_set_lazy_legacy_as_context_manager(self, restore_modes):
         with set_lazy_legacy(True):
             assert lazy_legacy()
             with set_lazy_legacy(False):
@@ -872,7 +863,7 @@ class TestLazyLegacy:
             assert lazy_legacy()
         assert not lazy_legacy()
 
-    def test_set_lazy_legacy_as_decorator(self, restore_legacy):
+    def test_set_lazy_legacy_as_decorator(self, restore_modes):
         @set_lazy_legacy(True)
         def inside():
             return lazy_legacy()
@@ -881,7 +872,7 @@ class TestLazyLegacy:
         assert inside() is True
         assert not lazy_legacy()
 
-    def test_torch_stack_follows_the_mode(self, restore_legacy):
+    def test_torch_stack_follows_the_mode(self, restore_modes):
         if not _torch_stack_supported():
             pytest.skip("torch.stack of tensordicts is not implemented yet")
         tensordicts = [

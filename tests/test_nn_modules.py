@@ -221,6 +221,22 @@ def test_select_and_reset_out_keys():
     assert set(both(TensorDict(x=torch.zeros(1))).keys()) == {"x", "y"}
 
 
+def test_out_keys_and_in_keys_reassigned_after_construction():
+    # users (and TorchRL) assign in_keys / out_keys on a built module: calls follow
+    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    td = TensorDict(x=torch.zeros(2), w=torch.ones(2), batch_size=[2])
+    module(td)
+    module.in_keys = ["w"]
+    module.out_keys = ["z"]
+    out = module(td.exclude("y"))
+    assert set(out.keys()) == {"x", "w", "z"}
+    assert (out["z"] == 2).all()
+    module.select_out_keys("z")
+    module.out_keys = [("nested", "a")]  # a new list replaces the selection
+    assert (module(td.exclude("y"))["nested", "a"] == 2).all()
+    assert module.out_keys_source == [("nested", "a")]
+
+
 def test_forward_hooks_see_tensordicts():
     module = TensorDictModule(lambda x: x + 1, ["x"], ["y"])
     seen = []

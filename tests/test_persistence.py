@@ -201,6 +201,44 @@ def test_memmap_in_place_and_copy(tmp_path):
         td.saved_path
 
 
+@pytest.mark.parametrize(
+    "index,stays_memmap",
+    [
+        (0, True),
+        (-1, True),
+        (slice(None, 2), True),
+        (Ellipsis, True),
+        (slice(1, 3), False),  # as in 0.15.3: a slice from the start only
+        (slice(None, None, 2), False),
+        (torch.tensor([0, 2]), False),
+        (torch.tensor([True, False, True]), False),
+    ],
+    ids=["int", "negative", "head", "ellipsis", "middle", "step", "tensor", "mask"],
+)
+def test_indexed_memmap_is_locked_like_its_parent(tmp_path, index, stays_memmap):
+    td = dense().memmap_(tmp_path / "p")
+    view = td[index]
+    assert view.is_locked is stays_memmap and view.is_memmap() is stays_memmap
+    assert view["nested"].is_locked is stays_memmap
+    if stays_memmap:
+        assert view.saved_path is None  # no folder of its own
+        with pytest.raises(RuntimeError, match="locked"):
+            view["new"] = torch.zeros(view.batch_size)
+        view["a"].fill_(7.0)  # a view: the write reaches the file
+        assert (TensorDict.load_memmap(tmp_path / "p")[index]["a"] == 7.0).all()
+    else:
+        view["new"] = torch.zeros(view.batch_size)  # results in memory, writable
+    td.unlock_()
+    assert not td[0].is_locked  # an unlocked parent gives unlocked views
+
+
+def test_indexed_memmap_tensorclass_and_lazy_stack_are_locked():
+    inner = Inner(z=torch.zeros(4, 2), batch_size=[4]).memmap_()
+    assert inner[0].is_locked and inner[:2].is_locked and not inner[1:].is_locked
+    stack = LazyStackedTensorDict.lazy_stack([dense(), dense()]).memmap_()
+    assert stack[0].is_locked and stack[:1].is_locked and not stack[1:].is_locked
+
+
 def test_anonymous_memmap():
     td = dense().memmap_()
     assert td.is_memmap() and td.saved_path is None

@@ -4,8 +4,8 @@ TensorDict holding the same data (the oracle).
 
 The ops are read from the spec files themselves, so a new entry is covered as soon as it
 exists: ops whose parameters all have defaults run as ``op()``; the others take their
-arguments from ``ARGS`` below, and an entry missing there fails
-``test_every_spec_op_has_arguments``. Out-of-place results must equal the oracle's (in
+arguments from ``ARGS`` below or, failing that, from their entry's ``tests: calls``, and
+an entry with neither fails ``test_every_spec_op_has_arguments``. Out-of-place results must equal the oracle's (in
 RAM); an in-place op must return the container itself, hold the oracle's values after
 the op, and have written them to the file (checked by reopening it). Where the oracle
 raises, the container must raise the same type of error.
@@ -20,6 +20,9 @@ import numpy as np
 import pytest
 import torch
 import yaml
+
+from spec_cases import SPEC as LOADED_SPEC
+from spec_cases import arguments
 
 from tensordict import PersistentTensorDict, TensorDict, TensorDictBase
 
@@ -113,8 +116,9 @@ ARGS: dict[str, list] = {
     "narrow": [((0, 1, 2), {})],
 }
 
-# Ops whose results are random or uninitialised: compared by structure only.
-STRUCTURE_ONLY = {"rand_like", "randn_like", "empty_like", "new_empty", "data_ptr"}
+# Ops whose results are addresses: compared by structure only, as are the entries
+# whose values are random or uninitialised (``tests: values`` in the spec).
+STRUCTURE_ONLY = {"data_ptr"}
 # Ops that need a CUDA device (or pinned memory, which needs one).
 NEEDS_CUDA = {"cuda", "record_stream", "pin_memory", "pin_memory_"}
 # Ops that refuse this data on a TensorDict too (checked: the same error here).
@@ -220,10 +224,39 @@ def _outcome(fn):
         return None, err
 
 
+# The test calls each entry declares (``tests: calls`` in spec/*.yaml).
+ENTRY_CALLS = {op.name: op.tests.calls for op in LOADED_SPEC.ops()}
+STRUCTURE_ONLY |= {op.name for op in LOADED_SPEC.ops() if op.tests.values != "defined"}
+
+
+def _needs_arguments(name: str) -> bool:
+    """Whether the TensorDict method ``name`` has a required parameter (besides self)."""
+    if not hasattr(TensorDict, name):  # torch.zeros_like & co: the tensordict alone
+        return False
+    if isinstance(inspect.getattr_static(TensorDict, name), property):
+        return False
+    signature = inspect.signature(getattr(TensorDict, name))
+    return any(
+        p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in list(signature.parameters.values())[1:]
+    )
+
+
+def _cases(name: str, profile: str) -> list:
+    """``ARGS``' row; else, for an op that needs arguments, its entry's test calls
+    (``other`` a tensordict like the data); else no arguments."""
+    if name in ARGS:
+        return ARGS[name]
+    if _needs_arguments(name) and ENTRY_CALLS.get(name):
+        data = _data(profile)
+        return [arguments(c.args, data, other=OTHER) for c in ENTRY_CALLS[name]]
+    return [((), {})]
+
+
 def _check(kind, name, tmp_path, inplace_of=None):
     profile = "int" if (inplace_of or name) in INTEGER_OPS else "float"
     succeeded = 0
-    for i, (args, kwargs) in enumerate(ARGS.get(inplace_of or name, [((), {})])):
+    for i, (args, kwargs) in enumerate(_cases(inplace_of or name, profile)):
         case = tmp_path / f"case{i}"
         case.mkdir()
         container, reread, oracle = KINDS[kind](_data(profile), case)
@@ -263,22 +296,12 @@ def test_spec_op_on_persistent_containers(kind, name, inplace_of, tmp_path):
 
 
 def test_every_spec_op_has_arguments():
-    """An entry with a required parameter (other than self) needs a row in ARGS."""
+    """An entry with a required parameter (other than self) needs test calls in its
+    entry (or a row in ARGS)."""
     missing = []
     for _, name, _ in SPEC:
         if name in ARGS or name in NEEDS_CUDA or name in ("stack", "cat"):
             continue
-        if not hasattr(TensorDict, name):  # torch.zeros_like & co: the tensordict alone
-            continue
-        attr = inspect.getattr_static(TensorDict, name)
-        if isinstance(attr, property):
-            continue
-        signature = inspect.signature(getattr(TensorDict, name))
-        required = [
-            p
-            for p in list(signature.parameters.values())[1:]
-            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-        if required:
+        if _needs_arguments(name) and not ENTRY_CALLS.get(name):
             missing.append(name)
-    assert not missing, f"give these spec ops arguments in ARGS: {missing}"
+    assert not missing, f"give these spec ops 'tests: calls' in their entries: {missing}"

@@ -84,6 +84,20 @@ def test_indexing_reads_only_the_rows_asked_for(h5, index, monkeypatch):
     assert torch.equal(h5.get_at("a", torch.tensor([5, 1])), data()["a"][[5, 1]])
 
 
+def test_indexing_sees_entries_written_after_a_read(h5):
+    # reads keep the group's layout between calls; writes must show in the next read
+    assert set(h5[0].keys()) == {"a", "i", "flag", "n", "s"}
+    h5["new"] = torch.full((6,), 3.0)
+    h5["a"] = torch.zeros(6, 4, dtype=torch.int64)  # same key, another dtype
+    h5["n", "e"] = torch.ones(6)
+    del h5["flag"]
+    row = h5[1]
+    assert set(row.keys()) == {"a", "i", "new", "n", "s"}
+    assert row["new"] == 3.0 and row["a"].dtype == torch.int64 and row["n", "e"] == 1
+    h5.file.create_dataset("by_hand", data=np.arange(6))  # written behind its back
+    assert h5[2]["by_hand"] == 2
+
+
 def test_writes_go_to_the_file(h5, tmp_path):
     h5["a"][0] = 100.0  # the form users write: into the tensor `get` returns
     h5["i"].add_(1)

@@ -13,8 +13,6 @@ printed):
 - 001 "Distributed capabilities": ``isend``/``irecv`` need two processes; the sample
   runs as written in a two-process gloo group in
   ``tests/test_distributed.py::test_seed_001_distributed_sample``.
-- 001 "Preprocessing": ``TensorDict.map`` (with its ``map`` workers, issue 12). (Both
-  "Parameter serialization and datasets" samples run here.)
 - 004 "Motivation": the ``tree_map`` lines (not valid Python as printed) and the
   dispatch loop over ``pipe[worker]``.
 - 004 "Features": ``tensordict.to("cuda:0")`` (needs a GPU).

@@ -7,9 +7,11 @@ dense tensordict, a nested one (whose nested tensordicts have more batch dims th
 their parent) and a non-contiguous one (strided, transposed leaves). The oracle is
 torch, never the entry's expressions: the tensor method (or torch function) of the
 op's name applied leaf by leaf to a copy of each leaf with the call's arguments
-(``x.to(torch.float64)``, ``torch.zeros_like(x, dtype=...)``); ``ORACLES`` says what
-torch does where the op's arguments are the tensordict's own (``clone(recurse)``,
-``new_zeros(*size)``: the new batch size followed by each leaf's feature dims). The
+(``x.to(torch.float64)``, ``torch.zeros_like(x, dtype=...)``); where the op's
+arguments are the tensordict's own (``clone(recurse)``, ``new_zeros(*size)``: the new
+batch size followed by each leaf's feature dims), the entry says what torch does
+(``tests: oracle``, over the leaf ``x``, its key ``leaf_key``, the input ``td`` and the
+op's parameters); ``tests: floating`` gives the op floating-point leaves only. The
 result must have the input's keys, the expected batch size (every nested level
 keeping its extra dims) and device, and those leaves; in-place ops write them into
 the stored tensors; the collectors (``numpy``, ``tolist``) are checked against an
@@ -27,7 +29,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from spec_cases import arguments, ops_of, torch_oracle
+from spec_cases import arguments, oracle, ops_of
 
 from codegen.checks import split_torch_function
 from codegen.model import Form, Op
@@ -37,10 +39,6 @@ OPS = ops_of("device")
 IDS = [op.name for op in OPS]
 STRUCTURES = ("dense", "nested", "noncontiguous")
 CUDA = torch.cuda.is_available()
-# ops torch accepts on floating (and complex) leaves only
-FLOATS_ONLY = {"requires_grad_", "rand_like", "randn_like"}
-# ops that write into the stored leaves and return the tensordict
-IN_PLACE = {"share_memory_", "requires_grad_", "zero_", "fill_", "zero_grad", "record_stream", "pin_memory_"}
 
 
 def _size(args) -> tuple:
@@ -48,53 +46,6 @@ def _size(args) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list, torch.Size)):
         return tuple(args[0])
     return tuple(args)
-
-
-def _new(name: str):
-    """``new_zeros(*size, **kw)`` on a leaf: the new batch size, then its feature dims."""
-
-    def oracle(td, key, x, args, kwargs):
-        kwargs = {k: v for k, v in kwargs.items() if k != "empty_lazy"}
-        if name == "new_full":
-            size, rest = tuple(args[0]) if not isinstance(args[0], int) else (args[0],), args[1:]
-        else:
-            size, rest = _size(args), ()
-        return getattr(x, name)(size + x.shape[td.batch_dims :], *rest, **kwargs)
-
-    return oracle
-
-
-def _new_tensor(td, key, x, args, kwargs):
-    data = args[0] if args else kwargs.pop("data")
-    with warnings.catch_warnings():  # torch recommends clone() for tensor data
-        warnings.simplefilter("ignore", UserWarning)
-        return x.new_tensor(data.get(key), **kwargs)
-
-
-def _fill(td, key, x, args, kwargs):
-    target, value = args
-    prefix = target if isinstance(target, tuple) else (target,)
-    path = key if isinstance(key, tuple) else (key,)
-    return x.fill_(value) if path[: len(prefix)] == prefix else x
-
-
-# What torch does to one leaf where the op's arguments are the tensordict's own.
-ORACLES = {
-    "to": lambda td, key, x, args, kwargs: x.to(*_devices(args), **kwargs),
-    "cpu": lambda td, key, x, args, kwargs: x.to("cpu", **kwargs),
-    "pin_memory": lambda td, key, x, args, kwargs: x.pin_memory(),
-    "pin_memory_": lambda td, key, x, args, kwargs: x.pin_memory(),
-    "clone": lambda td, key, x, args, kwargs: (
-        x.clone(**kwargs) if (args[0] if args else kwargs.pop("recurse", True)) else x
-    ),
-    "zero_grad": lambda td, key, x, args, kwargs: x,  # the values stay; grads go
-    "fill_": _fill,
-    "new_zeros": _new("new_zeros"),
-    "new_ones": _new("new_ones"),
-    "new_empty": _new("new_empty"),
-    "new_full": _new("new_full"),
-    "new_tensor": _new_tensor,
-}
 
 
 def _devices(args) -> tuple:
@@ -176,14 +127,12 @@ def needs_gpu(exc: BaseException) -> bool:
 
 
 def expected_leaves(op: Op, td, args, kwargs) -> dict:
-    fn = ORACLES.get(op.name)
-    if fn is None:
-        method = torch_oracle(op.name)
-        fn = lambda td, key, x, args, kwargs: method(x, *args, **kwargs)  # noqa: E731
-    return {
-        key: fn(td, key, td.get(key).clone(), args, dict(kwargs))
-        for key in tensor_keys(td)
-    }
+    with warnings.catch_warnings():  # torch recommends clone() for new_tensor(tensor)
+        warnings.simplefilter("ignore", UserWarning)
+        return {
+            key: oracle(op, td=td, leaf_key=key)(td.get(key).clone(), *args, **kwargs)
+            for key in tensor_keys(td)
+        }
 
 
 def expected_batch_size(op: Op, td, args, kwargs) -> torch.Size:
@@ -288,11 +237,11 @@ def test_every_entry_has_cases() -> None:
 @pytest.mark.parametrize("structure", STRUCTURES)
 @pytest.mark.parametrize("op", OPS, ids=IDS)
 def test_entry(op: Op, structure: str) -> None:
-    assert op.name in ORACLES or torch_oracle(op.name) or op.name in ("numpy", "tolist"), (
-        f"torch has no {op.name!r}: add an oracle to ORACLES"
+    assert oracle(op) or op.name in ("numpy", "tolist"), (
+        f"torch has no {op.name!r}: say what it does ({op.location}: 'tests: oracle')"
     )
     for seed, call in enumerate(op.tests.calls):
-        td = make(structure, seed, op.name in FLOATS_ONLY)
+        td = make(structure, seed, op.tests.floating)
         try:
             args, kwargs = arguments(call.args, td, other=make(structure, seed + 50))
             check_case(op, td, args, kwargs)
@@ -308,7 +257,7 @@ def check_case(op: Op, td, args, kwargs) -> None:
         if dtype is None or all(td.get(k).dtype == dtype for k in tensor_keys(td)):
             assert run(op, td, args, kwargs) is td  # nothing to move or cast
             return
-    if op.name in IN_PLACE:
+    if op.result == "in_place":  # written into the stored leaves
         target = td.clone()
         stored = {k: target.get(k) for k in tensor_keys(target)}
         expected = expected_leaves(op, td, args, kwargs)
@@ -327,14 +276,14 @@ def check_case(op: Op, td, args, kwargs) -> None:
     torch.manual_seed(0)
     expected = expected_leaves(op, td, args, kwargs)
     torch.manual_seed(0)
-    inplace = op.name == "pin_memory_" or kwargs.get("inplace")
+    inplace = op.result == "replace" or kwargs.get("inplace")
     target = td.clone() if inplace else td
     result = run(op, target, args, kwargs)
     if inplace:
         assert result is target
     check_structure(result, td, expected_batch_size(op, td, args, kwargs),
                     expected_device(op, td, args, kwargs))
-    compare_leaves(result, expected, values_too="empty" not in op.name)
+    compare_leaves(result, expected, values_too=op.tests.values != "uninitialized")
     if op.inplace is not None:  # the out-of-place result, written in place
         target = td.clone()
         stored = {k: target.get(k) for k in tensor_keys(target)}

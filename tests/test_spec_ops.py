@@ -5,8 +5,9 @@ cast). For each op it builds dense and nested tensordicts with float, int, bool 
 mixed leaves (plus a non-tensor string entry), calls the generated method and compares
 every leaf with what torch gives for that leaf: the torch function of the op's name
 (``torch.erfinv(x)``), or the tensor method of that name (``x.float()``,
-``x.__rtruediv__(other)``); ``ORACLES`` names the few ops whose name is neither. The
-oracle never reads the entry's own expressions, so a wrong ``leaf`` fails. Where torch
+``x.__rtruediv__(other)``); an op whose name is neither, or whose torch function takes
+its operands otherwise, says what torch does in its entry (``tests: oracle``: ``x %
+other``). The oracle never reads the entry's own expressions, so a wrong ``leaf`` fails. Where torch
 rejects a leaf, the tensordict op must raise torch's error. The in-place form is
 checked against the out-of-place one: the same values where they fit the stored dtype,
 an error where they do not. Binary ops are checked with tensordict, tensor and number
@@ -18,11 +19,10 @@ per-leaf fallback are both exercised. (Every ``example`` runs as a doctest in
 from __future__ import annotations
 
 import inspect
-import operator
 
 import pytest
 import torch
-from spec_cases import SPEC, torch_oracle
+from spec_cases import SPEC, oracle
 
 import tensordict._ops as ops_module
 from codegen.model import Op
@@ -38,11 +38,6 @@ STRUCTURES = ("dense", "nested")
 OPERAND_KINDS = ("td", "tensor", "number")
 # Values for required parameters that are neither operands nor have defaults.
 REQUIRED_ARGS = {"dst_type": torch.float64}
-# Ops whose name is neither a torch function nor a tensor method: Python's operator.
-ORACLES = {"mod": operator.mod}
-# Ops whose docs say a number operand is taken as a zero-dim tensor (torch's function
-# takes tensors only).
-NUMBERS_AS_TENSORS = {"maximum", "minimum"}
 
 
 # --------------------------------------------------------------------------------------
@@ -129,25 +124,17 @@ def call(td, name: str, signature, operands: tuple[str, ...], values: dict, **ex
     return getattr(td, name)(*args, **kwargs)
 
 
-def _apply(op: Op, fn, x, operands: list, extra: list):
-    """``fn(x, *operands, *extra)``; where the op documents that a number operand is
-    taken as a zero-dim tensor (torch.maximum takes tensors only), it is one."""
-    if op.name in NUMBERS_AS_TENSORS:
-        operands = [torch.as_tensor(v) if isinstance(v, (int, float, bool)) else v for v in operands]
-    return fn(x, *operands, *extra)
-
-
 def expected_leaves(op: Op, td, values: dict) -> dict:
     """``{key: tensor}``: torch's result for each leaf (the operands' matching values).
 
     Raises whatever torch raises for the first leaf (in key order) it rejects.
     """
-    fn = ORACLES.get(op.name) or torch_oracle(op.name)
+    fn = oracle(op)
     extra = [REQUIRED_ARGS[p.name] for p in op.signature.params if p.name in REQUIRED_ARGS]
     out = {}
     for key in tensor_keys(td):
         operands = [per_leaf(values[name], key) for name in getattr(op, "operands", ())]
-        out[key] = _apply(op, fn, td.get(key).clone(), operands, extra)
+        out[key] = fn(td.get(key).clone(), *operands, *extra)
     return out
 
 
@@ -329,9 +316,9 @@ def check_mismatched_keys(op: Op, profile: str) -> None:
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 @pytest.mark.parametrize("op", OPS, ids=[f"{op.family}.{op.name}" for op in OPS])
 def test_spec_entry(op: Op, monkeypatch) -> None:
-    assert ORACLES.get(op.name) or torch_oracle(op.name), (
-        f"torch has no function or tensor method named {op.name!r}: add an oracle "
-        "to ORACLES"
+    assert oracle(op), (
+        f"torch has no function or tensor method named {op.name!r}: say what torch "
+        f"does in its entry ({op.location}: 'tests: oracle')"
     )
     # foreach path (where the spec names a foreach function), then per-leaf path
     accepted = check_out_of_place(op)

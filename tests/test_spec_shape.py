@@ -8,7 +8,9 @@ an index of a larger one). The oracle is torch itself: the same method applied t
 tensor of batch indices (``torch.arange(numel).reshape(batch_size)``) says where every
 batch element goes, so every leaf must equal the input leaf gathered at those indices
 (its feature dims untouched), and the result's batch size at every level must be the
-index tensor's shape followed by the dims that level has beyond the root's. The
+index tensor's shape followed by the dims that level has beyond the root's. Where the
+tensor method takes its arguments otherwise (``atleast_3d`` adds dims at the end; a
+batch gains them in front), the entry says what torch does (``tests: oracle``). The
 entry's ``storage`` is checked (a write through a view shows in the input, a copy
 shares nothing), and so are ``inplace=True``, bad arguments (errors that name the op,
 the argument and the batch size), ``torch.X(td)`` dispatch and every ``example``.
@@ -24,7 +26,7 @@ import builtins
 
 import pytest
 import torch
-from spec_cases import A, arguments, batch_size, ops_of
+from spec_cases import A, arguments, batch_size, oracle, ops_of
 
 from codegen.model import Op
 from tensordict import TensorDict
@@ -34,13 +36,6 @@ IDS = [op.name for op in OPS]
 STRUCTURES = ("dense", "nested", "noncontiguous")
 
 
-# What the oracle calls on the index tensor, where it is not the tensor method of the
-# same name: atleast_Nd adds its dims in front (torch.atleast_3d adds one at the end of
-# a 2-d tensor; a leaf's end holds its feature dims).
-ORACLE = {
-    f"atleast_{n}d": (lambda n: lambda t: t.reshape((1,) * (n - t.ndim) + t.shape))(n)
-    for n in (1, 2, 3)
-}
 # --------------------------------------------------------------------------------------
 # Data.
 # --------------------------------------------------------------------------------------
@@ -113,12 +108,8 @@ def batch_index(op: Op, batch, args, kwargs) -> torch.Tensor:
     args = tuple(
         torch.empty(a.batch_size) if isinstance(a, TensorDict) else a for a in args
     )
-    if op.name == "view" and "batch_size" in kwargs:  # view(batch_size=...): size=
-        kwargs = {"size": kwargs["batch_size"]}
-    if op.name == "reshape" and "size" in kwargs:  # reshape(size=...): shape=
-        kwargs = {"shape": kwargs["size"]}
-    if op.name in ORACLE:
-        return ORACLE[op.name](index, *args, **kwargs)
+    if op.tests.oracle is not None:  # the entry says what torch does
+        return oracle(op)(index, *args, **kwargs)
     return getattr(index, op.name)(*args, **kwargs)
 
 

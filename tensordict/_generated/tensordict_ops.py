@@ -2146,8 +2146,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float32) for x in leaves])
-        return rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.float32 else x.to(torch.float32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.float32
+                    else x.to(torch.float32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def double(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2165,8 +2176,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float64) for x in leaves])
-        return rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.float64 else x.to(torch.float64) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.float64
+                    else x.to(torch.float64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def half(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2184,8 +2206,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float16) for x in leaves])
-        return rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.float16 else x.to(torch.float16) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.float16
+                    else x.to(torch.float16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def bfloat16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bfloat16``.
@@ -2203,8 +2236,22 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.bfloat16) for x in leaves])
-        return rebuild([x.to(torch.bfloat16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [
+                    x if x.dtype is torch.bfloat16 else x.to(torch.bfloat16)
+                    for x in leaves
+                ]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.bfloat16
+                    else x.to(torch.bfloat16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def int(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2222,8 +2269,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int32) for x in leaves])
-        return rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.int32 else x.to(torch.int32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.int32
+                    else x.to(torch.int32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def bool(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.bool``.
@@ -2241,8 +2299,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.bool) for x in leaves])
-        return rebuild([x.to(torch.bool) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.bool else x.to(torch.bool) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.bool
+                    else x.to(torch.bool) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def float16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float16``.
@@ -2260,8 +2329,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float16) for x in leaves])
-        return rebuild([x.to(torch.float16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.float16 else x.to(torch.float16) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.float16
+                    else x.to(torch.float16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def float32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float32``.
@@ -2279,8 +2359,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float32) for x in leaves])
-        return rebuild([x.to(torch.float32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.float32 else x.to(torch.float32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.float32
+                    else x.to(torch.float32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def float64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.float64``.
@@ -2298,8 +2389,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.float64) for x in leaves])
-        return rebuild([x.to(torch.float64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.float64 else x.to(torch.float64) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.float64
+                    else x.to(torch.float64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def int8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int8``.
@@ -2317,8 +2419,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int8) for x in leaves])
-        return rebuild([x.to(torch.int8) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.int8 else x.to(torch.int8) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.int8
+                    else x.to(torch.int8) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def int16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int16``.
@@ -2336,8 +2449,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int16) for x in leaves])
-        return rebuild([x.to(torch.int16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.int16 else x.to(torch.int16) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.int16
+                    else x.to(torch.int16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def int32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int32``.
@@ -2355,8 +2479,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int32) for x in leaves])
-        return rebuild([x.to(torch.int32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.int32 else x.to(torch.int32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.int32
+                    else x.to(torch.int32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def int64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.int64``.
@@ -2374,8 +2509,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.int64) for x in leaves])
-        return rebuild([x.to(torch.int64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.int64 else x.to(torch.int64) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.int64
+                    else x.to(torch.int64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint8(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint8``.
@@ -2393,8 +2539,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint8) for x in leaves])
-        return rebuild([x.to(torch.uint8) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint8 else x.to(torch.uint8) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint8
+                    else x.to(torch.uint8) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint16(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint16``.
@@ -2410,8 +2567,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint16) for x in leaves])
-        return rebuild([x.to(torch.uint16) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint16 else x.to(torch.uint16) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint16
+                    else x.to(torch.uint16) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint32``.
@@ -2427,8 +2595,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint32) for x in leaves])
-        return rebuild([x.to(torch.uint32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint32 else x.to(torch.uint32) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint32
+                    else x.to(torch.uint32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def uint64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.uint64``.
@@ -2444,8 +2623,19 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.uint64) for x in leaves])
-        return rebuild([x.to(torch.uint64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [x if x.dtype is torch.uint64 else x.to(torch.uint64) for x in leaves]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.uint64
+                    else x.to(torch.uint64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex32(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex32``.
@@ -2461,8 +2651,22 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex32) for x in leaves])
-        return rebuild([x.to(torch.complex32) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [
+                    x if x.dtype is torch.complex32 else x.to(torch.complex32)
+                    for x in leaves
+                ]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.complex32
+                    else x.to(torch.complex32) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex64(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex64``.
@@ -2478,8 +2682,22 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex64) for x in leaves])
-        return rebuild([x.to(torch.complex64) if cast_filter(x) else x for x in leaves])
+            return rebuild(
+                [
+                    x if x.dtype is torch.complex64 else x.to(torch.complex64)
+                    for x in leaves
+                ]
+            )
+        return rebuild(
+            [
+                (
+                    x
+                    if x.dtype is torch.complex64
+                    else x.to(torch.complex64) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
+        )
 
     def complex128(self, *, cast_filter: Callable | None = None) -> Self:
         """Cast every leaf to ``torch.complex128``.
@@ -2495,9 +2713,21 @@ class TensorDictGeneratedOps:
         """
         leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(torch.complex128) for x in leaves])
+            return rebuild(
+                [
+                    x if x.dtype is torch.complex128 else x.to(torch.complex128)
+                    for x in leaves
+                ]
+            )
         return rebuild(
-            [x.to(torch.complex128) if cast_filter(x) else x for x in leaves]
+            [
+                (
+                    x
+                    if x.dtype is torch.complex128
+                    else x.to(torch.complex128) if cast_filter(x) else x
+                )
+                for x in leaves
+            ]
         )
 
     def type(

@@ -141,8 +141,33 @@ def try_foreach_(fn: Callable, /, leaves: list, *args: Any, **kwargs: Any) -> bo
 
 
 def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
-    """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``."""
-    targets = td._operand_leaves(out, op)
+    """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``.
+    The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
+    stack each step into a preallocated rollout that holds only some keys)."""
+    try:
+        targets = td._operand_leaves(out, op)
+    except KeyError:
+        return _write_matching(td, out, new)
     if targets:
+        if any(torch._debug_has_internal_overlap(t) == 1 for t in targets):
+            return _write_matching(td, out, new)
         torch._foreach_copy_(targets, new)
+    return out
+
+
+def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
+    """:func:`write_into` where ``out`` lacks some of ``td``'s entries, or holds
+    expanded tensors: each result is copied into the entry of ``out`` at its key,
+    where there is one, and replaces an entry whose elements share memory (which
+    cannot be written into; 0.15.3 replaced it too: TorchRL's resets write
+    ``where(..., out=)`` into expanded specs' zeros)."""
+    _, rebuild = td._leaves_and_rebuild()
+    for key, value in rebuild(new).items(True, True):
+        target = out.get(key, None)
+        if not isinstance(target, torch.Tensor):
+            continue
+        if torch._debug_has_internal_overlap(target) == 1:
+            out.set(key, value)
+        else:
+            target.copy_(value)
     return out

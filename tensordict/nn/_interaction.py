@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from tensordict.nn.utils import _Setting, _SettingScope
+from tensordict._modes import _ModeSwitch, _Setting
 
 __all__ = ["InteractionType", "interaction_type", "set_interaction_type"]
 
@@ -26,7 +26,7 @@ class InteractionType(str, enum.Enum):
         return self.value
 
 
-_INTERACTION_TYPE = _Setting(None)
+_INTERACTION_TYPE = _Setting("interaction_type", None)
 
 
 def interaction_type() -> InteractionType | None:
@@ -35,7 +35,7 @@ def interaction_type() -> InteractionType | None:
     return _INTERACTION_TYPE.get()
 
 
-class set_interaction_type(_SettingScope):
+class set_interaction_type(_ModeSwitch):
     """Make probabilistic modules use ``type`` (an :class:`InteractionType` or its
     name) inside the block or the decorated function; ``None`` restores each module's
     default.

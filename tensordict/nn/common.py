@@ -349,7 +349,8 @@ class TensorDictModule(TensorDictModuleBase):
             argument names to keys, ``False`` keys to argument names.
         inplace: ``True`` (the default) writes the outputs into the input tensordict;
             ``False`` into a new ``TensorDict`` without batch dims; ``"empty"`` into an
-            empty copy of the input (same class, batch size and device).
+            empty copy of the input (same class, batch size and device); ``None``
+            is ``False`` (TorchRL's ``SafeSequential`` passes it on).
         method: call ``module.<method>`` instead of ``module`` itself.
         method_kwargs: extra keyword arguments for every call.
         strict: a missing input key is an error before the call (by default the
@@ -408,7 +409,7 @@ class TensorDictModule(TensorDictModuleBase):
             self.in_keys = _key_list(in_keys, "in_keys")
             self._arg_names = None
         self.out_keys = _key_list(out_keys, "out_keys")
-        if inplace not in (True, False, "empty"):
+        if inplace not in (True, False, "empty", None):
             raise ValueError(
                 f"TensorDictModule: inplace must be True, False or 'empty', got "
                 f"{inplace!r}"
@@ -422,11 +423,16 @@ class TensorDictModule(TensorDictModuleBase):
         self._out_keys_changed()
 
     def _out_keys_changed(self) -> None:
-        # which outputs of the callable are written, and where: (position, key)
+        # which outputs of the callable are written, and where: (position, key); the
+        # plan holds for this very out_keys list (forward re-plans when it is replaced)
+        self.__dict__["_planned_out_keys"] = self.out_keys
         source = self.out_keys_source
         selected = self.out_keys
         self._n_outputs = len(source)
-        self._write_plan = [(i, k) for i, k in enumerate(source) if k in selected]
+        # an output at "_" is dropped, as in 0.15.3 (out_keys=["_", "y"])
+        self._write_plan = [
+            (i, k) for i, k in enumerate(source) if k in selected and k != "_"
+        ]
         # The common call (positional inputs, one tensor out written in place under a
         # plain key, no option) takes a short path in forward.
         plain = (
@@ -441,6 +447,14 @@ class TensorDictModule(TensorDictModuleBase):
             and isinstance(source[0], str)
         )
         self._plain_out_key = source[0] if plain else None
+
+    def _out_keys_reassigned(self) -> None:
+        """``module.out_keys = [...]`` after construction: the new list is the full
+        set of outputs (any :meth:`select_out_keys` choice is dropped)."""
+        self.out_keys = _key_list(self.out_keys, "out_keys")
+        self.__dict__.pop("_out_keys_source", None)
+        self.__dict__.pop("_dropped_out_keys", None)
+        self._out_keys_changed()
 
     @property
     def device(self) -> torch.device | None:
@@ -474,6 +488,8 @@ class TensorDictModule(TensorDictModuleBase):
                 f"{_describe(self)} takes one tensordict, got {len(args)} more "
                 f"positional arguments"
             )
+        if self.out_keys is not self._planned_out_keys:
+            self._out_keys_reassigned()
         mode = _SKIP_EXISTING.get()
         if mode is not False and outputs_exist(
             tensordict, self.in_keys, self.out_keys, mode
@@ -482,7 +498,11 @@ class TensorDictModule(TensorDictModuleBase):
         out_key = self._plain_out_key
         if out_key is not None and tensordict_out is None and not kwargs:
             get = tensordict.get
-            inputs = [get(key, None) for key in self.in_keys]
+            in_keys = self.in_keys
+            if len(in_keys) == 1:  # the common case, without building a list
+                inputs = (get(in_keys[0], None),)
+            else:
+                inputs = [get(key, None) for key in in_keys]
             module = self._modules.get("module")  # an nn.Module is registered there
             if module is None:
                 module = self.__dict__["module"]
@@ -527,16 +547,16 @@ class TensorDictModule(TensorDictModuleBase):
             dest = tensordict_out
         elif self.inplace is True:
             dest = tensordict
-        elif self.inplace is False:
+        elif self.inplace is False or self.inplace is None:  # None: as False
             dest = _new_tensordict()
         else:
             dest = tensordict.empty()
         kind = type(outputs)
         if kind is not tuple and kind is not list:
-            if (
-                isinstance(outputs, TensorDictBase)
-                and self._n_outputs > 1
-                and all(key in outputs.keys(True) for _, key in self._write_plan)
+            # a tensordict holding every out_key (one included, as in 0.15.3:
+            # TorchRL's spec.zero() of a nested action) gives its entries
+            if isinstance(outputs, TensorDictBase) and all(
+                key in outputs.keys(True) for _, key in self._write_plan
             ):
                 outputs = tuple(
                     outputs.get(key) if key in outputs.keys(True) else None

@@ -238,6 +238,21 @@ class TensorDictParams(
 
     # ------------------------------------------------------------------ primitives
     @property
+    def _param_td(self) -> TensorDictBase:
+        """The tensordict of parameters wrapped (0.15.3's attribute; TorchRL's
+        objectives tests write into it in place)."""
+        return self.__dict__["_tensordict"]
+
+    @_param_td.setter
+    def _param_td(self, value: TensorDictBase) -> None:
+        # ``params._param_td += 1`` works in place and assigns the same tensordict
+        if value is not self.__dict__["_tensordict"]:
+            raise AttributeError(
+                "TensorDictParams._param_td cannot be replaced; write into it in place "
+                "(params._param_td.update(...), +=) instead"
+            )
+
+    @property
     def batch_size(self) -> torch.Size:
         return self._tensordict.batch_size
 

@@ -202,6 +202,12 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         )
 
     @property
+    def _out_keys(self) -> list:
+        """The sample keys (``out_keys`` without the log-probability keys), under
+        the private name TorchRL's ``SafeProbabilisticModule`` reads."""
+        return self.dist_sample_keys
+
+    @property
     def log_prob_key(self) -> NestedKey:
         """The key of the log-probability (the first of :attr:`log_prob_keys`)."""
         return self.log_prob_keys[0]
@@ -362,12 +368,14 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
                 "ProbabilisticTensorDictModule (or a ProbabilisticTensorDictSequential), "
                 f"got {type(modules[-1]).__name__ if modules else 'no module'}"
             )
-        super().__init__(
-            *modules,
-            partial_tolerant=partial_tolerant,
-            selected_out_keys=selected_out_keys,
-            inplace=inplace,
-        )
+        # only the options given: a subclass's base in between may not take them
+        # (TorchRL's SafeSequential takes ``partial_tolerant`` and ``inplace``)
+        options = {}
+        if selected_out_keys is not None:
+            options["selected_out_keys"] = selected_out_keys
+        if inplace is not None:
+            options["inplace"] = inplace
+        super().__init__(*modules, partial_tolerant=partial_tolerant, **options)
         count = sum(1 for m in self._sequence if _is_probabilistic(m))
         if return_composite is None:
             return_composite = count > 1
@@ -394,6 +402,18 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
     @property
     def default_interaction_type(self) -> InteractionType:
         return self._last.default_interaction_type
+
+    def forward(self, tensordict=None, *args, **kwargs):
+        """Run the modules in order; with no :class:`set_interaction_type` block
+        around the call, the whole sequence runs under the last module's
+        ``default_interaction_type``, so that the modules before it see it too (as
+        in 0.15.3: TorchRL's gSDE noise module reads it)."""
+        if interaction_type() is None:
+            with set_interaction_type(self.default_interaction_type):
+                return super().forward(tensordict, *args, **kwargs)
+        return super().forward(tensordict, *args, **kwargs)
+
+    forward._handles_calls = True
 
     @property
     def log_prob_key(self) -> NestedKey:

@@ -91,6 +91,13 @@ class TensorDictSequential(TensorDictModule):
     tensor([6., 6.])
     """
 
+    # Defaults for subclasses that build the sequence without this ``__init__``
+    # (TorchRL's ``SafeSequential`` calls ``TensorDictModule.__init__`` with the
+    # ``nn.ModuleList`` and the keys of :meth:`_compute_in_and_out_keys`).
+    partial_tolerant = False
+    inplace = None
+    _selected = None
+
     def __init__(
         self,
         *modules: Callable,
@@ -126,9 +133,22 @@ class TensorDictSequential(TensorDictModule):
             return list(module.values())
         return list(module)
 
+    @property
+    def _sequence(self) -> list:
+        """The modules in order (kept by :meth:`_refresh`; read from ``self.module``
+        when a subclass built the sequence without ``__init__``)."""
+        modules = self.__dict__.get("_sequence_cache")
+        return self._modules_in_order() if modules is None else modules
+
+    def _compute_in_and_out_keys(self, modules) -> tuple[list, list]:
+        """``(in_keys, out_keys)`` of ``modules`` run in order: the keys some module
+        reads that no earlier one writes, and every key written (0.15.3's name, which
+        TorchRL's ``SafeSequential`` calls before ``nn.Module.__init__``)."""
+        return _sequence_keys(modules)
+
     def _refresh(self) -> None:
         """Recompute what depends on the list of modules (after any change)."""
-        self._sequence = self._modules_in_order()
+        self.__dict__["_sequence_cache"] = self._modules_in_order()
         self.in_keys, source = _sequence_keys(self._sequence)
         self.__dict__.pop("_out_keys_source", None)
         self.__dict__.pop("_dropped_out_keys", None)

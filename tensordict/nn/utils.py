@@ -1,124 +1,31 @@
 """Settings the modules read (``skip_existing``, ``composite_lp_aggregate``) and the
 scale mappings of the probabilistic modules (``mappings``, ``biased_softplus``).
 
-A setting is a value with a scoped setter: the setter is a context manager (the value
-holds inside the block and the previous one is back on exit, also when the block
-raises), a decorator (the value holds while the function runs), and has ``set()`` /
-``unset()`` for a lasting change. ``thread_local=True`` confines the value to the
-calling thread.
+A setting is a :class:`~tensordict._modes._Setting` with a switch
+(:class:`~tensordict._modes._ModeSwitch`, the mechanism of ``set_lazy_legacy`` too): a
+context manager (the value holds inside the block and the previous one is back on
+exit, also when the block raises), a decorator (the value holds while the function
+runs), and ``set()`` / ``unset()`` for a lasting change. ``thread_local=True`` confines
+the value to the calling thread.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import threading
 from typing import Any, Callable
 
 import torch
 from torch import nn
 
 from tensordict._keys import NestedKey, unravel_key, unravel_key_list
-
-_UNSET = object()
-
-
-class _Setting:
-    """One process-wide value, with per-thread overrides (``thread_local`` blocks)."""
-
-    __slots__ = ("value", "_local", "_local_count")
-
-    def __init__(self, default: Any) -> None:
-        self.value = default
-        self._local = threading.local()
-        self._local_count = 0  # threads holding an override: 0 keeps get() to one read
-
-    def get(self) -> Any:
-        if self._local_count:
-            value = getattr(self._local, "value", _UNSET)
-            if value is not _UNSET:
-                return value
-        return self.value
-
-    def _thread_has_override(self) -> bool:
-        return getattr(self._local, "value", _UNSET) is not _UNSET
-
-    def replace(self, value: Any, thread_local: bool) -> tuple:
-        """Set ``value``; return what :meth:`restore` needs to put things back."""
-        if thread_local or (self._local_count and self._thread_has_override()):
-            previous = getattr(self._local, "value", _UNSET)
-            if previous is _UNSET:
-                self._local_count += 1
-            self._local.value = value
-            return (True, previous)
-        previous = self.value
-        self.value = value
-        return (False, previous)
-
-    def restore(self, token: tuple) -> None:
-        local, previous = token
-        if not local:
-            self.value = previous
-            return
-        if previous is _UNSET:
-            del self._local.value
-            self._local_count -= 1
-        else:
-            self._local.value = previous
-
-
-class _SettingScope:
-    """Base of the setters: ``with setter(mode):``, ``@setter(mode)``,
-    ``setter(mode).set()``. Subclasses name their ``_setting`` and may check the mode
-    in ``_check``."""
-
-    _setting: _Setting
-
-    def __init__(self, mode: Any, *, thread_local: bool = False) -> None:
-        self.mode = self._check(mode)
-        self.thread_local = thread_local
-        self._tokens: list = []
-
-    @staticmethod
-    def _check(mode: Any) -> Any:
-        return mode
-
-    def clone(self) -> "_SettingScope":
-        return type(self)(self.mode, thread_local=self.thread_local)
-
-    def __enter__(self) -> "_SettingScope":
-        self._tokens.append(self._setting.replace(self.mode, self.thread_local))
-        return self
-
-    def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
-        self._setting.restore(self._tokens.pop())
-        return False
-
-    def set(self) -> None:
-        """Set the mode from now on (until :meth:`unset`)."""
-        self.__enter__()
-
-    def unset(self) -> None:
-        """Undo :meth:`set`."""
-        self.__exit__(None, None, None)
-
-    def __call__(self, func: Callable) -> Callable:
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with self.clone():
-                return func(*args, **kwargs)
-
-        return wrapper
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.mode!r})"
-
+from tensordict._modes import _ModeSwitch, _Setting
 
 # --------------------------------------------------------------------------------------
 # skip_existing
 # --------------------------------------------------------------------------------------
 
-_SKIP_EXISTING = _Setting(False)
+_SKIP_EXISTING = _Setting("skip_existing", False)
 
 
 def skip_existing() -> bool | list:
@@ -128,7 +35,7 @@ def skip_existing() -> bool | list:
     return _SKIP_EXISTING.get()
 
 
-class set_skip_existing(_SettingScope):
+class set_skip_existing(_ModeSwitch):
     """Skip modules whose outputs are already in the input tensordict.
 
     Inside ``with set_skip_existing():`` (or ``set_skip_existing(True)``), a tensordict
@@ -171,14 +78,6 @@ class set_skip_existing(_SettingScope):
         if mode is None or isinstance(mode, bool):
             return mode
         return unravel_key_list(list(mode))
-
-    def clone(self) -> "set_skip_existing":
-        return type(self)(
-            self.mode,
-            self.in_key_attr,
-            self.out_key_attr,
-            thread_local=self.thread_local,
-        )
 
     def __enter__(self) -> "set_skip_existing":
         if self.mode is None:
@@ -229,10 +128,10 @@ class _set_skip_existing_None(set_skip_existing):
 # whether tensordict modules dispatch calls made with tensors
 # --------------------------------------------------------------------------------------
 
-_DISPATCH_TD_NN_MODULES = _Setting(True)
+_DISPATCH_TD_NN_MODULES = _Setting("dispatch_td_nn_modules", True)
 
 
-class _set_dispatch_td_nn_modules(_SettingScope):
+class _set_dispatch_td_nn_modules(_ModeSwitch):
     """Whether tensordict modules called with something other than a tensordict gather
     it into one (the default, ``True``) or hand the call to ``forward`` unchanged
     (``False``). TorchRL turns it off around transforms applied to plain tensors."""
@@ -267,7 +166,7 @@ def outputs_exist(tensordict, in_keys, out_keys, mode) -> bool:
 # composite_lp_aggregate
 # --------------------------------------------------------------------------------------
 
-_COMPOSITE_LP_AGGREGATE = _Setting(False)
+_COMPOSITE_LP_AGGREGATE = _Setting("composite_lp_aggregate", False)
 
 
 def composite_lp_aggregate(nowarn: bool = False) -> bool:
@@ -278,7 +177,7 @@ def composite_lp_aggregate(nowarn: bool = False) -> bool:
     return bool(_COMPOSITE_LP_AGGREGATE.get())
 
 
-class set_composite_lp_aggregate(_SettingScope):
+class set_composite_lp_aggregate(_ModeSwitch):
     """Set :func:`composite_lp_aggregate` (a context manager, a decorator, or
     ``set_composite_lp_aggregate(True).set()`` for good).
 

@@ -1,0 +1,324 @@
+"""Behaviour TorchRL relies on, found by running its own tests (issue 16), checked
+here without TorchRL: each test names the TorchRL code that needs it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import distributions as D
+
+from tensordict import LazyStackedTensorDict, TensorDict
+from tensordict.nn import (
+    ProbabilisticTensorDictModule,
+    ProbabilisticTensorDictSequential,
+    TensorDictModule,
+    TensorDictSequential,
+)
+from tensordict.utils import expand_right, unravel_key, unravel_key_list
+
+
+def test_probabilistic_module_private_out_keys_are_the_sample_keys():
+    # torchrl.modules.SafeProbabilisticModule compares its spec's keys with `_out_keys`
+    module = ProbabilisticTensorDictModule(
+        in_keys=["loc", "scale"],
+        out_keys=["action"],
+        distribution_class=D.Normal,
+        return_log_prob=True,
+    )
+    assert module._out_keys == ["action"]
+    assert module.out_keys == ["action", "action_log_prob"]
+
+
+def _split(values: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+    """A strided nested tensor viewing ``values`` cut into ``lengths`` (as TorchRL's
+    ``split_trajectories(as_nested=True)`` builds it)."""
+    return torch.nested.nested_tensor(list(values.split(lengths)))
+
+
+def test_ragged_batch_dim_holds_nested_tensors_and_pads_back():
+    # torchrl.collectors.utils.split_trajectories(as_nested=True):
+    # `_fast_apply(nest, batch_size=[n_trajectories, -1])`, then `to_padded_tensor`
+    td = TensorDict(
+        obs=torch.arange(5.0).unsqueeze(-1),
+        next=TensorDict(done=torch.tensor([0, 1, 0, 0, 1]).bool(), batch_size=[5]),
+        batch_size=[5],
+    )
+    ragged = td._fast_apply(lambda x: _split(x, [2, 3]), batch_size=[2, -1])
+    assert ragged.batch_size == torch.Size([2, -1])
+    assert ragged["next"].batch_size == torch.Size([2, -1])
+    assert ragged["next", "done"].is_nested
+    padded = ragged.to_padded_tensor(padding=-1.0, mask_key=("collector", "mask"))
+    assert padded.batch_size == torch.Size([2, 3])
+    assert padded["obs"].squeeze(-1).tolist() == [[0.0, 1.0, -1.0], [2.0, 3.0, 4.0]]
+    assert padded["collector", "mask"].tolist() == [[True, True, False], [True] * 3]
+
+
+def test_ragged_batch_dim_refuses_dense_values_and_other_negatives():
+    with pytest.raises(RuntimeError, match="'obs'"):
+        TensorDict(obs=torch.zeros(2, 3), batch_size=[2, -1])
+    with pytest.raises(TypeError, match="batch_size"):
+        TensorDict(batch_size=[2, -2])
+
+
+def test_unravel_key_tells_keys_from_indices():
+    # torchrl.data.Composite.__getitem__: `unravel_key(idx)` is () for an index tuple
+    assert unravel_key(("a", ("b", "c"))) == ("a", "b", "c")
+    assert unravel_key((0, slice(None))) == ()
+    assert unravel_key(("a", 0)) == ()
+    # Composite.__setitem__(0, ...) and TorchRL's tests expect 0.15.3's RuntimeError
+    with pytest.raises(RuntimeError, match="key should be a Sequence<NestedKey>"):
+        unravel_key(0)
+    with pytest.raises(KeyError):  # the list form stays strict
+        unravel_key_list([("a", 0)])
+
+
+def test_expand_right_expands_dims_of_size_one():
+    # torchrl.testing's HeterogeneousCountingEnv: expand_right(count[1], x.shape)
+    count = torch.tensor([2.0])
+    out = expand_right(count, (7, 7, 3))
+    assert out.shape == (7, 7, 3) and bool((out == 2).all())
+    with pytest.raises(RuntimeError, match="prefix"):
+        expand_right(torch.zeros(2), (7, 7, 3))
+
+
+def test_apply_named_passes_the_keys():
+    # torchrl.collectors: td.apply(fn, other, default=None, named=True, filter_empty=True)
+    td = TensorDict(a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2])
+    other = TensorDict(a=torch.ones(2), batch_size=[2])
+    seen = []
+
+    def keep_changed(name, value, other_value):
+        seen.append(name)
+        return value if other_value is None else None
+
+    out = td.apply(keep_changed, other, default=None, named=True, nested_keys=True)
+    assert sorted(map(str, seen)) == ["('b', 'c')", "a"]
+    assert list(out.keys(True, True)) == [("b", "c")]
+
+
+def test_clear_device_forgets_the_device_everywhere():
+    # torchrl.collectors.Collector._make_carrier
+    td = TensorDict(a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2], device="cpu")
+    assert td.clear_device_() is td
+    assert td.device is None and td["b"].device is None
+    assert td["a"].device == torch.device("cpu")
+    stack = LazyStackedTensorDict.lazy_stack([td.to("cpu"), td.to("cpu")])
+    assert stack.device == torch.device("cpu")
+    assert stack.clear_device_().device is None
+    assert all(member.device is None for member in stack.tensordicts)
+
+
+def test_lazy_stack_exclusive_keys_can_be_found_and_deleted():
+    # torchrl.envs.batched_envs._stackable reads `_has_exclusive_keys`;
+    # torchrl.data.StackedComposite deletes keys held by some members only
+    a = TensorDict(x=torch.zeros(2), n={"y": torch.ones(2)}, batch_size=[2])
+    b = TensorDict(x=torch.zeros(2), batch_size=[2])
+    same = LazyStackedTensorDict.lazy_stack([a.clone(), a.clone()])
+    assert not same._has_exclusive_keys
+    stack = LazyStackedTensorDict.lazy_stack([a, b])
+    assert stack._has_exclusive_keys
+    del stack["n", "y"]
+    assert ("n", "y") not in a.keys(True)
+    with pytest.raises(KeyError):
+        del stack["n", "y"]
+
+
+class _SequenceBuiltLikeTorchRL(TensorDictSequential):
+    """TorchRL's SafeSequential: keys from `_compute_in_and_out_keys` (called before
+    nn.Module.__init__), then TensorDictModule.__init__ with the ModuleList."""
+
+    def __init__(self, *modules, inplace=None):
+        in_keys, out_keys = self._compute_in_and_out_keys(modules)
+        TensorDictModule.__init__(
+            self, torch.nn.ModuleList(modules), in_keys, out_keys, inplace=inplace
+        )
+
+
+def test_sequence_subclass_that_skips_the_sequence_init_still_runs():
+    add = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"])
+    mul = TensorDictModule(lambda y, z: y * z, in_keys=["y", "z"], out_keys=["w"])
+    seq = _SequenceBuiltLikeTorchRL(add, mul)
+    assert seq.in_keys == ["x", "z"] and seq.out_keys == ["y", "w"]
+    td = TensorDict(x=torch.ones(2), z=torch.full((2,), 3.0), batch_size=[2])
+    assert seq(td) is td  # inplace=None: the sequence writes into its input
+    assert td["w"].tolist() == [6.0, 6.0]
+    assert len(seq) == 2 and seq[1] is mul
+
+
+def test_module_inplace_none_writes_a_new_tensordict():
+    # SafeSequential passes inplace=None on to TensorDictModule.__init__ (as False)
+    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"], inplace=None)
+    td = TensorDict(x=torch.zeros(2), batch_size=[2])
+    out = module(td)
+    assert out is not td and list(out.keys()) == ["y"]
+
+
+def test_probabilistic_sequence_passes_on_only_the_options_given():
+    # TorchRL's SafeProbabilisticTensorDictSequential puts SafeSequential (which
+    # takes no `selected_out_keys`) between this class and TensorDictSequential
+    class NoSelection(TensorDictSequential):
+        def __init__(self, *modules, partial_tolerant=False, inplace=None):
+            super().__init__(*modules, partial_tolerant=partial_tolerant, inplace=inplace)
+
+    class Both(ProbabilisticTensorDictSequential, NoSelection):
+        pass
+
+    params = TensorDictModule(
+        lambda obs: (obs, obs.exp()), in_keys=["obs"], out_keys=["loc", "scale"]
+    )
+    prob = ProbabilisticTensorDictModule(
+        in_keys=["loc", "scale"], out_keys=["action"], distribution_class=D.Normal
+    )
+    seq = Both(params, prob)
+    out = seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
+    assert out["action"].shape == (3,)
+
+
+def test_accepted_classes_cover_tensors_and_every_container():
+    # torchrl.data.ListStorage.set: isinstance(data, (..., *_ACCEPTED_CLASSES))
+    from tensordict import NonTensorData, tensorclass
+    from tensordict.base import _ACCEPTED_CLASSES
+
+    @tensorclass
+    class Pair:
+        x: torch.Tensor
+
+    td = TensorDict(a=torch.zeros(2), batch_size=[2])
+    values = [torch.zeros(1), td, LazyStackedTensorDict.lazy_stack([td, td])]
+    values += [Pair(x=torch.zeros(2), batch_size=[2]), NonTensorData("a")]
+    assert all(isinstance(value, _ACCEPTED_CLASSES) for value in values)
+    assert not isinstance([1, 2], _ACCEPTED_CLASSES)
+
+
+def test_state_dict_loaded_into_an_empty_tensordict_keeps_the_batch_sizes(tmp_path):
+    # torchrl.data.TensorStorage.load_state_dict: TensorDict().load_state_dict(sd,
+    # strict=False), after torch.save / torch.load of the storage's state dict
+    td = TensorDict(a=torch.zeros(3, 2), n={"b": torch.ones(3, 4)}, batch_size=[3])
+    td["n"].batch_size = [3, 4]
+    torch.save(td.state_dict(), tmp_path / "sd.pt")
+    state = torch.load(tmp_path / "sd.pt", weights_only=True)
+    loaded = TensorDict().load_state_dict(state, strict=False)
+    assert loaded.batch_size == (3,)
+    assert loaded["n"].batch_size == (3, 4)
+    assert (loaded == td).all()
+
+
+def test_tensorclass_field_named_data_is_a_required_field():
+    # torchrl.testing.make_tc: a tensorclass with a field per key ("data" among them)
+    from tensordict import tensorclass
+
+    class Fields:
+        pass
+
+    Fields.__annotations__ = {"data": torch.Tensor, "nested": torch.Tensor}
+    cls = tensorclass(Fields)
+    obj = cls(data=torch.ones(2), nested=torch.zeros(2), batch_size=[2])
+    assert obj.data.tolist() == [1.0, 1.0] and obj[0].data.item() == 1.0
+    with pytest.raises(TypeError, match="data"):
+        cls(nested=torch.zeros(2), batch_size=[2])
+
+
+def test_probabilistic_sequence_runs_under_its_default_interaction_type():
+    # torchrl.modules.gSDEModule, before the distribution, reads interaction_type()
+    from tensordict.nn import InteractionType, interaction_type, set_interaction_type
+
+    seen = []
+
+    def params(obs):
+        seen.append(interaction_type())
+        return obs, obs.exp()
+
+    seq = ProbabilisticTensorDictSequential(
+        TensorDictModule(params, in_keys=["obs"], out_keys=["loc", "scale"]),
+        ProbabilisticTensorDictModule(
+            in_keys=["loc", "scale"],
+            out_keys=["action"],
+            distribution_class=D.Normal,
+            default_interaction_type="random",
+        ),
+    )
+    seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
+    with set_interaction_type("mode"):
+        seq(TensorDict(obs=torch.zeros(3), batch_size=[3]))
+    assert seen == [InteractionType.RANDOM, InteractionType.MODE]
+    assert interaction_type() is None
+
+
+def test_the_old_c_extension_module_gives_the_key_helpers():
+    # TorchRL's test/objectives/_objectives_common.py: from tensordict._C import ...
+    import importlib
+    import sys
+
+    sys.modules.pop("tensordict._C", None)
+    with pytest.warns(DeprecationWarning, match="tensordict._C"):
+        legacy = importlib.import_module("tensordict._C")
+    assert legacy.unravel_keys(("a", ("b",))) == ("a", "b")
+    assert legacy.unravel_key(("a",)) == "a"
+    assert legacy.unravel_key_list(["a", ("b", ("c",))]) == ["a", ("b", "c")]
+    assert legacy._unravel_key_to_tuple(("a", 1)) == ()
+
+
+def test_stack_into_out_writes_only_the_entries_out_holds():
+    # torchrl.collectors: torch.stack(steps, dim, out=preallocated_rollout)
+    steps = [TensorDict(a=torch.full((2,), float(i)), b=torch.ones(2), batch_size=[2]) for i in range(3)]
+    out = TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])
+    assert torch.stack(steps, 1, out=out) is out
+    assert out["a"][0].tolist() == [0.0, 1.0, 2.0]
+    assert list(out.keys()) == ["a"]
+
+
+def test_module_takes_its_out_key_from_a_returned_tensordict():
+    # torchrl.testing.CountingEnvCountModule returns spec.zero() + 1, a tensordict
+    module = TensorDictModule(
+        lambda x: TensorDict({"data": {"action": x + 1}}, batch_size=[2]),
+        in_keys=["x"],
+        out_keys=[("data", "action")],
+    )
+    out = module(TensorDict(x=torch.zeros(2, 5), batch_size=[2]))
+    assert out["data", "action"].shape == (2, 5)
+    assert not isinstance(out["data", "action"], TensorDict)
+
+
+def test_tensordict_params_private_param_td_writes_through():
+    # TorchRL's objectives tests: `params._param_td += 1000` changes the module's weights
+    from tensordict.nn import TensorDictParams
+
+    linear = torch.nn.Linear(2, 2)
+    params = TensorDictParams(TensorDict.from_module(linear))
+    with torch.no_grad():
+        params._param_td += 1000
+    assert bool((linear.weight > 500).all())
+    assert params._param_td["weight"] is params["weight"]
+
+
+def test_non_tensor_stacks_compare_element_by_element():
+    # torchrl.data.Choice.is_in: any((choice == value).all() for choice in choices)
+    from tensordict import NonTensorData, NonTensorStack
+
+    ab = NonTensorStack(NonTensorData("a"), NonTensorData("b"))
+    ac = NonTensorStack(NonTensorData("a"), NonTensorData("c"))
+    assert (ab == ac).tolist() == [True, False]
+    assert bool((ab == ab.clone()).all())
+    with pytest.raises(RuntimeError, match="batch sizes"):
+        ab == NonTensorStack(NonTensorData("a"))
+
+
+def test_where_into_out_replaces_expanded_entries():
+    # torchrl.envs.utils._update_during_reset: node.where(mask, other, out=node)
+    # where node holds expanded tensors (a spec's zero() expanded to the batch)
+    out = TensorDict(a=torch.zeros(1, 3).expand(4, 3), b=torch.zeros(4, 3), batch_size=[4])
+    b_before = out["b"]
+    src = TensorDict(a=torch.ones(4, 3), b=torch.ones(4, 3), batch_size=[4])
+    cond = torch.tensor([True, False, True, False])
+    assert src.where(cond, 0.5, out=out) is out
+    assert out["a"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
+    assert out["b"] is b_before and out["b"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
+
+
+def test_module_drops_the_outputs_at_underscore():
+    # TorchRL's SafeModule tests: out_keys=["_", "_", "out_3"] keeps only out_3
+    module = TensorDictModule(
+        lambda x: (x, x + 1, x + 2), in_keys=["x"], out_keys=["_", "_", "z"]
+    )
+    out = module(TensorDict(x=torch.zeros(2), batch_size=[2]))
+    assert sorted(out.keys()) == ["x", "z"] and out["z"].tolist() == [2.0, 2.0]
