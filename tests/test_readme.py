@@ -130,7 +130,7 @@ def test_not_yet_is_still_not_here():
     import tensordict
     from tensordict import TensorDict
 
-    for name in ("map", "map_iter", "to_csv"):
+    for name in ("to_csv",):
         assert not hasattr(
             TensorDict, name
         ), f"TensorDict.{name} exists: update the README"
