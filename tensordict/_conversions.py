@@ -79,7 +79,10 @@ def _from_obj(obj, device):
     return out
 
 
-def _build(data: dict, auto_batch_size, batch_dims, device, batch_size, shared_dims):
+def _build(obj, auto_batch_size, batch_dims, device, batch_size, shared_dims=None):
+    """A ``TensorDict`` of ``obj`` (see :func:`_from_obj`) with the batch size the
+    ``from_*`` keywords ask for (``shared_dims``: a structured array's shape)."""
+    data = _from_obj(obj, device)
     TensorDict = container_class("TensorDict")
     if batch_size is not None:
         return TensorDict(data, batch_size=batch_size, device=device)
@@ -118,14 +121,7 @@ class ConversionMethods:
         batch_size=None,
     ):
         """A tensordict of the fields of a (nested) namedtuple."""
-        return _build(
-            _from_obj(named_tuple, device),
-            auto_batch_size,
-            batch_dims,
-            device,
-            batch_size,
-            None,
-        )
+        return _build(named_tuple, auto_batch_size, batch_dims, device, batch_size)
 
     @classmethod
     def from_struct_array(
@@ -143,12 +139,7 @@ class ConversionMethods:
             struct_array.shape if batch_size is None and not auto_batch_size else None
         )
         return _build(
-            _from_obj(struct_array, device),
-            auto_batch_size,
-            batch_dims,
-            device,
-            batch_size,
-            shape,
+            struct_array, auto_batch_size, batch_dims, device, batch_size, shape
         )
 
     @classmethod
@@ -164,14 +155,7 @@ class ConversionMethods:
         """A tensordict with the items of a (nested) tuple under the keys ``"0"``,
         ``"1"``, ...; nested tuples, dicts and named tuples become nested tensordicts.
         """
-        return _build(
-            _from_obj(tuple(obj), device),
-            auto_batch_size,
-            batch_dims,
-            device,
-            batch_size,
-            None,
-        )
+        return _build(tuple(obj), auto_batch_size, batch_dims, device, batch_size)
 
     @classmethod
     def from_dataclass(
@@ -202,14 +186,7 @@ class ConversionMethods:
                 f"from_dataclass expects a dataclass instance, got "
                 f"{type(dataclass).__name__}"
             )
-        return _build(
-            _from_obj(dataclass, device),
-            auto_batch_size,
-            batch_dims,
-            device,
-            batch_size,
-            None,
-        )
+        return _build(dataclass, auto_batch_size, batch_dims, device, batch_size)
 
     @classmethod
     def from_any(
@@ -246,14 +223,7 @@ class ConversionMethods:
             or (dataclasses.is_dataclass(obj) and not isinstance(obj, type))
             or hasattr(obj, "items")
         ):
-            return _build(
-                _from_obj(obj, device),
-                auto_batch_size,
-                batch_dims,
-                device,
-                batch_size,
-                None,
-            )
+            return _build(obj, auto_batch_size, batch_dims, device, batch_size)
         return obj
 
     def to_struct_array(self) -> np.ndarray:

@@ -114,22 +114,21 @@ def _column_entry(values: list, key, dtype):
     return container_class("NonTensorStack").from_list(list(values))
 
 
-def _from_columns(columns: dict, n: int, separator, dtype, batch_kwargs) -> Any:
+def _from_columns(columns: dict, n: int, separator, dtype) -> Any:
+    """A tensordict with batch size ``[n]`` of ``{name: column}``."""
     data = {}
     for key, column in columns.items():
         if isinstance(column, dict):  # a nested object of each row
-            data[key] = _from_columns(column, n, None, dtype, {})
+            data[key] = _from_columns(column, n, None, dtype)
         elif isinstance(column, Tensor):
             data[key] = column if dtype is None else column.to(dtype)
         else:
             data[key] = _column_entry(column, key, dtype)
     td = container_class("TensorDict")(data, batch_size=[n])
-    if separator is not None:
-        td = td.unflatten_keys(separator)
-    return _batched(td, **batch_kwargs)
+    return td if separator is None else td.unflatten_keys(separator)
 
 
-def _batched(td, auto_batch_size=False, batch_dims=None, device=None, batch_size=None):
+def _batched(td, auto_batch_size, batch_dims, device, batch_size):
     """The batch size and device a ``from_*`` call asks for."""
     if batch_size is not None:
         td.batch_size = batch_size
@@ -263,26 +262,28 @@ def from_json(
         data: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
     else:
         data = json.loads(text)
-    batch_kwargs = dict(
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-    )
     if isinstance(data, dict):
         td = _from_json_object(data, dtype)
         if separator is not None:
             td = td.unflatten_keys(separator)
-        return _batched(td, **batch_kwargs)
+        return _batched(td, auto_batch_size, batch_dims, device, batch_size)
     if not isinstance(data, list):
         raise ValueError(
             f"from_json expects an object or a list of objects (one per row), found "
             f"a {type(data).__name__}"
         )
     if not data:
-        return _batched(container_class("TensorDict")({}, [0]), **batch_kwargs)
-    columns = _columns_of_records(data, "the list")
-    return _from_columns(columns, len(data), separator, dtype, batch_kwargs)
+        return _batched(
+            container_class("TensorDict")({}, [0]),
+            auto_batch_size,
+            batch_dims,
+            device,
+            batch_size,
+        )
+    td = _from_columns(
+        _columns_of_records(data, "the list"), len(data), separator, dtype
+    )
+    return _batched(td, auto_batch_size, batch_dims, device, batch_size)
 
 
 # ----------------------------------------------------------------------------- pandas
@@ -311,13 +312,8 @@ def from_pandas(
             columns[str(name)] = torch.from_numpy(series.to_numpy().copy())
         else:
             columns[str(name)] = series.tolist()
-    batch_kwargs = dict(
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-    )
-    return _from_columns(columns, len(dataframe), separator, dtype, batch_kwargs)
+    td = _from_columns(columns, len(dataframe), separator, dtype)
+    return _batched(td, auto_batch_size, batch_dims, device, batch_size)
 
 
 # ---------------------------------------------------------------------------- parquet
@@ -451,13 +447,8 @@ def from_parquet(
 
     table = pq.read_table(path, columns=columns, **kwargs)
     data = {name: _arrow_column(pa, table.column(name)) for name in table.column_names}
-    batch_kwargs = dict(
-        auto_batch_size=auto_batch_size,
-        batch_dims=batch_dims,
-        device=device,
-        batch_size=batch_size,
-    )
-    return _from_columns(data, table.num_rows, separator, dtype, batch_kwargs)
+    td = _from_columns(data, table.num_rows, separator, dtype)
+    return _batched(td, auto_batch_size, batch_dims, device, batch_size)
 
 
 # ------------------------------------------------------------------------ safetensors

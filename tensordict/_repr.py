@@ -174,31 +174,47 @@ def tensor_repr(tensor: Tensor) -> str:
     return f"{name}({', '.join(tensor_attributes(tensor, tensor_shape(tensor)))})"
 
 
+def _plain_stats(tensor: Tensor) -> str | None:
+    if tensor.is_nested or not tensor.numel():
+        return None
+    values = tensor.detach().double()
+    std = values.std().item() if values.numel() > 1 else 0.0
+    return f"mean={values.mean().item():.4g}, std={std:.4g}"
+
+
+# option -> what it shows of a tensor, in the order 0.15.3 prints them (``shape`` and
+# ``shared`` are given for the stacked tensor of a lazy stack); None shows nothing
+_TENSOR_ATTRIBUTES = (
+    ("show_shape", lambda t, shape, shared: f"shape={shape!r}"),
+    ("show_field_device", lambda t, shape, shared: f"device={t.device}"),
+    ("show_dtype", lambda t, shape, shared: f"dtype={t.dtype}"),
+    ("show_field_is_shared", lambda t, shape, shared: f"is_shared={shared}"),
+    ("show_grad", lambda t, shape, shared: f"requires_grad={t.requires_grad}"),
+    (
+        "show_is_contiguous",
+        lambda t, shape, shared: f"is_contiguous={t.is_contiguous()}",
+    ),
+    ("show_is_view", lambda t, shape, shared: f"is_view={t._base is not None}"),
+    (
+        "show_storage_size",
+        lambda t, shape, shared: (
+            None if t.is_nested else f"storage_size={t.untyped_storage().nbytes()}"
+        ),
+    ),
+    ("plain", lambda t, shape, shared: _plain_stats(t)),
+)
+
+
 def tensor_attributes(tensor: Tensor, shape, shared=None) -> list[str]:
-    """``shape=..., device=..., ...``: what the options show of a tensor (``shape``
-    and ``shared`` given for the stacked tensor of a lazy stack)."""
-    opts = _options
+    """``shape=..., device=..., ...``: what the options show of a tensor."""
+    if shared is None and _options["show_field_is_shared"]:
+        shared = tensor.is_shared()
     parts = []
-    if opts["show_shape"]:
-        parts.append(f"shape={shape!r}")
-    if opts["show_field_device"]:
-        parts.append(f"device={tensor.device}")
-    if opts["show_dtype"]:
-        parts.append(f"dtype={tensor.dtype}")
-    if opts["show_field_is_shared"]:
-        parts.append(f"is_shared={tensor.is_shared() if shared is None else shared}")
-    if opts["show_grad"]:
-        parts.append(f"requires_grad={tensor.requires_grad}")
-    if opts["show_is_contiguous"]:
-        parts.append(f"is_contiguous={tensor.is_contiguous()}")
-    if opts["show_is_view"]:
-        parts.append(f"is_view={tensor._base is not None}")
-    if opts["show_storage_size"] and not tensor.is_nested:
-        parts.append(f"storage_size={tensor.untyped_storage().nbytes()}")
-    if opts["plain"] and not tensor.is_nested and tensor.numel():
-        values = tensor.detach().double()
-        std = values.std().item() if values.numel() > 1 else 0.0
-        parts.append(f"mean={values.mean().item():.4g}, std={std:.4g}")
+    for option, show in _TENSOR_ATTRIBUTES:
+        if _options[option]:
+            text = show(tensor, shape, shared)
+            if text is not None:
+                parts.append(text)
     return parts
 
 

@@ -147,6 +147,12 @@ def _new_tensordict(
     return self
 
 
+# The default of _rebuild_from's device/names: "as they are". Not NO_DEFAULT, which the
+# generated ops' own defaults are: torch.compile guards that two defaults reached through
+# class dicts are the same object with a Python guard that copies those dicts each call.
+_UNCHANGED = object()
+
+
 @register
 class TensorDict(
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
@@ -698,8 +704,8 @@ class TensorDict(
         new_leaves: list,
         *,
         batch_size=None,
-        device=NO_DEFAULT,
-        names=NO_DEFAULT,
+        device=_UNCHANGED,
+        names=_UNCHANGED,
         leaf_fn=None,
     ) -> "TensorDict":
         """A TensorDict shaped like this one holding ``new_leaves``: the ``rebuild``
@@ -709,8 +715,11 @@ class TensorDict(
         per-leaf op that made ``new_leaves``) lets containers without tensor leaves,
         such as non-tensor stacks, move their elements the same way."""
         changes = None
-        if batch_size is not None or device is not NO_DEFAULT or leaf_fn is not None:
+        new_device = device is not _UNCHANGED and device is not NO_DEFAULT
+        if batch_size is not None or new_device or leaf_fn is not None:
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
+            # NO_DEFAULT: what _Changes reads as "keep each level's device"
+            device = device if new_device else NO_DEFAULT
             changes = _Changes(device, new_bs, len(self._batch_size), leaf_fn)
         it = iter(new_leaves)
         try:
@@ -721,7 +730,7 @@ class TensorDict(
             raise ValueError(
                 f"rebuild expected {len(self._leaves())} leaves, got {len(new_leaves)}"
             )
-        if names is not NO_DEFAULT:
+        if names is not _UNCHANGED and names is not NO_DEFAULT:
             out._names = _parse_names(names, len(out._batch_size))
         return out
 
