@@ -71,7 +71,17 @@ FAMILY_CALL = {
     "batch_shape": lambda name: lambda td, other: getattr(td, name)(),
     "indexing": lambda name: lambda td, other: getattr(td, name)(),
     "stacking": lambda name: lambda td, other: getattr(torch, name)([td, other], 0),
+    "loss": lambda name: lambda td, other: getattr(torch.nn.functional, name)(
+        td, other
+    ),
 }
+
+
+def grad_of_double(td, other):
+    """``torch.autograd.grad`` needs a graph: d(2x)/dx, weighted by ``other``."""
+    x = td.clone().requires_grad_()
+    return torch.autograd.grad(x * 2, x, other)
+
 
 # Ops whose call needs arguments (or is not a plain method call).
 CALLS = {
@@ -96,6 +106,7 @@ CALLS = {
     "__or__": lambda td, o: td.bool() | o.bool(),
     "__xor__": lambda td, o: td.bool() ^ o.bool(),
     "__invert__": lambda td, o: ~td.bool(),
+    "autograd_grad": grad_of_double,
     # cast
     "type": lambda td, o: td.type(torch.float64),
     # device
