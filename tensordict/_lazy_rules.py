@@ -279,7 +279,9 @@ def view(stack, shape: tuple, size: Any, batch_size: Any, td: Any, op: str):
 
 
 def reshape(stack, args: tuple, kwargs: dict, op: str):
-    new_batch_size, _ = reshape_rule(stack._batch_size, args, kwargs, op)
+    new_batch_size, _, inplace = reshape_rule(stack._batch_size, args, kwargs, op)
+    if inplace:
+        raise not_in_place(stack, op)
     return _reshaped(stack, new_batch_size, op, lambda member, s: member.reshape(s))
 
 
