@@ -584,7 +584,7 @@ class TestKeysItemsValues:
         assert keys == {"a", "b"} and "b" in keys and ("n", "x") not in keys
         assert isinstance(keys, collections.abc.KeysView)
         assert [k for k, _ in items] == list(keys) == list(keys)
-        assert values is not None and list(values)[1] is td["b"]
+        assert list(values)[1] is td["b"]
         for container in (td, torch.stack([td, td.clone()]), td.to_lazystack(0)):
             assert list(container.keys()) == ["a", "b"]
             assert [k for k, _ in container.items()] == ["a", "b"]
