@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.multiprocessing as tmp
 
+from tensordict._errors import _fmt_key
 from tensordict._registry import container_class
 from tensordict._structure import leaf_items
 from tensordict.base import TensorDictBase
@@ -229,8 +230,8 @@ class _Job:
                 return
             if self.out is not None:
                 raise ValueError(
-                    f"map: the result for chunk {i} does not fit out: expected "
-                    f"{_shape_text(target)}, got {_shape_text(value)}"
+                    f"map: the result for chunk {i} does not fit out: "
+                    f"{_mismatch_text(target, value)}"
                 )
         self.pieces[i] = value
 
@@ -290,6 +291,29 @@ def _write(target, value) -> None:
         target.copy_(value)
     else:
         target.update_(value)
+
+
+def _mismatch_text(target, value) -> str:
+    """What differs between a chunk's slot in ``out`` and the result: the key when keys differ."""
+    if (
+        isinstance(target, TensorDictBase)
+        and isinstance(value, TensorDictBase)
+        and target.batch_size == value.batch_size
+    ):
+        mine = {p: (tuple(t.shape), t.dtype) for p, t in leaf_items(target)}
+        theirs = {p: (tuple(t.shape), t.dtype) for p, t in leaf_items(value)}
+        for key in sorted(set(mine) | set(theirs), key=str):
+            if key not in theirs:
+                return f"key {_fmt_key(key)} of out is missing from the result"
+            if key not in mine:
+                return f"the result has key {_fmt_key(key)}, which out lacks"
+            if mine[key] != theirs[key]:
+                (shape, dtype), (got_shape, got_dtype) = mine[key], theirs[key]
+                return (
+                    f"key {_fmt_key(key)}: expected shape {shape} and {dtype}, "
+                    f"got shape {got_shape} and {got_dtype}"
+                )
+    return f"expected {_shape_text(target)}, got {_shape_text(value)}"
 
 
 def _shape_text(value) -> str:
