@@ -506,3 +506,12 @@ def test_probabilistic_module_reads_its_generator_from_a_key():
         bad = _params()
         bad["rng"] = NonTensorData("not a generator")
         module(bad)
+
+
+def test_missing_key_error_quotes_the_key_as_0_15_3_does():
+    # TorchRL's test_dqn.py::TestQMixer matches 'key "chosen_action_value" not found'
+    td = TensorDict(a=torch.zeros(1), batch_size=[1])
+    with pytest.raises(KeyError, match='key "chosen" not found in TensorDict'):
+        td["chosen"]
+    with pytest.raises(KeyError, match='key "chosen" not found in TensorDict'):
+        td[("chosen",)]
