@@ -1766,6 +1766,8 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
                 storage[key] = torch.stack(vals, sd)
             else:
                 storage[key] = _nested(key, vals, sd, mode)
+        elif _is_node(first) and _lazy_alike(vals) and not _homogeneous(first):
+            storage[key] = _stack_lazy_entries(vals, sd, mode, padding)
         elif _is_node(first):
             _check_nested_batch(key, vals)
             sub = LazyStackedTensorDict._new_unsafe(vals, sd)
@@ -1778,6 +1780,46 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
         elif mode != "mask":
             storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
     return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, None)
+
+
+def _lazy_alike(vals: list) -> bool:
+    """Whether the entries are lazy stacks of as many members along one dim (as a
+    heterogeneous entry is at every step of a rollout)."""
+    first = vals[0]
+    return isinstance(first, LazyStackedTensorDict) and all(
+        isinstance(v, LazyStackedTensorDict)
+        and v.stack_dim == first.stack_dim
+        and len(v.tensordicts) == len(first.tensordicts)
+        and v.batch_size == first.batch_size
+        for v in vals
+    )
+
+
+def _homogeneous(stack: LazyStackedTensorDict) -> bool:
+    """Whether a lazy stack's members could stack densely (same keys and shapes)."""
+    return all(type(td) is TensorDict for td in stack.tensordicts) and _same_structure(
+        list(stack.tensordicts)
+    )
+
+
+def _stack_lazy_entries(vals: list, dim: int, mode, padding) -> LazyStackedTensorDict:
+    """The dense stack along ``dim`` of lazy-stack entries whose members' shapes differ
+    (so they have no dense stack): still a lazy stack, whose member ``i`` is the dense stack of the entries'
+    members ``i``; its stack dim moves one up when ``dim`` comes before it."""
+    inner = vals[0].stack_dim
+    outer = inner + 1 if dim <= inner else inner
+    member_dim = dim if dim <= inner else dim - 1
+    members = [
+        _dense_stack(
+            LazyStackedTensorDict._new_unsafe(
+                [v.tensordicts[i] for v in vals], member_dim
+            ),
+            mode,
+            padding,
+        )
+        for i in range(len(vals[0].tensordicts))
+    ]
+    return LazyStackedTensorDict._new_unsafe(members, outer)
 
 
 def _stacked_shape(vals: list, dim: int, ndim: int) -> torch.Size:
@@ -1910,17 +1952,45 @@ def maybe_dense_stack(
 
 
 def _same_structure(items: list) -> bool:
+    """Whether the tensordicts hold the same keys with tensors of the same shapes at
+    every level (lazy stacks inside compared member by member), so that a dense stack
+    of them loses nothing."""
     first = items[0]
-    keys = list(first.keys(True, True))
-    shapes = [tensor_shape(first.get(k)) for k in keys]
+    keys = first._own_keys()
     for td in items[1:]:
-        other = list(td.keys(True, True))
+        other = td._own_keys()
         if len(other) != len(keys) or set(other) != set(keys):
             return False
-        for key, shape in zip(keys, shapes):
-            if tensor_shape(td.get(key)) != shape:
+    for key in keys:
+        try:
+            vals = [_raw_entry(td, key) for td in items]
+        except RuntimeError:  # a lazy stack whose members' shapes differ, read whole
+            return False
+        head = vals[0]
+        if isinstance(head, Tensor):
+            shape = tensor_shape(head)
+            if any(not isinstance(v, Tensor) or tensor_shape(v) != shape for v in vals):
+                return False
+        elif isinstance(head, LazyStackedTensorDict):
+            if not _lazy_alike(vals) or not all(
+                _same_structure([v.tensordicts[i] for v in vals])
+                for i in range(len(head.tensordicts))
+            ):
+                return False
+        elif isinstance(head, TensorDictBase) and not _is_non_tensor(head):
+            if not all(
+                isinstance(v, TensorDictBase) and v.batch_size == head.batch_size
+                for v in vals
+            ) or not _same_structure(vals):
                 return False
     return True
+
+
+def _raw_entry(td, key: str):
+    """The entry at ``key`` as stored (a lazy stack is not read as one tensor)."""
+    if type(td) is TensorDict:
+        return td._tensordict.get(key, _MISSING)
+    return td._get_str(key, _MISSING, missing_ok=True)
 
 
 def dense_stack_tds(
