@@ -90,6 +90,27 @@ def test_row12_autograd_grad_scalar_outputs_and_unused_inputs():
         torch.autograd.grad(x * 2, x["a"], torch.ones_like(x))
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["abs_", "exp_", "sigmoid_", "sqrt_", "neg_", "trunc_"])
+def test_row12_in_place_torch_functions_write_into_the_container(kind, name):
+    td = make(kind, 0.25)
+    before = {key: td[key].clone() for key in LEAVES}
+    assert getattr(torch, name)(td) is td
+    for key in LEAVES:
+        torch.testing.assert_close(td[key], getattr(torch, name)(before[key]))
+
+
+def test_row12_in_place_torch_functions_of_0_15_3_all_dispatch():
+    names = ["abs_", "acos_", "asin_", "atan_", "ceil_", "cos_", "cosh_", "erf_", "erfc_",
+             "exp_", "expm1_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_", "neg_",
+             "reciprocal_", "round_", "sigmoid_", "sin_", "sinh_", "sqrt_", "tan_", "tanh_",
+             "trunc_"]  # the in-place torch functions 0.15.3 dispatches
+    for name in names:
+        td = TensorDict(a=torch.full((3,), 0.5), batch_size=[3])
+        assert getattr(torch, name)(td) is td, name
+        torch.testing.assert_close(td["a"], getattr(torch, name)(torch.full((3,), 0.5)))
+
+
 # ------------------------------------------------------------------------ row 5
 @pytest.mark.parametrize("kind", KINDS)
 def test_row5_where_out_without_the_keys_gets_them(kind):
