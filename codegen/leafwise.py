@@ -129,7 +129,9 @@ class LeafwiseOp(Op):
 
     def rebuild_options(self) -> str:
         rule = self.batch_rule
-        return ", batch_size=new_batch_size" if rule and rule.rule.changes_batch_size else ""
+        if not (rule and rule.rule.changes_batch_size):
+            return ""
+        return ", batch_size=new_batch_size" + rule.rule.names_option("self._names", "self._batch_size")
 
     def leaves_in_place(self) -> str:
         return "leaves = self._leaves()"

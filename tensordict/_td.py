@@ -19,6 +19,7 @@ from tensordict._distributed import DistributedMixin
 from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._linked_list import entry_value
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
 from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
@@ -451,17 +452,19 @@ class TensorDict(
     def __getitem__(self, index):
         if type(index) is str:
             try:
-                return self._tensordict[index]
+                value = self._tensordict[index]
             except KeyError:
                 raise _errors.key_missing(index, self._tensordict) from None
+            # a NonTensorStack reads as the list of its values (entry_value)
+            return value if type(value) is Tensor else entry_value(value)
         if type(index) is tuple and index and type(index[0]) is str:
             value = self._dense_get(index)
             if value is not _MISSING:
-                return value
+                return value if type(value) is Tensor else entry_value(value)
             if _looks_like_key(index):
-                return self._get_path(unravel_key_to_tuple(index))
+                return entry_value(self._get_path(unravel_key_to_tuple(index)))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
-            return self._get_path(unravel_key_to_tuple(index))
+            return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
 
     def _dense_parent(self, key: tuple):
@@ -976,20 +979,44 @@ def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) ->
 
 
 def _index_names(names, idx, new_ndim):
+    """The names of the batch dims left by ``td[idx]``: a dim an int removes loses its
+    name, one ``None`` adds has none, a slice or a one-dim index (a list, a range, a
+    tensor, a one-dim boolean mask) keeps it; a mask over several dims merges them into
+    one without a name, an index tensor of several dims gives as many unnamed dims.
+    With more than one index tensor (torch moves their dims) the names are dropped."""
     parts = idx if type(idx) is tuple else (idx,)
+    advanced = [p for p in parts if isinstance(p, (Tensor, list, range))]
+    if len(advanced) > 1:
+        return None
+    used = 0  # the batch dims the parts other than Ellipsis address
+    for part in parts:
+        if isinstance(part, Tensor) and part.dtype is torch.bool:
+            used += part.ndim
+        elif part is not None and part is not Ellipsis:
+            used += 1
     out = []
     pos = 0
     for part in parts:
         if part is None:
             out.append(None)
-            continue
-        if isinstance(part, int) and not isinstance(part, bool):
+        elif part is Ellipsis:
+            skipped = len(names) - used
+            out.extend(names[pos : pos + skipped])
+            pos += skipped
+        elif isinstance(part, (int, slice, list, range)) and not isinstance(part, bool):
+            if not isinstance(part, int):
+                out.append(names[pos])
             pos += 1
-            continue
-        if isinstance(part, slice):
-            out.append(names[pos])
+        elif isinstance(part, Tensor) and part.dtype is torch.bool:
+            out.append(names[pos] if part.ndim == 1 else None)
+            pos += part.ndim
+        elif isinstance(part, Tensor):
+            if part.ndim == 0:
+                pos += 1
+                continue
+            out.extend([names[pos]] if part.ndim == 1 else [None] * part.ndim)
             pos += 1
-            continue
-        return None  # advanced indexing: dims are merged, names dropped
+        else:
+            return None
     out.extend(names[pos:])
     return out if len(out) == new_ndim and any(n is not None for n in out) else None

@@ -261,6 +261,58 @@ def test_row6_names_follow_the_dims(kind):
         assert td.view(3, 4).names == ["x", "y"]
 
 
+def named3(kind: str):
+    """A container of batch [2, 3, 4] named ("x", "y", "z")."""
+    if kind == "lazy":
+        stack = LazyStackedTensorDict(
+            *[TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4]) for _ in range(2)], stack_dim=0
+        )
+        stack.names = ["x", "y", "z"]
+        return stack
+    nested = TensorDict(b=torch.zeros(2, 3, 4, 2), batch_size=[2, 3, 4])
+    if kind == "tensorclass":
+        return Obs(a=torch.zeros(2, 3, 4), nested=nested, batch_size=[2, 3, 4], names=["x", "y", "z"])
+    td = TensorDict(a=torch.zeros(2, 3, 4), nested=nested, batch_size=[2, 3, 4], names=["x", "y", "z"])
+    if kind == "nested":
+        return TensorDict(inner=td, batch_size=[2, 3, 4])["inner"]
+    return td
+
+
+# the names 0.15.3 gives, without the legacy mode (x, y, z name dims 0, 1, 2)
+NAMES_AFTER = {
+    "unsqueeze(1)": (lambda t: t.unsqueeze(1), ["x", None, "y", "z"]),
+    "unsqueeze(-1)": (lambda t: t.unsqueeze(-1), ["x", "y", "z", None]),
+    "squeeze(1)": (lambda t: t.unsqueeze(1).squeeze(1), ["x", "y", "z"]),
+    "permute(2, 0, 1)": (lambda t: t.permute(2, 0, 1), ["z", "x", "y"]),
+    "transpose(0, 2)": (lambda t: t.transpose(0, 2), ["z", "y", "x"]),
+    "movedim(0, 2)": (lambda t: t.movedim(0, 2), ["y", "z", "x"]),
+    "view same": (lambda t: t.view(2, 3, 4), ["x", "y", "z"]),
+    "reshape(6, 4)": (lambda t: t.reshape(6, 4), [None, None]),
+    "flatten(1, 2)": (lambda t: t.flatten(1, 2), ["x", None]),
+    "unflatten(2, (2, 2))": (lambda t: t.unflatten(2, (2, 2)), ["x", "y", None, "z"]),
+    "expand(5, 2, 3, 4)": (lambda t: t.expand(5, 2, 3, 4), [None, "x", "y", "z"]),
+    "rot90": (lambda t: t.rot90(1, (0, 1)), ["y", "x", "z"]),
+    "narrow": (lambda t: t.narrow(1, 0, 2), ["x", "y", "z"]),
+    "split": (lambda t: t.split(1, 1)[0], ["x", "y", "z"]),
+    "unbind(1)": (lambda t: t.unbind(1)[0], ["x", "z"]),
+    "index [:, 0]": (lambda t: t[:, 0], ["x", "z"]),
+    "index by a mask": (lambda t: t[torch.tensor([True, False])], ["x", "y", "z"]),
+    "index by a list": (lambda t: t[..., [0, 1]], ["x", "y", "z"]),
+    "stack(1)": (lambda t: torch.stack([t, t], 1), ["x", None, "y", "z"]),
+    "cat(1)": (lambda t: torch.cat([t, t], 1), ["x", "y", "z"]),
+    "sum(1)": (lambda t: t.sum(1), ["x", "z"]),
+    "sum((0, 2))": (lambda t: t.sum((0, 2)), ["y"]),
+    "amax(1, keepdim=True)": (lambda t: t.amax(1, keepdim=True), ["x", "y", "z"]),
+}
+
+
+@pytest.mark.parametrize("kind", ["dense", "nested", "lazy", "tensorclass"])
+@pytest.mark.parametrize("op", sorted(NAMES_AFTER))
+def test_row6_names_follow_the_dims_without_the_legacy_mode(kind, op):
+    fn, names = NAMES_AFTER[op]
+    assert fn(named3(kind)).names == names
+
+
 @pytest.mark.parametrize("kind", ["dense", "nested", "tensorclass"])
 def test_row6_new_nested_keys_written_through_a_view_persist(kind):
     td = named(kind)

@@ -82,6 +82,8 @@ class BatchShapeOp(Op):
     def tensordict_code(self) -> str:
         rule = self.batch_rule
         options = ", batch_size=new_batch_size" if rule and rule.rule.changes_batch_size else ""
+        if rule:  # the names follow the dims (dropped without a rule for them)
+            options += rule.rule.names_option("self._names", "self._batch_size")
         # leaf_fn: non-tensor stacks move their elements with the same per-leaf op
         options += f", leaf_fn=lambda x: {self.leaf}"
         body = []

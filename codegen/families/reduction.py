@@ -178,10 +178,12 @@ class ReductionOp(Op):
         body.append("if dim == \"feature\":  # each leaf's feature dims, flattened into its last dim\n"
                     + emit.indent(flatten))
         body.append(f"new = {emit.comprehension(self.leaf)}")
+        # the names of the dims kept stay with them
+        options = ", batch_size=new_batch_size, names=self._names and _ops.reduced_names(self._names, dim, new_batch_size)"
         if self._has(Role.RETURN_INDICES):
-            body.append(self._pairs(", batch_size=new_batch_size"))
+            body.append(self._pairs(options))
         else:
-            body.append(self._tail("rebuild(new, batch_size=new_batch_size)"))
+            body.append(self._tail(f"rebuild(new{options})"))
         return "\n".join(body)
 
     def _scan_body(self) -> str:

@@ -359,6 +359,8 @@ class TensorDictGeneratedOps:
                     for x in leaves
                 ],
                 batch_size=new_batch_size,
+                names=self._names
+                and _ops.same_size_names(self._names, self._batch_size, new_batch_size),
                 leaf_fn=lambda x: (
                     x.view(dtype)
                     if dtype is not None
@@ -392,6 +394,8 @@ class TensorDictGeneratedOps:
         result = rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            names=self._names
+            and _ops.same_size_names(self._names, self._batch_size, new_batch_size),
             leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
         if inplace:  # self takes the result's entries and batch size
@@ -425,6 +429,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.movedim(dims, positions) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.moved_names(self._names, dims, positions),
                 leaf_fn=lambda x: x.movedim(dims, positions),
             ),
         )
@@ -454,6 +459,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.transpose(dim0, dim1) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.swapped_names(self._names, dim0, dim1),
                 leaf_fn=lambda x: x.transpose(dim0, dim1),
             ),
         )
@@ -480,6 +486,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.transpose(dim0, dim1) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.swapped_names(self._names, dim0, dim1),
                 leaf_fn=lambda x: x.transpose(dim0, dim1),
             ),
         )
@@ -506,6 +513,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.transpose(dim0, dim1) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.swapped_names(self._names, dim0, dim1),
                 leaf_fn=lambda x: x.transpose(dim0, dim1),
             ),
         )
@@ -535,6 +543,8 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.movedim(source, destination) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names
+                and _ops.moved_names(self._names, source, destination),
                 leaf_fn=lambda x: x.movedim(source, destination),
             ),
         )
@@ -563,6 +573,8 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.movedim(source, destination) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names
+                and _ops.moved_names(self._names, source, destination),
                 leaf_fn=lambda x: x.movedim(source, destination),
             ),
         )
@@ -598,6 +610,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.squeeze(dims) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.dropped_names(self._names, dims),
                 leaf_fn=lambda x: x.squeeze(dims),
             ),
         )
@@ -630,6 +643,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.unsqueeze(dim) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.inserted_names(self._names, dim),
                 leaf_fn=lambda x: x.unsqueeze(dim),
             ),
         )
@@ -672,6 +686,7 @@ class TensorDictGeneratedOps:
                 for x in leaves
             ],
             batch_size=new_batch_size,
+            names=self._names and _ops.flattened_names(self._names, start_dim, end_dim),
             leaf_fn=lambda x: (
                 x.flatten(start_dim, end_dim)
                 if end_dim >= start_dim
@@ -704,6 +719,7 @@ class TensorDictGeneratedOps:
         result = rebuild(
             [x.unflatten(dim, sizes) for x in leaves],
             batch_size=new_batch_size,
+            names=self._names and _ops.unflattened_names(self._names, dim, sizes),
             leaf_fn=lambda x: x.unflatten(dim, sizes),
         )
         if inplace:  # self takes the result's entries and batch size
@@ -735,6 +751,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -762,6 +779,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -788,6 +806,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -815,6 +834,7 @@ class TensorDictGeneratedOps:
         result = rebuild(
             [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
             batch_size=new_batch_size,
+            names=self._names and _ops.leading_names(self._names, new_batch_size),
             leaf_fn=lambda x: x.repeat(repeats + (1,) * (x.ndim - batch_dims)),
         )
         if inplace:  # self takes the result's entries and batch size
@@ -858,6 +878,7 @@ class TensorDictGeneratedOps:
                 for x in leaves
             ],
             batch_size=new_batch_size,
+            names=self._names and None if flat else self._names,
             leaf_fn=lambda x: (
                 x.flatten(0, batch_dims - 1) if flat else x
             ).repeat_interleave(repeats, dim, output_size=output_size),
@@ -1022,6 +1043,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.rot90(k, dims) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.rot90_names(self._names, k, dims),
                 leaf_fn=lambda x: x.rot90(k, dims),
             ),
         )
@@ -1051,6 +1073,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -1080,6 +1103,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -1109,6 +1133,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -1136,6 +1161,7 @@ class TensorDictGeneratedOps:
             rebuild(
                 [x.narrow(dim, start, length) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and self._names,
                 leaf_fn=lambda x: x.narrow(dim, start, length),
             ),
         )
@@ -3472,7 +3498,9 @@ class TensorDictGeneratedOps:
         new = [torch.gather(x, dim, _ops.expand_index(index, x)) for x in leaves]
         if out is not None:  # the results are written into out
             return _ops.write_into(self, out, new, "gather")
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new, batch_size=new_batch_size, names=self._names and self._names
+        )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
         return result
@@ -4613,7 +4641,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.sum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4657,7 +4689,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.nansum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def mean(
@@ -4709,7 +4745,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.mean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4753,7 +4793,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def prod(
@@ -4798,7 +4842,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.prod(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def std(
@@ -4854,7 +4902,11 @@ class TensorDictGeneratedOps:
         new = [
             torch.std(x, dim, correction=correction, keepdim=keepdim) for x in leaves
         ]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4909,7 +4961,11 @@ class TensorDictGeneratedOps:
         new = [
             torch.var(x, dim, correction=correction, keepdim=keepdim) for x in leaves
         ]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4963,10 +5019,22 @@ class TensorDictGeneratedOps:
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.min(x, dim, keepdim=keepdim) for x in leaves]
         values, indices = _ops.unzip(new)
-        result = rebuild(values, batch_size=new_batch_size)
+        result = rebuild(
+            values,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if return_indices:
             return torch.return_types.min(
-                (result, rebuild(indices, batch_size=new_batch_size))
+                (
+                    result,
+                    rebuild(
+                        indices,
+                        batch_size=new_batch_size,
+                        names=self._names
+                        and _ops.reduced_names(self._names, dim, new_batch_size),
+                    ),
+                )
             )
         return result
 
@@ -5017,10 +5085,22 @@ class TensorDictGeneratedOps:
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.max(x, dim, keepdim=keepdim) for x in leaves]
         values, indices = _ops.unzip(new)
-        result = rebuild(values, batch_size=new_batch_size)
+        result = rebuild(
+            values,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if return_indices:
             return torch.return_types.max(
-                (result, rebuild(indices, batch_size=new_batch_size))
+                (
+                    result,
+                    rebuild(
+                        indices,
+                        batch_size=new_batch_size,
+                        names=self._names
+                        and _ops.reduced_names(self._names, dim, new_batch_size),
+                    ),
+                )
             )
         return result
 
@@ -5065,7 +5145,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.amin(x, dim, keepdim=keepdim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def amax(
@@ -5108,7 +5192,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.amax(x, dim, keepdim=keepdim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def all(self, dim: int | None = None) -> bool | TensorCollection:
@@ -5135,7 +5223,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
         new = [torch.all(x, dim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def any(self, dim: int | None = None) -> bool | TensorCollection:
@@ -5162,7 +5254,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
         new = [torch.any(x, dim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def logsumexp(self, dim=None, keepdim=False, *, out=None):
@@ -5189,7 +5285,11 @@ class TensorDictGeneratedOps:
         new = [torch.logsumexp(x, dim, keepdim=keepdim) for x in leaves]
         if out is not None:
             return _ops.write_into(self, out, new, "logsumexp")
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def norm(
@@ -5284,7 +5384,11 @@ class TensorDictGeneratedOps:
             torch.quantile(x, q, dim, keepdim=keepdim, interpolation=interpolation)
             for x in leaves
         ]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -5398,8 +5502,16 @@ class TensorDictGeneratedOps:
         new = [torch.stack(x, dim) for x in _ops.stacked_leaves(input, leaves, "stack")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "stack")
+        input_names = _ops.first_names(input)
         return _ops.stack_non_tensor(
-            input, rebuild(new, batch_size=new_batch_size), dim, "stack"
+            input,
+            rebuild(
+                new,
+                batch_size=new_batch_size,
+                names=input_names and _ops.inserted_names(input_names, dim),
+            ),
+            dim,
+            "stack",
         )
 
     @classmethod
@@ -5420,6 +5532,10 @@ class TensorDictGeneratedOps:
         new = [torch.cat(x, dim) for x in _ops.stacked_leaves(input, leaves, "cat")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "cat")
+        input_names = _ops.first_names(input)
         return _ops.stack_non_tensor(
-            input, rebuild(new, batch_size=new_batch_size), dim, "cat"
+            input,
+            rebuild(new, batch_size=new_batch_size, names=input_names and input_names),
+            dim,
+            "cat",
         )
