@@ -22,6 +22,7 @@ from torch import Tensor
 
 from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+from tensordict._linked_list import entry_value
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
     _ACCEPTED_CLASSES,
     _NESTED_TENSORS_AS_LISTS,
@@ -399,9 +400,9 @@ class TensorDictBase(
         """``td[key]`` (a string or a tuple of strings) reads an entry; any other
         index indexes the batch dims, as it would a tensor."""
         if type(index) is str:
-            return self._get_str(index, NO_DEFAULT)
+            return entry_value(self._get_str(index, NO_DEFAULT))
         if isinstance(index, tuple) and index and _looks_like_key(index):
-            return self._get_path(unravel_key_to_tuple(index))
+            return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
 
     def get(self, key: NestedKey, *args, **kwargs) -> Any:

@@ -324,6 +324,39 @@ def test_row7_non_tensor_written_at_an_index(kind, method):
     assert td["x"].tolist() == [0.0, 1.0, 0.0]
 
 
+@pytest.mark.parametrize("kind", ["dense", "nested", "lazy"])
+def test_row7_indexing_a_non_tensor_stack_gives_a_linked_list(kind):
+    import json
+
+    from tensordict.utils import LinkedList
+
+    td = TensorDict(a=torch.zeros(3), labels=["x", "y", "z"], batch_size=[3])
+    if kind == "nested":
+        td = TensorDict(inner=td, batch_size=[3])
+    elif kind == "lazy":
+        td = LazyStackedTensorDict(*td.unbind(0), stack_dim=0)
+    key = ("inner", "labels") if kind == "nested" else "labels"
+    values = td[key]
+    assert isinstance(values, LinkedList) and isinstance(values, list)
+    assert values == ["x", "y", "z"] and json.dumps(values) == '["x", "y", "z"]'
+    assert td[1][key] == "y"  # one element: the value itself
+    if kind != "lazy":  # a lazy stack stacks its members' values on each read
+        values[0] = "w"  # an item assignment writes into the stack
+        assert td[key].tolist() == ["w", "y", "z"] and td[0][key] == "w"
+
+
+def test_row7_linked_list_of_two_batch_dims():
+    from tensordict.utils import LinkedList
+
+    td = TensorDict(labels=[["a", "b"], ["c", "d"]], batch_size=[2, 2])
+    values = td["labels"]
+    assert isinstance(values[1], LinkedList) and values == [["a", "b"], ["c", "d"]]
+    assert values.tolist() == [["a", "b"], ["c", "d"]] and type(values.tolist()[0]) is list
+    values[1][0] = "q"
+    assert td[1, 0]["labels"] == "q"
+    assert repr(LinkedList([1, 2])) == "LinkedList([1, 2])"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_row11_squeeze_returns_self_when_nothing_is_squeezed(kind):
     td = make(kind)
