@@ -58,6 +58,7 @@ from tensordict._td import (
     _parse_device,
 )
 from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched
 from tensordict.base import (
     _MISSING,
     _WriteBack,
@@ -527,6 +528,8 @@ class LazyStackedTensorDict(
         first = vals[0]
         sd = self.stack_dim
         if isinstance(first, Tensor):
+            if is_unbatched(first):  # no batch dims, so no stack dim: the first one's
+                return first
             return _stack_leaves(key, vals, sd)
         if _is_node(first):
             _check_nested_batch(key, vals)
@@ -1713,7 +1716,9 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0, names=None) ->
         vals = stack._member_values(key)
         first = vals[0]
         if isinstance(first, Tensor):
-            if mode is None:
+            if is_unbatched(first):  # not stacked: the first one's
+                storage[key] = first
+            elif mode is None:
                 storage[key] = _stack_leaves(key, vals, sd)
             elif mode == "padded":
                 storage[key] = _pad_and_stack(vals, sd, padding)

@@ -21,19 +21,26 @@ class LinkedList(list):
     def __init__(self, *args, td: Any = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._td = td
+        self._at: tuple = ()  # where this list's items are in ``td`` (nested lists)
 
     @classmethod
     def _of(cls, stack: Any) -> "LinkedList":
         """The values of ``stack`` (a ``NonTensorStack`` with at least one batch dim),
         nested as its batch dims are."""
-        if stack.batch_dims == 1:
-            return cls(stack.tolist(), td=stack)
-        return cls((cls._of(stack[i]) for i in range(stack.batch_size[0])), td=stack)
+        return cls._nested(stack.tolist(), stack, ())
+
+    @classmethod
+    def _nested(cls, values: list, stack: Any, at: tuple) -> "LinkedList":
+        if len(at) + 1 < stack.batch_dims:
+            values = [cls._nested(row, stack, at + (i,)) for i, row in enumerate(values)]
+        out = cls(values, td=stack)
+        out._at = at
+        return out
 
     def __setitem__(self, index, value) -> None:
         super().__setitem__(index, value)
         if self._td is not None:
-            self._td[index] = value
+            self._td[(*self._at, index) if self._at else index] = value
 
     def tolist(self) -> list:
         """A plain list (of plain lists, for nested ones) of the values."""

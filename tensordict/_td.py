@@ -20,6 +20,7 @@ from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
 from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
@@ -504,7 +505,7 @@ class TensorDict(
         bs = self._batch_size
         if isinstance(value, Tensor):
             shape = batch_shape(value)
-            if shape[: len(bs)] != bs:
+            if shape[: len(bs)] != bs and not is_unbatched(value):
                 raise _errors.batch_mismatch(key, shape, bs)
             dev = self._device
             if dev is not None and value.device != dev:
@@ -591,6 +592,9 @@ class TensorDict(
         new_bs = None
         for key, value in self._tensordict.items():
             if isinstance(value, Tensor):
+                if type(value) is not Tensor and is_unbatched(value):
+                    storage[key] = value  # no batch dims to index
+                    continue
                 result = value[idx]
                 if new_bs is None:
                     new_bs = result.shape[: result.ndim - value.ndim + n]
@@ -702,6 +706,16 @@ class TensorDict(
         _collect_leaves(self, leaves)
         return leaves, self._rebuild_from
 
+    def _batched_leaves_and_rebuild(self):
+        # UnbatchedTensor leaves left out; the rebuild puts them back as they are
+        leaves: list[Tensor] = []
+        if _collect_batched_leaves(self, leaves):
+            return leaves, self._rebuild_keeping_unbatched
+        return leaves, self._rebuild_from
+
+    def _rebuild_keeping_unbatched(self, new_leaves: list, **options) -> "TensorDict":
+        return self._rebuild_from(new_leaves, keep_unbatched=True, **options)
+
     def _rebuild_from(
         self,
         new_leaves: list,
@@ -710,6 +724,7 @@ class TensorDict(
         device=_UNCHANGED,
         names=_UNCHANGED,
         leaf_fn=None,
+        keep_unbatched: bool = False,
     ) -> "TensorDict":
         """A TensorDict shaped like this one holding ``new_leaves``: the ``rebuild``
         of ``_leaves_and_rebuild`` (a bound method, so nothing is allocated per call).
@@ -719,11 +734,12 @@ class TensorDict(
         such as non-tensor stacks, move their elements the same way."""
         changes = None
         new_device = device is not _UNCHANGED and device is not NO_DEFAULT
-        if batch_size is not None or new_device or leaf_fn is not None:
+        if batch_size is not None or new_device or leaf_fn is not None or keep_unbatched:
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
             # NO_DEFAULT: what _Changes reads as "keep each level's device"
             device = device if new_device else NO_DEFAULT
             changes = _Changes(device, new_bs, len(self._batch_size), leaf_fn)
+            changes.keep_unbatched = keep_unbatched
         it = iter(new_leaves)
         try:
             out = _rebuild(self, it, changes)
@@ -829,6 +845,23 @@ def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictB
     return copy
 
 
+def _collect_batched_leaves(td: TensorDict, out: list) -> bool:
+    """As :func:`_collect_leaves`, leaving out UnbatchedTensor leaves; True when it
+    left some out."""
+    skipped = False
+    for value in td._tensordict.values():
+        if isinstance(value, Tensor):
+            if type(value) is not Tensor and is_unbatched(value):
+                skipped = True
+            else:
+                out.append(value)
+        elif isinstance(value, TensorDict):
+            skipped = _collect_batched_leaves(value, out) or skipped
+        elif isinstance(value, TensorDictBase):
+            out.extend(value._leaves())
+    return skipped
+
+
 def _collect_leaves(td: TensorDict, out: list) -> None:
     for value in td._tensordict.values():
         if isinstance(value, Tensor):
@@ -844,9 +877,10 @@ class _Changes:
     leading dims replace the root's ``root_dims`` batch dims; names are dropped).
     ``leaf_fn`` goes to nested containers that are not TensorDicts."""
 
-    __slots__ = ("device", "batch_size", "root_dims", "extra")
+    __slots__ = ("device", "batch_size", "root_dims", "extra", "keep_unbatched")
 
     def __init__(self, device, batch_size, root_dims: int, leaf_fn) -> None:
+        self.keep_unbatched = False  # UnbatchedTensor leaves kept as they are
         self.device = device
         self.batch_size = batch_size
         self.root_dims = root_dims
@@ -874,7 +908,10 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
     storage = {}
     for key, value in td._tensordict.items():
         if isinstance(value, Tensor):
-            storage[key] = next(it)
+            if changes is not None and changes.keep_unbatched and is_unbatched(value):
+                storage[key] = value
+            else:
+                storage[key] = next(it)
         elif isinstance(value, TensorDict):
             storage[key] = _rebuild(value, it, changes)
         elif isinstance(value, TensorDictBase):

@@ -23,6 +23,7 @@ from torch import Tensor
 from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched  # noqa: F401  (for tensordict._ops)
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
     _ACCEPTED_CLASSES,
     _NESTED_TENSORS_AS_LISTS,
@@ -214,6 +215,14 @@ class TensorDictBase(
         """The leaves, and a function building a same-structured container from new
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
+
+    def _batched_leaves_and_rebuild(
+        self,
+    ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
+        """As :meth:`_leaves_and_rebuild`, for an op on the batch dims: leaves
+        without batch dims (``UnbatchedTensor``) are left out, and the rebuild keeps
+        them as they are."""
+        return self._leaves_and_rebuild()
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDictBase":
         """This container as an op that reads batch dims must see it: every leaf with

@@ -97,7 +97,9 @@ class BatchShapeOp(Op):
             body.append(rule.code("self._batch_size", "_rule", self.name))
             if "unchanged" in rule.rule.defines:
                 body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
-        body.append("leaves, rebuild = self._leaves_and_rebuild()")
+        # an op on the batch dims leaves UnbatchedTensor leaves as they are
+        body.append("leaves, rebuild = self._batched_leaves_and_rebuild()" if rule
+                    else "leaves, rebuild = self._leaves_and_rebuild()")
         new = emit.comprehension(self.leaf)
         inplace = self.inplace_name
         if inplace is not None:

@@ -57,7 +57,7 @@ class StackingOp(Op):
             body.append("if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead\n"
                         "    return _ops.lazy_stack(input, dim, out=out)")
         body.append(self.batch_rule.code(None, "_rule", self.name))
-        body.append("leaves, rebuild = input[0]._leaves_and_rebuild()")
+        body.append("leaves, rebuild = input[0]._batched_leaves_and_rebuild()")
         body.append(f'new = [{emit.leaf_expr(self.leaf)} for x in _ops.stacked_leaves(input, leaves, "{self.name}")]')
         if out is not None:
             body.append(f"if {out.name} is not None:  # the results are written into out\n"

@@ -346,7 +346,7 @@ class TensorDictGeneratedOps:
         new_batch_size, dtype, batch_dims = _ops.view_rule(
             self._batch_size, shape, size, batch_size, self, "view"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -390,7 +390,7 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims, inplace = _ops.reshape_rule(
             self._batch_size, args, kwargs, "reshape"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
@@ -423,7 +423,7 @@ class TensorDictGeneratedOps:
         dims, positions, new_batch_size = _ops.permute_rule(
             self._batch_size, args, kwargs, "permute"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -453,7 +453,7 @@ class TensorDictGeneratedOps:
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, dim0, dim1, "transpose"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -480,7 +480,7 @@ class TensorDictGeneratedOps:
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, axis0, axis1, "swapdims"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -507,7 +507,7 @@ class TensorDictGeneratedOps:
         dim0, dim1, new_batch_size = _ops.transpose_rule(
             self._batch_size, axis0, axis1, "swapaxes"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -537,7 +537,7 @@ class TensorDictGeneratedOps:
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "movedim"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -567,7 +567,7 @@ class TensorDictGeneratedOps:
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "moveaxis"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -604,7 +604,7 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -637,7 +637,7 @@ class TensorDictGeneratedOps:
         dim, new_batch_size = _ops.unsqueeze_rule(
             self._batch_size, args, kwargs, "unsqueeze"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -675,7 +675,7 @@ class TensorDictGeneratedOps:
         start_dim, end_dim, new_batch_size = _ops.flatten_rule(
             self._batch_size, start_dim, end_dim, "flatten"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [
                 (
@@ -715,7 +715,7 @@ class TensorDictGeneratedOps:
         dim, sizes, new_batch_size = _ops.unflatten_rule(
             self._batch_size, dim, unflattened_size, "unflatten"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.unflatten(dim, sizes) for x in leaves],
             batch_size=new_batch_size,
@@ -745,7 +745,7 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, args, kwargs, "expand"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -773,7 +773,7 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, other.shape, None, "expand_as"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -800,7 +800,7 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, shape, None, "broadcast_to"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -830,7 +830,7 @@ class TensorDictGeneratedOps:
         repeats, new_batch_size, batch_dims = _ops.repeat_rule(
             self._batch_size, repeats, "repeat"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
             batch_size=new_batch_size,
@@ -869,7 +869,7 @@ class TensorDictGeneratedOps:
         dim, flat, new_batch_size, batch_dims = _ops.repeat_interleave_rule(
             self._batch_size, repeats, dim, output_size, "repeat_interleave"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [
                 (x.flatten(0, batch_dims - 1) if flat else x).repeat_interleave(
@@ -904,7 +904,7 @@ class TensorDictGeneratedOps:
         repeats, new_batch_size, batch_dims = _ops.tile_rule(
             self._batch_size, dims, "tile"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -928,7 +928,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.flip(dims))
         dims = _ops.flip_rule(self._batch_size, dims, "flip")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
@@ -950,7 +950,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.fliplr())
         dims = _ops.flip_rule(self._batch_size, (1,), "fliplr")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
@@ -971,7 +971,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.flipud())
         dims = _ops.flip_rule(self._batch_size, (0,), "flipud")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
@@ -1001,7 +1001,7 @@ class TensorDictGeneratedOps:
         shifts, dims, batch_dims = _ops.roll_rule(
             self._batch_size, shifts, dims, "roll"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [
                 (
@@ -1037,7 +1037,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.rot90(k, dims))
         k, dims, new_batch_size = _ops.rot90_rule(self._batch_size, k, dims, "rot90")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -1067,7 +1067,7 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -1097,7 +1097,7 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -1127,7 +1127,7 @@ class TensorDictGeneratedOps:
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -1155,7 +1155,7 @@ class TensorDictGeneratedOps:
         dim, start, new_batch_size = _ops.narrow_rule(
             self._batch_size, dim, start, length, "narrow"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -3155,7 +3155,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_zeros")
         device, new_device = _ops.new_device_rule(self._device, device, "new_zeros")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_zeros(
                 new_batch_size + x.shape[batch_dims:],
@@ -3202,7 +3202,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_ones")
         device, new_device = _ops.new_device_rule(self._device, device, "new_ones")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_ones(
                 new_batch_size + x.shape[batch_dims:],
@@ -3248,7 +3248,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_empty")
         device, new_device = _ops.new_device_rule(self._device, device, "new_empty")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_empty(
                 new_batch_size + x.shape[batch_dims:],
@@ -3298,7 +3298,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_full")
         device, new_device = _ops.new_device_rule(self._device, device, "new_full")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_full(
                 new_batch_size + x.shape[batch_dims:],
@@ -3347,7 +3347,7 @@ class TensorDictGeneratedOps:
             self._batch_size, data, "new_tensor"
         )
         device, new_device = _ops.new_device_rule(self._device, device, "new_tensor")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         data_leaves = _ops.operand_leaves(self, leaves, data, "new_tensor")
         new = [
             _ops.new_tensor_leaf(x, data, dtype, device, requires_grad, pin_memory)
@@ -3383,7 +3383,7 @@ class TensorDictGeneratedOps:
         split_size, dim, batch_sizes = _ops.split_rule(
             self._batch_size, split_size, dim, "split"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.split(x, split_size, dim) for x in leaves]
         return _ops.keep_lock(
             self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
@@ -3406,7 +3406,7 @@ class TensorDictGeneratedOps:
         chunks, dim, batch_sizes = _ops.chunk_rule(
             self._batch_size, chunks, dim, "chunk"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.chunk(x, chunks, dim) for x in leaves]
         return _ops.keep_lock(
             self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
@@ -3435,7 +3435,7 @@ class TensorDictGeneratedOps:
         indices_or_sections, dim, batch_sizes = _ops.tensor_split_rule(
             self._batch_size, indices_or_sections, dim, "tensor_split"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.tensor_split(x, indices_or_sections, dim) for x in leaves]
         return _ops.keep_lock(
             self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
@@ -3460,7 +3460,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.unbind(dim)
         dim, batch_sizes = _ops.unbind_rule(self._batch_size, dim, "unbind")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.unbind(x, dim) for x in leaves]
         return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
 
@@ -3494,7 +3494,7 @@ class TensorDictGeneratedOps:
         dim, index, new_batch_size = _ops.gather_rule(
             self._batch_size, dim, index, "gather"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.gather(x, dim, _ops.expand_index(index, x)) for x in leaves]
         if out is not None:  # the results are written into out
             return _ops.write_into(self, out, new, "gather")
@@ -3531,7 +3531,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.masked_fill(mask, value)
         mask = _ops.mask_rule(self._batch_size, mask, "masked_fill")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [x.masked_fill(_ops.expand_mask(mask, x), value) for x in leaves]
         return rebuild(new)
 
@@ -3571,7 +3571,7 @@ class TensorDictGeneratedOps:
         mask, new_batch_size = _ops.masked_select_rule(
             self._batch_size, mask, "masked_select"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [x[mask] for x in leaves]
         result = rebuild(new, batch_size=new_batch_size)
         if inplace:  # self takes the result's entries and batch size
@@ -3619,7 +3619,7 @@ class TensorDictGeneratedOps:
         condition = _ops.where_rule(self._batch_size, condition, "where")
         if pad is not None:
             self, other, pad = _ops.fill_defaults(self, other, pad)
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "where", pad)
         new = [
             torch.where(_ops.expand_mask(condition, x), x, other)
@@ -4623,7 +4623,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "sum"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "sum")
             if dim is None:
@@ -4673,7 +4673,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nansum"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nansum")
             if dim is None:
@@ -4727,7 +4727,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "mean"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "mean")
             if dim is None:
@@ -4777,7 +4777,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nanmean"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nanmean")
             if dim is None:
@@ -4826,7 +4826,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "prod"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "prod")
             if dim is None:
@@ -4882,7 +4882,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "std"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "std")
             if dim is None:
@@ -4941,7 +4941,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "var"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "var")
             if dim is None:
@@ -5000,7 +5000,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "min"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "min")
             if dim is None:
@@ -5066,7 +5066,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "max"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "max")
             if dim is None:
@@ -5129,7 +5129,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amin"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amin")
             if dim is None:
@@ -5176,7 +5176,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amax"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amax")
             if dim is None:
@@ -5217,7 +5217,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.all(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "all")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim is None:  # one bool for every value of every leaf
             return all(torch.all(x) for x in leaves)
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
@@ -5248,7 +5248,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.any(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "any")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim is None:  # one bool for every value of every leaf
             return any(torch.any(x) for x in leaves)
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
@@ -5279,7 +5279,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_batch_rule(
             self._batch_size, dim, keepdim, "logsumexp"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.logsumexp(x, dim, keepdim=keepdim) for x in leaves]
@@ -5314,7 +5314,7 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("norm")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.norm(out=out, dtype=dtype, key_transform=key_transform)
-        leaves = self._leaves()
+        leaves = self._batched_leaves_and_rebuild()[0]
         new = [torch.linalg.vector_norm(x, dtype=dtype) for x in leaves]
         if out is not None:
             return _ops.write_into(self, out, new, "norm")
@@ -5359,7 +5359,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "quantile", prefix=prefix
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "quantile")
             if dim is None:
@@ -5412,7 +5412,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.cummin(dim, reduce=reduce, return_indices=return_indices)
         dim = _ops.batch_dim(dim, self._batch_size, "cummin")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
             x = _ops.leaves_as_one(leaves, self._batch_size, "feature", "cummin")
             out = torch.cummin(x, dim)
@@ -5443,7 +5443,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.cummax(dim, reduce=reduce, return_indices=return_indices)
         dim = _ops.batch_dim(dim, self._batch_size, "cummax")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
             x = _ops.leaves_as_one(leaves, self._batch_size, "feature", "cummax")
             out = torch.cummax(x, dim)
@@ -5471,7 +5471,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.softmax(dim, dtype)
         dim = _ops.batch_dim(dim, self._batch_size, "softmax")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.softmax(x, dim, dtype=dtype) for x in leaves]
         return rebuild(new)
 
@@ -5498,7 +5498,7 @@ class TensorDictGeneratedOps:
         if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead
             return _ops.lazy_stack(input, dim, out=out)
         input, dim, new_batch_size = _ops.stack_rule(input, dim, "stack")
-        leaves, rebuild = input[0]._leaves_and_rebuild()
+        leaves, rebuild = input[0]._batched_leaves_and_rebuild()
         new = [torch.stack(x, dim) for x in _ops.stacked_leaves(input, leaves, "stack")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "stack")
@@ -5528,7 +5528,7 @@ class TensorDictGeneratedOps:
             (torch.Size([6, 4]), torch.Size([6, 4, 5]))
         """
         input, dim, new_batch_size = _ops.cat_rule(input, dim, "cat")
-        leaves, rebuild = input[0]._leaves_and_rebuild()
+        leaves, rebuild = input[0]._batched_leaves_and_rebuild()
         new = [torch.cat(x, dim) for x in _ops.stacked_leaves(input, leaves, "cat")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "cat")

@@ -167,7 +167,10 @@ def dense_class() -> type:
 def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense, names=None) -> list:
     storages = [{} for _ in batch_sizes]
     for key, value in td._tensordict.items():
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor) and _base.is_unbatched(value):
+            for storage in storages:  # no batch dims to cut: kept as it is
+                storage[key] = value
+        elif isinstance(value, torch.Tensor):
             for storage, part in zip(storages, next(it)):
                 storage[key] = part
         elif type(value) is dense:
