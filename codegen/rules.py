@@ -52,28 +52,30 @@ def _rule(doc: str, args: tuple, defines: tuple, lazy: bool = False, elementwise
 BATCH_RULES: dict[str, Rule] = {
     # ---- batch_shape (spec/shape.yaml)
     "view": _rule(
-        "`shape` (one size may be -1) holding as many elements as the batch; a dtype view keeps it",
+        "`shape` (one size may be -1) holding as many elements as the batch; a dtype view keeps "
+        "it; the tensordict itself when the shape is the batch size",
         ("shape", "size", "batch_size", "td"),
-        ("new_batch_size", "dtype", "batch_dims"),
+        ("new_batch_size", "dtype", "batch_dims", "unchanged"),
         lazy=True,
         names="_ops.same_size_names({names}, {batch_size}, new_batch_size)",
     ),
     "reshape": _rule(
-        "`shape` (one size may be -1) holding as many elements as the batch",
+        "`shape` (one size may be -1) holding as many elements as the batch (the tensordict "
+        "itself when it is the batch size)",
         ("args", "kwargs"),
-        ("new_batch_size", "batch_dims", "inplace"),
+        ("new_batch_size", "batch_dims", "inplace", "unchanged"),
         lazy=True,
         names="_ops.same_size_names({names}, {batch_size}, new_batch_size)",
     ),
     "permute": _rule(
-        "the batch dims in the order given",
+        "the batch dims in the order given (the tensordict itself for their own order)",
         ("args", "kwargs"),
-        ("dims", "positions", "new_batch_size"),
+        ("dims", "positions", "new_batch_size", "unchanged"),
         lazy=True,
         names="_ops.moved_names({names}, dims, positions)",
     ),
     "transpose": _rule(
-        "the two batch dims swapped", ("dim0", "dim1"), ("dim0", "dim1", "new_batch_size"), lazy=True,
+        "the two batch dims swapped (the tensordict itself when they are one)", ("dim0", "dim1"), ("dim0", "dim1", "new_batch_size", "unchanged"), lazy=True,
         names="_ops.swapped_names({names}, dim0, dim1)",
     ),
     "movedim": _rule(

@@ -367,3 +367,22 @@ def test_row4_repeat_in_place_repeats_each_member():
     stack = LazyStackedTensorDict(*members("dense"), stack_dim=0)
     assert stack.repeat(1, 2, 1, inplace=True) is stack
     assert stack.batch_size == (2, 6, 4) and stack.tensordicts[1].get("a").shape == (6, 4, 2)
+
+
+SAME_SHAPE = {
+    "view(3, 4)": lambda t: t.view(3, 4),
+    "view(-1, 4)": lambda t: t.view(-1, 4),
+    "reshape(3, 4)": lambda t: t.reshape(3, 4),
+    "permute(0, 1)": lambda t: t.permute(0, 1),
+    "transpose(1, 1)": lambda t: t.transpose(1, 1),
+    "squeeze()": lambda t: t.squeeze(),
+}
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("kind", ["dense", "nested"])
+@pytest.mark.parametrize("op", sorted(SAME_SHAPE))
+def test_row6_a_shape_op_that_changes_nothing_returns_the_tensordict(legacy, kind, op):
+    td = named(kind)  # batch [3, 4]
+    with set_lazy_legacy(legacy):
+        assert SAME_SHAPE[op](td) is td  # as 0.15.3, in both modes

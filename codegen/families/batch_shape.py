@@ -87,16 +87,20 @@ class BatchShapeOp(Op):
         # leaf_fn: non-tensor stacks move their elements with the same per-leaf op
         options += f", leaf_fn=lambda x: {self.leaf}"
         body = []
+        # a rule that can find nothing to change runs first: then the tensordict itself
+        # is the result, under the legacy mode too (as 0.15.3)
+        early = rule is not None and "unchanged" in rule.rule.defines
+        if early:
+            body.append(rule.code("self._batch_size", "_rule", self.name))
+            body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
         if self.lazy_legacy:
             body.append("# set_lazy_legacy(True): a lazy view, whose writes go through to self\n"
                         "if _ops.lazy_legacy():\n"
                         f"    return _ops.lazy_view(\n        self, lambda td: td.{self.name}({self.signature.forward_args()})\n    )")
         if self.needs_dense_stacks:
             body.append(emit.dense_stacks(self))
-        if rule:
+        if rule and not early:
             body.append(rule.code("self._batch_size", "_rule", self.name))
-            if "unchanged" in rule.rule.defines:
-                body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
         # an op on the batch dims leaves UnbatchedTensor leaves as they are
         body.append("leaves, rebuild = self._batched_leaves_and_rebuild()" if rule
                     else "leaves, rebuild = self._leaves_and_rebuild()")

@@ -333,6 +333,11 @@ class TensorDictGeneratedOps:
             >>> td.view(torch.int32)["a"].dtype
             torch.int32
         """
+        new_batch_size, dtype, batch_dims, unchanged = _ops.view_rule(
+            self._batch_size, shape, size, batch_size, self, "view"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(
@@ -343,9 +348,6 @@ class TensorDictGeneratedOps:
             return _ops.keep_lock(
                 self, dense.view(*shape, size=size, batch_size=batch_size)
             )
-        new_batch_size, dtype, batch_dims = _ops.view_rule(
-            self._batch_size, shape, size, batch_size, self, "view"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -384,12 +386,14 @@ class TensorDictGeneratedOps:
             >>> td.permute(1, 0).reshape(2, 6)["a"].shape
             torch.Size([2, 6, 2])
         """
+        new_batch_size, batch_dims, inplace, unchanged = _ops.reshape_rule(
+            self._batch_size, args, kwargs, "reshape"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("reshape")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.reshape(*args, **kwargs))
-        new_batch_size, batch_dims, inplace = _ops.reshape_rule(
-            self._batch_size, args, kwargs, "reshape"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
@@ -414,15 +418,17 @@ class TensorDictGeneratedOps:
             >>> td.permute(1, 0).batch_size, td.permute([1, 0])["a"].shape
             (torch.Size([4, 3]), torch.Size([4, 3, 2]))
         """
+        dims, positions, new_batch_size, unchanged = _ops.permute_rule(
+            self._batch_size, args, kwargs, "permute"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.permute(*args, **kwargs))
         dense = self._with_dense_stacks("permute")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.permute(*args, **kwargs))
-        dims, positions, new_batch_size = _ops.permute_rule(
-            self._batch_size, args, kwargs, "permute"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -444,15 +450,17 @@ class TensorDictGeneratedOps:
             >>> td.transpose(0, -1)["a"].shape
             torch.Size([4, 3, 2])
         """
+        dim0, dim1, new_batch_size, unchanged = _ops.transpose_rule(
+            self._batch_size, dim0, dim1, "transpose"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.transpose(dim0, dim1))
         dense = self._with_dense_stacks("transpose")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.transpose(dim0, dim1))
-        dim0, dim1, new_batch_size = _ops.transpose_rule(
-            self._batch_size, dim0, dim1, "transpose"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -474,12 +482,14 @@ class TensorDictGeneratedOps:
             >>> td.swapdims(0, 1).batch_size
             torch.Size([4, 3])
         """
+        dim0, dim1, new_batch_size, unchanged = _ops.transpose_rule(
+            self._batch_size, axis0, axis1, "swapdims"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("swapdims")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.swapdims(axis0, axis1))
-        dim0, dim1, new_batch_size = _ops.transpose_rule(
-            self._batch_size, axis0, axis1, "swapdims"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -501,12 +511,14 @@ class TensorDictGeneratedOps:
             >>> td.swapaxes(1, 0).batch_size
             torch.Size([4, 3])
         """
+        dim0, dim1, new_batch_size, unchanged = _ops.transpose_rule(
+            self._batch_size, axis0, axis1, "swapaxes"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("swapaxes")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.swapaxes(axis0, axis1))
-        dim0, dim1, new_batch_size = _ops.transpose_rule(
-            self._batch_size, axis0, axis1, "swapaxes"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -593,17 +605,17 @@ class TensorDictGeneratedOps:
             >>> td.squeeze(0).batch_size
             torch.Size([3, 1])
         """
+        dims, new_batch_size, unchanged = _ops.squeeze_rule(
+            self._batch_size, args, kwargs, "squeeze"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.squeeze(*args, **kwargs))
         dense = self._with_dense_stacks("squeeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.squeeze(*args, **kwargs))
-        dims, new_batch_size, unchanged = _ops.squeeze_rule(
-            self._batch_size, args, kwargs, "squeeze"
-        )
-        if unchanged:  # nothing to change: the tensordict itself
-            return self
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -1059,14 +1071,14 @@ class TensorDictGeneratedOps:
             >>> td.atleast_1d().batch_size, td.atleast_1d()["a"].shape
             (torch.Size([1]), torch.Size([1, 2]))
         """
-        dense = self._with_dense_stacks("atleast_1d")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.atleast_1d())
         new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 1, "atleast_1d"
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
+        dense = self._with_dense_stacks("atleast_1d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return _ops.keep_lock(self, dense.atleast_1d())
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -1089,14 +1101,14 @@ class TensorDictGeneratedOps:
             >>> td.atleast_2d().batch_size
             torch.Size([1, 3])
         """
-        dense = self._with_dense_stacks("atleast_2d")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.atleast_2d())
         new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 2, "atleast_2d"
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
+        dense = self._with_dense_stacks("atleast_2d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return _ops.keep_lock(self, dense.atleast_2d())
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -1119,14 +1131,14 @@ class TensorDictGeneratedOps:
             >>> td.atleast_3d().batch_size
             torch.Size([1, 3, 4])
         """
-        dense = self._with_dense_stacks("atleast_3d")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.atleast_3d())
         new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 3, "atleast_3d"
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
+        dense = self._with_dense_stacks("atleast_3d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return _ops.keep_lock(self, dense.atleast_3d())
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
