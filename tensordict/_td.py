@@ -725,6 +725,7 @@ class TensorDict(
         names=_UNCHANGED,
         leaf_fn=None,
         keep_unbatched: bool = False,
+        stack_non_tensor: bool = False,
     ) -> "TensorDict":
         """A TensorDict shaped like this one holding ``new_leaves``: the ``rebuild``
         of ``_leaves_and_rebuild`` (a bound method, so nothing is allocated per call).
@@ -735,11 +736,14 @@ class TensorDict(
         changes = None
         new_device = device is not _UNCHANGED and device is not NO_DEFAULT
         if batch_size is not None or new_device or leaf_fn is not None or keep_unbatched:
+            # stack_non_tensor: a non-tensor value of a level whose batch size changes
+            # becomes a NonTensorStack of it (expand, unsqueeze: as 0.15.3)
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
             # NO_DEFAULT: what _Changes reads as "keep each level's device"
             device = device if new_device else NO_DEFAULT
             changes = _Changes(device, new_bs, len(self._batch_size), leaf_fn)
             changes.keep_unbatched = keep_unbatched
+            changes.stack_non_tensor = stack_non_tensor
         it = iter(new_leaves)
         try:
             out = _rebuild(self, it, changes)
@@ -877,10 +881,13 @@ class _Changes:
     leading dims replace the root's ``root_dims`` batch dims; names are dropped).
     ``leaf_fn`` goes to nested containers that are not TensorDicts."""
 
-    __slots__ = ("device", "batch_size", "root_dims", "extra", "keep_unbatched")
+    __slots__ = (
+        "device", "batch_size", "root_dims", "extra", "keep_unbatched", "stack_non_tensor"
+    )
 
     def __init__(self, device, batch_size, root_dims: int, leaf_fn) -> None:
         self.keep_unbatched = False  # UnbatchedTensor leaves kept as they are
+        self.stack_non_tensor = False  # non-tensor values become NonTensorStacks
         self.device = device
         self.batch_size = batch_size
         self.root_dims = root_dims
@@ -893,6 +900,18 @@ class _Changes:
             new_bs, names = self.batch_size + td._batch_size[self.root_dims :], None
         device = td._device if self.device is NO_DEFAULT else self.device
         return _new_tensordict(storage, new_bs, device, names)
+
+    def stacked_value(self, td: TensorDict, value) -> Any:
+        """A non-tensor ``value`` of ``td`` as a NonTensorStack of the new batch size
+        (the value itself where that level's batch size stays)."""
+        if self.batch_size is None:
+            return value
+        new_bs = self.batch_size + td._batch_size[self.root_dims :]
+        if new_bs == td._batch_size:
+            return value
+        device = td._device if self.device is NO_DEFAULT else self.device
+        data = container_class("NonTensorData")(data=value, batch_size=new_bs, device=device)
+        return container_class("NonTensorStack").from_nontensordata(data)
 
     def node(self, node: TensorDictBase, rebuild, new_leaves: list) -> TensorDictBase:
         sub_bs = None
@@ -921,6 +940,8 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
                 storage[key] = sub_rebuild(new)
             else:
                 storage[key] = changes.node(value, sub_rebuild, new)
+        elif changes is not None and changes.stack_non_tensor:
+            storage[key] = changes.stacked_value(td, value)
         else:
             storage[key] = value
     if changes is None:

@@ -345,6 +345,27 @@ def test_row7_indexing_a_non_tensor_stack_gives_a_linked_list(kind):
         assert td[key].tolist() == ["w", "y", "z"] and td[0][key] == "w"
 
 
+@pytest.mark.parametrize("kind", ["dense", "lazy", "tensorclass"])  # a nested key
+@pytest.mark.parametrize("op", ["expand", "unsqueeze"])
+def test_row7_expand_and_unsqueeze_make_a_non_tensor_stack(kind, op):
+    from tensordict import NonTensorData, NonTensorStack
+
+    td = make(kind)
+    if kind == "tensorclass":
+        td.nested.set("label", "t")
+    else:
+        td.set(("nested", "label"), "t")
+    out = td.expand(2, 3) if op == "expand" else td.unsqueeze(0)
+    got = out.get(("nested", "label")) if kind != "tensorclass" else out.nested.get("label")
+    assert isinstance(got, NonTensorStack) and got.batch_size == out.batch_size
+    assert got.tolist() == [["t"] * 3] * out.batch_size[0]
+    assert out[0, 1]["nested", "label"] == "t"
+    if kind != "lazy":
+        same = td.expand(3)  # the batch size stays: the one value
+        label = same.get(("nested", "label")) if kind == "dense" else same.nested.get("label")
+        assert isinstance(label, NonTensorData)
+
+
 def test_row7_linked_list_of_two_batch_dims():
     from tensordict.utils import LinkedList
 

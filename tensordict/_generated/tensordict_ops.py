@@ -657,6 +657,7 @@ class TensorDictGeneratedOps:
                 batch_size=new_batch_size,
                 names=self._names and _ops.inserted_names(self._names, dim),
                 leaf_fn=lambda x: x.unsqueeze(dim),
+                stack_non_tensor=True,
             ),
         )
 
@@ -765,6 +766,7 @@ class TensorDictGeneratedOps:
                 batch_size=new_batch_size,
                 names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+                stack_non_tensor=True,
             ),
         )
 
