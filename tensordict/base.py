@@ -767,7 +767,9 @@ class TensorDictBase(
         if not args and "index" not in kwargs and "idx" not in kwargs:
             raise TypeError("get_at() needs an index: get_at(key, index[, default])")
         index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
-        default = args[1] if len(args) > 1 else kwargs.get("default", NO_DEFAULT)
+        # a missing key gives None, as get() does (0.15.3), unless told otherwise
+        none = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
+        default = args[1] if len(args) > 1 else kwargs.get("default", none)
         value = self._get_path(unravel_key_to_tuple(key), _MISSING)
         if value is _MISSING:
             if default is NO_DEFAULT:
@@ -1574,10 +1576,12 @@ def _expand_names(names: tuple, ndim: int, op: str) -> list:
         at = names.index(Ellipsis)
         fill = ndim - (len(names) - 1)
         if fill < 0:
-            raise ValueError(f"{op}(): {len(names) - 1} names for {ndim} batch dims")
+            raise _errors.NamesCountError(
+                f"{op}(): {len(names) - 1} names for {ndim} batch dims"
+            )
         names = names[:at] + [None] * fill + names[at + 1 :]
     if len(names) != ndim:
-        raise ValueError(f"{op}(): {len(names)} names for {ndim} batch dims")
+        raise _errors.NamesCountError(f"{op}(): {len(names)} names for {ndim} batch dims")
     return names
 
 

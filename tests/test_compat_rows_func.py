@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from tensordict import LazyStackedTensorDict, TensorClass, TensorDict
+from tensordict.base import NO_DEFAULT
 
 
 class Obs(TensorClass):
@@ -417,7 +418,18 @@ ROW14_CASES = {
     "set_ of another shape": (lambda: _dense().set_("a", torch.zeros(3, 5)), ValueError),
     "non-key": (lambda: _dense().get(1), KeyError),
     "set a nested key through a leaf": (lambda: _dense().set(("a", "x"), torch.zeros(3)), KeyError),
+    "narrow out of range": (lambda: _dense().narrow(0, 2, 5), RuntimeError),
+    "refine_names with too many names": (lambda: _dense().refine_names("x", "y"), IndexError),
 }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row9_get_at_a_missing_key_returns_none(kind):
+    td = make(kind)
+    assert td.get_at("missing", 0) is None  # as get(missing), 0.15.3's default
+    assert td.get_at("missing", 0, "fallback") == "fallback"
+    with pytest.raises(KeyError, match="missing"):
+        td.get_at("missing", 0, default=NO_DEFAULT)
 
 
 @pytest.mark.parametrize("case", list(ROW14_CASES))

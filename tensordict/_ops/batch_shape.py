@@ -433,7 +433,7 @@ def narrow_rule(batch_size, dim: Any, start: Any, length: Any, op: str):
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
-        raise IndexError(
+        raise _errors.DimOutOfRangeError(
             f"{op}(): start={start} and length={length} do not fit in dim {dim} of "
             f"size {size} ({_describe(batch_size)})"
         )
