@@ -457,11 +457,15 @@ class TensorDict(
             except KeyError:
                 raise _errors.key_missing(index, self._tensordict) from None
             # a NonTensorStack reads as the list of its values (entry_value)
-            return value if type(value) is Tensor else entry_value(value)
+            if type(value) is Tensor or type(value) is TensorDict:
+                return value
+            return entry_value(value)
         if type(index) is tuple and index and type(index[0]) is str:
             value = self._dense_get(index)
             if value is not _MISSING:
-                return value if type(value) is Tensor else entry_value(value)
+                if type(value) is Tensor or type(value) is TensorDict:
+                    return value
+                return entry_value(value)
             if _looks_like_key(index):
                 return entry_value(self._get_path(unravel_key_to_tuple(index)))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
@@ -517,12 +521,14 @@ class TensorDict(
                 return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
                 value = _given_batch_size(key, value, bs)
+            if self._names is not None and type(value) is TensorDict:
+                value = _named_like_parent(key, value, self._names)
             dev = self._device
             if dev is not None and value.device != dev:
                 value = value._moved_to(dev)
             return value
-        if isinstance(value, dict):
-            return TensorDict(value, batch_size=bs, device=self._device)
+        if isinstance(value, dict):  # the names of the dims it shares with self
+            return TensorDict(value, batch_size=bs, device=self._device, names=self._names)
         if isinstance(value, _CONVERTIBLE):
             try:
                 tensor = torch.as_tensor(value, device=self._device)
@@ -755,7 +761,20 @@ class TensorDict(
             )
         if names is not _UNCHANGED and names is not NO_DEFAULT:
             out._names = _parse_names(names, len(out._batch_size))
+            if out._names is not None:  # nested levels (new objects) name them too
+                _spread_names(out, copy=False)
         return out
+
+    @property
+    def names(self) -> list:
+        """One name (or None) per batch dim; nested tensordicts share the names of
+        the dims they have in common with this one (as 0.15.3)."""
+        return [None] * len(self._batch_size) if self._names is None else list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        self._names = _parse_names(value, len(self._batch_size))
+        _spread_names(self, copy=False)
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDict":
         storage = None  # a copy of the storage, made at the first replaced entry
@@ -847,6 +866,52 @@ def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictB
     except (RuntimeError, ValueError):
         raise _errors.batch_mismatch(key, value.batch_size, bs) from None
     return copy
+
+
+def _named_like_parent(key, value: TensorDict, names: list) -> TensorDict:
+    """A nested tensordict entering a parent with dim names: a shallow copy whose
+    leading dims have the parent's names (``value`` itself when it has them); a name
+    it gives one of those dims that differs is an error naming the key."""
+    n = len(names)
+    own = value._names or [None] * len(value._batch_size)
+    for have, want in zip(own[:n], names):
+        if have is not None and want is not None and have != want:
+            raise RuntimeError(
+                f"the nested tensordict at {key!r} names its leading dims {own[:n]}, "
+                f"which differ from the names of the tensordict holding it, {names}; "
+                f"rename one of them first"
+            )
+    wanted = list(names) + list(own[n:])
+    if list(own) == wanted:
+        return value
+    copy = _new_tensordict(
+        dict(value._tensordict), value._batch_size, value._device, None
+    )
+    copy._names = _parse_names(wanted, len(value._batch_size))
+    _spread_names(copy, copy=True)
+    return copy
+
+
+def _spread_names(td: TensorDict, *, copy: bool) -> None:
+    """The nested TensorDicts of ``td`` take its names for the dims they share
+    (``copy``: as renamed shallow copies, leaving the ones held elsewhere as they
+    are)."""
+    n = len(td._batch_size)
+    names = td._names or [None] * n
+    storage = td._tensordict
+    for key, value in storage.items():
+        if type(value) is not TensorDict or len(value._batch_size) < n:
+            continue
+        own = value._names or [None] * len(value._batch_size)
+        wanted = list(names) + list(own[n:])
+        if list(own) == wanted:
+            continue
+        if copy:
+            value = storage[key] = _new_tensordict(
+                dict(value._tensordict), value._batch_size, value._device, None
+            )
+        value._names = _parse_names(wanted, len(value._batch_size))
+        _spread_names(value, copy=copy)
 
 
 def _collect_batched_leaves(td: TensorDict, out: list) -> bool:

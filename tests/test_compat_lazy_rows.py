@@ -386,3 +386,21 @@ def test_row6_a_shape_op_that_changes_nothing_returns_the_tensordict(legacy, kin
     td = named(kind)  # batch [3, 4]
     with set_lazy_legacy(legacy):
         assert SAME_SHAPE[op](td) is td  # as 0.15.3, in both modes
+
+
+def test_row6_nested_tensordicts_share_the_parents_names():
+    inner = TensorDict(b=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
+    td = TensorDict(n=inner, batch_size=[2, 3], names=["p", "q"])
+    assert td["n"].names == ["p", "q", None]
+    assert inner.names == [None, None, None]  # the caller's tensordict is left as it is
+    td.names = ["x", "y"]
+    assert td["n"].names == ["x", "y", None]
+    assert td.unsqueeze(0)["n"].names == [None, "x", "y", None]
+    assert td.permute(1, 0)["n"].names == ["y", "x", None]
+    assert td[0]["n"].names == ["y", None]
+    assert td.sum(0)["n"].names == ["y", None]
+    assert td.clone()["n"].names == ["x", "y", None]
+    with pytest.raises(RuntimeError, match="'n'"):
+        TensorDict(
+            n=TensorDict(b=torch.zeros(2), batch_size=[2], names=["z"]), batch_size=[2], names=["x"]
+        )
