@@ -58,6 +58,11 @@ class MaskShapeError(RuntimeError, IndexError):
     and ``IndexError`` from ``masked_select``: this is both."""
 
 
+class NamesCountError(ValueError, IndexError):
+    """As many names as batch dims were expected, and another number was given. A
+    ``ValueError`` here; 0.15.3 raised ``IndexError`` (``refine_names``)."""
+
+
 class SplitSizeError(ValueError, RuntimeError):
     """Split sizes that do not fit the dim. A ``ValueError`` here; 0.15.3 raised
     ``RuntimeError`` (torch's)."""

@@ -57,6 +57,8 @@ from tensordict._td import (
     _parse_batch_size,
     _parse_device,
 )
+from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched
 from tensordict.base import (
     _MISSING,
     _WriteBack,
@@ -67,6 +69,7 @@ from tensordict.base import (
     _is_node,
     _KeysView,
     _looks_like_key,
+    _parse_names,
     _save_targets,
     _stacked_alike,
     is_tensor_collection,
@@ -564,6 +567,8 @@ class LazyStackedTensorDict(
         first = vals[0]
         sd = self.stack_dim
         if isinstance(first, Tensor):
+            if is_unbatched(first):  # no batch dims, so no stack dim: the first one's
+                return first
             return _stack_leaves(key, vals, sd)
         if _is_node(first):
             _check_nested_batch(key, vals)
@@ -599,14 +604,14 @@ class LazyStackedTensorDict(
 
     def __getitem__(self, index):
         if type(index) is str:
-            return self._get_str(index, NO_DEFAULT)
+            return entry_value(self._get_str(index, NO_DEFAULT))
         if type(index) is int and self.stack_dim == 0:
             try:
                 return self.tensordicts[index]
             except IndexError:
                 raise _stack_index_error(index, len(self.tensordicts)) from None
         if isinstance(index, tuple) and index and _looks_like_key(index):
-            return self._get_path(unravel_key_to_tuple(index))
+            return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
 
     def _set_str(
@@ -1126,8 +1131,8 @@ class LazyStackedTensorDict(
         )
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDict:
-        try:
-            return _dense_stack(self, None)
+        try:  # the names stay with their dims
+            return _dense_stack(self, None, names=self.names)
         except RuntimeError as err:
             where = "this LazyStackedTensorDict"
             if key:
@@ -1144,8 +1149,8 @@ class LazyStackedTensorDict(
         """The dense stack, for an op that needs it (it crosses the stack dim, or
         reads every entry stacked); an error naming ``op`` where the stacked
         tensordicts cannot be stacked densely."""
-        try:
-            return _dense_stack(self, None)
+        try:  # the names stay with their dims
+            return _dense_stack(self, None, names=self.names)
         except RuntimeError as err:
             raise RuntimeError(
                 f"{op}(): on a LazyStackedTensorDict this op needs the dense stack "
@@ -1745,16 +1750,19 @@ def _nested(key, vals: list, dim: int, layout) -> Tensor:
         ) from None
 
 
-def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
+def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0, names=None) -> TensorDict:
     """The stack as a dense TensorDict. ``mode``: None (entries must stack), a layout
-    (differing entries become nested tensors), ``"padded"`` or ``"mask"``."""
+    (differing entries become nested tensors), ``"padded"`` or ``"mask"``; ``names``:
+    the names of its batch dims (none by default, as ``to_tensordict`` in 0.15.3)."""
     sd = stack.stack_dim
     storage: dict = {}
     for key in stack._own_keys():
         vals = stack._member_values(key)
         first = vals[0]
         if isinstance(first, Tensor):
-            if mode is None:
+            if is_unbatched(first):  # not stacked: the first one's
+                storage[key] = first
+            elif mode is None:
                 storage[key] = _stack_leaves(key, vals, sd)
             elif mode == "padded":
                 storage[key] = _pad_and_stack(vals, sd, padding)
@@ -1779,7 +1787,8 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
             )
         elif mode != "mask":
             storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
-    return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, None)
+    names = _parse_names(names, len(stack._batch_size))
+    return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, names)
 
 
 def _lazy_alike(vals: list) -> bool:

@@ -757,6 +757,15 @@ class TensorClass(
 
         return leaves, rebuild_tc
 
+    def _batched_leaves_and_rebuild(self):
+        leaves, rebuild = self._tensordict._batched_leaves_and_rebuild()
+        wrap = self._wrap
+
+        def rebuild_tc(new_leaves, **kwargs):
+            return wrap(rebuild(new_leaves, **kwargs))
+
+        return leaves, rebuild_tc
+
     def _with_dense_stacks(self, op: str, key: tuple = ()):
         dense = self._tensordict._with_dense_stacks(op, key)
         return self if dense is self._tensordict else self._wrap(dense)

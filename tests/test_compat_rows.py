@@ -232,3 +232,23 @@ def test_row13_missing_public_helpers():
     stack = td.to_lazystack(0)
     assert isinstance(stack, LazyStackedTensorDict) and stack.batch_size == (3,)
     assert_allclose_td(stack.to_tensordict(), td)
+
+
+@pytest.mark.parametrize("storage", [None, "memmap", "shared", "h5"])
+def test_row13_from_schema_allocates_zeros(storage, tmp_path):
+    if storage == "h5":
+        pytest.importorskip("h5py")
+    schema = {"a": ([3], torch.float32), ("n", "b"): (torch.Size([]), torch.int64)}
+    where = {"memmap": {"prefix": tmp_path}, "h5": {"filename": tmp_path / "x.h5"}}
+    td = TensorDict.from_schema(schema, batch_size=[2], storage=storage, **where.get(storage, {}))
+    assert td.batch_size == (2,)
+    assert td["a"].shape == (2, 3) and td["a"].dtype == torch.float32 and not td["a"].any()
+    assert td["n", "b"].shape == (2,) and td["n", "b"].dtype == torch.int64
+    if storage == "memmap":
+        assert td.is_memmap() and td.is_locked
+    if storage == "shared":
+        assert td.is_shared()
+    with pytest.raises(ValueError, match="bogus"):
+        TensorDict.from_schema(schema, storage="bogus")
+    with pytest.raises(TypeError, match="'a'"):
+        TensorDict.from_schema({"a": ([3], "float32")})
