@@ -19,7 +19,12 @@ from typing import Any, Callable, Sequence
 
 import torch
 from torch import Tensor, nn
-from torch.nn.modules import module as _torch_module
+from torch.nn.modules.module import (
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    _global_forward_hooks,
+    _global_forward_pre_hooks,
+)
 
 from tensordict._keys import NestedKey, unravel_key, unravel_key_list
 from tensordict._registry import container_class
@@ -247,13 +252,17 @@ def _calls_forward_directly(module_dict: dict) -> bool:
             return False
     except KeyError:  # not set up by nn.Module.__init__: nn.Module.__call__ says so
         return False
+    # torch registers global hooks into these very dicts (it never rebinds them)
     return not (
-        _torch_module._global_forward_pre_hooks
-        or _torch_module._global_forward_hooks
-        or _torch_module._global_backward_pre_hooks
-        or _torch_module._global_backward_hooks
-        or torch._C._get_tracing_state()
+        _global_forward_pre_hooks
+        or _global_forward_hooks
+        or _global_backward_pre_hooks
+        or _global_backward_hooks
+        or _get_tracing_state()
     )
+
+
+_get_tracing_state = torch._C._get_tracing_state
 
 
 class TensorDictModuleBase(nn.Module):
