@@ -147,6 +147,10 @@ def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
     for var in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
         env.pop(var, None)
     env["PYTHONSAFEPATH"] = "1"  # 3.11+: no script/cwd entry on sys.path
+    # one intra-op thread (see conftest.py), also for --suite files that do not load our
+    # conftest.py: there torch's two threads on two shared cores made some rounds of
+    # 0.15.3's vmap cases 200x slower than others, on both sides
+    env["OMP_NUM_THREADS"] = os.environ.get("TENSORDICT_BENCH_THREADS", "1")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra_env or {})
     print(f"[{label}] {python} -m pytest ... (log: {log_path})", flush=True)
