@@ -15,8 +15,8 @@ load hits both alike. Each block's time per call is the CPU time of this thread
 (``time.thread_time``: while other processes hold the cores this one waits, and that
 wait is not counted, as it is in no library's call). A round's figure per side is
 the median of its blocks, its ratio module/floor and its overhead module - floor (µs)
-come from those two medians. The minimum over blocks, the usual figure for a
-microbenchmark (what other processes add is never negative), is printed too.
+come from those two medians (the minimum over blocks is printed too; with few
+blocks per round it moves more than the median).
 """
 
 from __future__ import annotations
