@@ -508,8 +508,15 @@ class TensorDict(
         """Check (and convert) a value entering at ``key``; return what to store."""
         bs = self._batch_size
         if isinstance(value, Tensor):
-            shape = batch_shape(value)
-            if shape[: len(bs)] != bs and not is_unbatched(value):
+            shape = batch_shape(value) if value.is_nested else value.shape
+            n = len(bs)
+            # one batch dim (the usual case) is checked without slicing a torch.Size,
+            # which costs as much as the rest of this check
+            if n == 1:
+                mismatch = not shape or shape[0] != bs[0]
+            else:
+                mismatch = shape[:n] != bs
+            if mismatch and not is_unbatched(value):
                 raise _errors.batch_mismatch(key, shape, bs)
             dev = self._device
             if dev is not None and value.device != dev:
