@@ -114,3 +114,16 @@ def keys_collide(op: str, keys) -> KeyError:
         f"{op}: the keys {sorted(keys, key=str)} would collide (two entries would get "
         f"the same key); rename one of them first"
     )
+
+
+class UnknownFieldError(TypeError, AttributeError):
+    """A tensorclass built with a keyword that is none of its fields: Python's
+    ``TypeError`` for an unexpected keyword, and 0.15.3's ``AttributeError``."""
+
+
+def unknown_fields(cls: type, given: dict) -> UnknownFieldError:
+    fields = sorted(getattr(cls, "_tc_fields", ()))
+    return UnknownFieldError(
+        f"{cls.__name__}() got unexpected keyword arguments {sorted(given)}: "
+        f"{cls.__name__} has no such field; its fields are {fields}"
+    )
