@@ -1304,7 +1304,10 @@ class LazyStackedTensorDict(
         device=NO_DEFAULT,
         names=NO_DEFAULT,
     ) -> TensorDictBase:
-        if batch_size is not None or not self.tensordicts:
+        same_size = batch_size is None or (
+            _parse_batch_size(batch_size) == self._batch_size
+        )
+        if not same_size or not self.tensordicts:  # a new batch size: one TensorDict
             return TensorDictBase.empty(
                 self, recurse, batch_size=batch_size, device=device, names=names
             )

@@ -1543,9 +1543,9 @@ def _stacked_alike(td, other) -> bool:
     mine = getattr(td, "tensordicts", None)
     theirs = getattr(other, "tensordicts", None)
     return (
-        mine is not None
-        and theirs is not None
-        and other.stack_dim == td.stack_dim
+        isinstance(mine, list)
+        and isinstance(theirs, list)
+        and getattr(other, "stack_dim", None) == getattr(td, "stack_dim", None)
         and len(theirs) == len(mine)
         and all(a.batch_size == b.batch_size for a, b in zip(mine, theirs))
     )

@@ -541,3 +541,13 @@ def test_stacking_steps_that_hold_heterogeneous_lazy_stacks():
         5
     )  # shapes differ in time
     assert isinstance(maybe_dense_stack(other, 0), LazyStackedTensorDict)
+
+
+def test_empty_of_a_lazy_stack_at_its_own_batch_size_stays_lazy():
+    # torchrl.envs.utils._StepMDP._grab_and_place: val.empty(batch_size=val.batch_size)
+    # then unbind(val_out.stack_dim)
+    stack = _hetero(0.0)
+    empty = stack.empty(batch_size=stack.batch_size)
+    assert isinstance(empty, LazyStackedTensorDict) and empty.stack_dim == 0
+    assert len(empty.unbind(empty.stack_dim)) == 3 and not list(empty.keys())
+    assert type(stack.empty(batch_size=[])) is TensorDict  # another size: one TensorDict
