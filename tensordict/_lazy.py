@@ -1003,6 +1003,7 @@ class LazyStackedTensorDict(
             device=NO_DEFAULT,
             names=NO_DEFAULT,
             leaf_fn=None,
+            stack_non_tensor=False,  # (a TensorDict's option: nothing to do here)
         ):
             """A lazy stack of the members rebuilt from ``new_leaves`` (each member
             takes its own leaves, in order). The leaves are the members' leaves, which

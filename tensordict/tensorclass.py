@@ -1649,6 +1649,7 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
             device=NO_DEFAULT,
             names=NO_DEFAULT,
             leaf_fn=None,
+            stack_non_tensor=False,  # (a TensorDict's option: nothing to do here)
         ):
             values = self._values.copy()
             if leaf_fn is not None and values.ndim:

@@ -551,3 +551,12 @@ def test_empty_of_a_lazy_stack_at_its_own_batch_size_stays_lazy():
     assert isinstance(empty, LazyStackedTensorDict) and empty.stack_dim == 0
     assert len(empty.unbind(empty.stack_dim)) == 3 and not list(empty.keys())
     assert type(stack.empty(batch_size=[])) is TensorDict  # another size: one TensorDict
+
+
+def test_shape_ops_of_a_tensordict_holding_a_non_tensor_stack():
+    # torchrl.data.Choice over NonTensorStack entries (test_specs.py::TestExpand)
+    from tensordict import NonTensorStack
+
+    td = TensorDict(s=NonTensorStack("a", "b"), x=torch.zeros(2), batch_size=[2])
+    assert td.unsqueeze(0)["s"].tolist() == [["a", "b"]]
+    assert td.expand(3, 2)["s"].tolist() == [["a", "b"]] * 3
