@@ -405,10 +405,12 @@ class _Runner:
         self.progress.close()
         try:
             if self.executor is not None:
-                if failed:
-                    for process in self._processes():
-                        if process.is_alive():
-                            process.terminate()
+                # on failure the workers may be busy; on success every result is in
+                # and they only wait for more work: either way, stop them at once
+                # rather than wait for them to wind down (as Pool.__exit__ does)
+                for process in self._processes():
+                    if process.is_alive():
+                        process.terminate()
                 self.executor.shutdown(wait=True, cancel_futures=True)
                 for process in self._processes():
                     process.join()
