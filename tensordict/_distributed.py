@@ -94,6 +94,7 @@ class _Plan:
         "large",
         "_small_layout",
         "_whole_stream",
+        "_spare_inline",
     )
 
     @classmethod
@@ -128,6 +129,7 @@ class _Plan:
         )
         self._small_layout = None
         self._whole_stream = None
+        self._spare_inline = None  # a first message with the block inline, to reuse
 
     def whole_stream(self) -> Tensor:
         """The header and signature that precede a consolidated block (CPU; made
@@ -260,19 +262,31 @@ def _fits_inline(plan: _Plan, nbytes: int) -> bool:
 
 
 def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=None):
-    """Post every message of one transfer; ``(works, last tag used)``."""
+    """Post every message of one transfer; ``(works, last tag used, release)``:
+    ``release()`` may be called once the works are done (buffers to reuse)."""
     folder = _folder_of(td, as_path)
     plan = _Plan.of(td)
     device = _comm_device(group)
     large = []
     packed = None
+    release = _nothing
     if folder is not None:  # the folder's path: no data on the wire
         stream = _stream(plan, _PATH, 0, 0, _folder_description(folder))
     elif plan.block is not None:
         nbytes = plan.full_layout.nbytes
         if _fits_inline(plan, nbytes):  # one message: header, signature, block
-            stream = _stream(plan, _WHOLE, nbytes, 0, b"", inline=True, device=device)
+            # a consolidated plan keeps one such message (header and signature
+            # written once) for the next send, once this one has gone
+            stream, plan._spare_inline = plan._spare_inline, None
+            if stream is None or stream.device != device:
+                stream = _stream(
+                    plan, _WHOLE, nbytes, 0, b"", inline=True, device=device
+                )
             _copy_bytes(stream[stream.numel() - nbytes :], plan.block[:nbytes])
+
+            def release(stream=stream):
+                plan._spare_inline = stream
+
         else:
             packed = plan.block[:nbytes].to(device)
             stream = plan.whole_stream()
@@ -300,7 +314,16 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=
         works.append(dist.isend(packed, group=group, tag=tags[2], **peer))
     for leaf, tag in zip(large, tags[3:]):
         works.append(dist.isend(leaf, group=group, tag=tag, **peer))
-    return works, tags[-1]
+    return works, tags[-1], release
+
+
+def _nothing() -> None:
+    pass
+
+
+# First-message buffers of finished receives (CPU), for the next receive to reuse: a
+# fresh 1 MiB buffer costs page faults on every receive.
+_SPARE_FIRST: list = []
 
 
 class _PendingRecv:
@@ -314,9 +337,17 @@ class _PendingRecv:
         self._init_tag = init_tag
         self._pseudo_rand = pseudo_rand
         self._device = _comm_device(group)
-        self._first = torch.empty(
-            FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
-        )
+        first = None
+        if self._device.type == "cpu":
+            try:
+                first = _SPARE_FIRST.pop()
+            except IndexError:
+                pass
+        if first is None:
+            first = torch.empty(
+                FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
+            )
+        self._first = first
         tag = _tags(init_tag, pseudo_rand, 1)[0]
         self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
         self.last_tag = None
@@ -331,6 +362,13 @@ class _PendingRecv:
         if self.last_tag is not None:
             return True
         self._work.wait()
+        try:
+            return self._complete()
+        finally:  # the first message has been read (or refused): its buffer is free
+            if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:
+                _SPARE_FIRST.append(self._first)
+
+    def _complete(self) -> bool:
         first = self._first
         magic, fp, sig_len, mode, nbytes, n_large, extra_len, inline = (
             first[:_HEADER_BYTES].view(torch.int64)[:8].tolist()
@@ -705,11 +743,14 @@ class DistributedMixin:
             and consolidated_parts(self) is None
         ):
             source = self.consolidate()
-        works, last_tag = _post_send(source, peer, group, init_tag, pseudo_rand, as_path)
+        works, last_tag, release = _post_send(
+            source, peer, group, init_tag, pseudo_rand, as_path
+        )
         if return_early:
             return works
         for work in works:
             work.wait()
+        release()
         return last_tag
 
     def send(
