@@ -383,6 +383,7 @@ class _Runner:
         if max_tasks_per_child is not None:
             kwargs["max_tasks_per_child"] = max_tasks_per_child
         if self.inherited:
+            _import_numpy_random()  # once here, not in every forked worker
             _share_storages(job.source)
             _JOBS[self.token] = (job.source, job.fn, job.out)
         self.executor = cf.ProcessPoolExecutor(
@@ -598,6 +599,15 @@ class _Progress:
 
 
 # ---------------------------------------------------------------------- in a worker
+
+
+def _import_numpy_random() -> None:
+    """Import ``numpy.random`` (which each worker seeds) in the caller before forking:
+    imported in each forked worker instead, it cost every worker ~40 ms per call."""
+    try:
+        import numpy.random  # noqa: F401
+    except ImportError:  # numpy is optional for torch
+        pass
 
 
 def _init_worker(base_seed: int, counter, worker_threads: int) -> None:
