@@ -22,7 +22,11 @@ def batch_mismatch(key, shape, batch_size) -> RuntimeError:
 
 def key_missing(key, available) -> KeyError:
     keys = sorted(available, key=lambda k: k if isinstance(k, str) else ".".join(k))
-    return KeyError(f"key {_fmt_key(key)} not found in TensorDict with keys {keys}")
+    # a string key in double quotes, as 0.15.3 writes it (TorchRL's tests match it)
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    shown = f'"{key}"' if isinstance(key, str) else repr(key)
+    return KeyError(f"key {shown} not found in TensorDict with keys {keys}")
 
 
 class KeyThroughLeafError(KeyError, ValueError):

@@ -67,6 +67,8 @@ from tensordict.base import (
     _is_node,
     _KeysView,
     _looks_like_key,
+    _save_targets,
+    _stacked_alike,
     is_tensor_collection,
 )
 
@@ -302,7 +304,9 @@ class LazyStackedTensorDict(
         ``other`` mappings. ``batch_size``, ``batch_dims`` and ``names`` describe the
         stack (the stack dim included); ``auto_batch_size`` gives each tensordict the
         batch dims its entries share."""
-        items = list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
+        items = (
+            list(input_dict) if isinstance(input_dict, (list, tuple)) else [input_dict]
+        )
         members, stack_dim, names = _members_from_mappings(
             items + list(other),
             "from_dict",
@@ -477,6 +481,41 @@ class LazyStackedTensorDict(
                 out.append(td._get_str(key, _MISSING, missing_ok=True))
         return out
 
+    def _update(self, source, clone, inplace, allowed, prefix):
+        # A lazy stack laid out like this one (same stack dim and members' batch
+        # sizes) updates member by member: its members' entries may differ in shape,
+        # which a stacked read of each key cannot give.
+        if not prefix and _stacked_alike(self, source):
+            for dest, member in zip(self.tensordicts, source.tensordicts):
+                dest._update(member, clone, inplace, allowed, ())
+            return
+        super()._update(source, clone, inplace, allowed, prefix)
+
+    def update_(
+        self,
+        input_dict_or_td,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[NestedKey] | None = None,
+        **kwargs,
+    ) -> "LazyStackedTensorDict":
+        if not _stacked_alike(self, input_dict_or_td):
+            return super().update_(
+                input_dict_or_td,
+                clone,
+                non_blocking=non_blocking,
+                keys_to_update=keys_to_update,
+                **kwargs,
+            )
+        pairs = list(zip(self.tensordicts, input_dict_or_td.tensordicts))
+        with _atomic.unchanged_on_error(self) as snapshot:
+            for dest, member in pairs:  # every write is saved before the first one
+                _save_targets(snapshot, dest, member, keys_to_update)
+            for dest, member in pairs:
+                dest.update_(member, clone, keys_to_update=keys_to_update)
+        return self
+
     def _own_keys(self):
         tds = self.tensordicts
         if not tds:
@@ -644,7 +683,9 @@ class LazyStackedTensorDict(
             return self
         if self._is_locked:
             raise _errors.locked(f"delete the key {_errors._fmt_key(path)}")
-        holders = [td for td in self.tensordicts if td.get(path, _MISSING) is not _MISSING]
+        holders = [
+            td for td in self.tensordicts if td.get(path, _MISSING) is not _MISSING
+        ]
         if not holders:
             raise _errors.key_missing(path, self.keys(True))
         for td in holders:
@@ -1555,8 +1596,11 @@ def _stack_leaves(key, vals: list, dim: int) -> Tensor:
     except RuntimeError:
         shapes = [tuple(tensor_shape(v)) for v in vals]
         if len(set(shapes)) > 1:
+            # The opening words are 0.15.3's: TorchRL matches them (re.match) to
+            # fall back to a member-by-member copy of a heterogeneous key.
             raise RuntimeError(
-                f"cannot stack the tensors at key {_errors._fmt_key(key)}: the stacked "
+                f"Failed to stack tensors within a tensordict: cannot stack the "
+                f"tensors at key {_errors._fmt_key(key)}: the stacked "
                 f"tensordicts hold tensors of shapes {shapes}. Read them with "
                 f"get(key, as_list=True), get(key, as_padded_tensor=True) or "
                 f"get_nestedtensor(key), or densify() the stack"
@@ -1822,6 +1866,12 @@ def lazy_stack(
     items = list(input)
     if items and all(isinstance(x, Tensor) for x in items):
         return torch.stack(items, dim, out=out)
+    if out is None and items and all(_is_non_tensor(x) for x in items):
+        # non-tensor data keeps one value per element: a stack of the values, as
+        # 0.15.3 gives (its .data is the value when they are all the same)
+        return container_class("NonTensorStack")(
+            *items, stack_dim=dim, device=items[0].device if device is None else device
+        )
     result = LazyStackedTensorDict(
         *items,
         stack_dim=dim,

@@ -599,7 +599,8 @@ class TensorDict(
                     new_bs = rbs[: len(rbs) - len(value._batch_size) + n]
                 storage[key] = result
             elif isinstance(value, TensorDictBase):
-                storage[key] = value[idx]
+                # _index: a non-tensor stack keeps one value for equal elements
+                storage[key] = value._index(idx)
             else:
                 storage[key] = value
         if new_bs is None:

@@ -198,7 +198,8 @@ class TensorDictBase(
 
     def _moved_whole(self, device, dtype=None, non_blocking: bool = False):
         """``to``'s shortcut: the moved tensordict when the container can move all its
-        leaves at once (a consolidated one: ``tensordict/_consolidate.py``), else None."""
+        leaves at once (a consolidated one: ``tensordict/_consolidate.py``), else None.
+        """
         return None
 
     # The leaf primitives generated ops call (docs/architecture.md).
@@ -554,7 +555,9 @@ class TensorDictBase(
         # one walk over full paths: a mapping meeting a nested tensordict (or only
         # partly selected by keys_to_update) is merged key by key, anything else is set
         items = (
-            source._own_items() if isinstance(source, TensorDictBase) else source.items()
+            source._own_items()
+            if isinstance(source, TensorDictBase)
+            else source.items()
         )
         for key, value in items:
             path = prefix + unravel_key_to_tuple(key)
@@ -564,6 +567,10 @@ class TensorDictBase(
                 continue
             if isinstance(value, dict) or _is_node(value):
                 target = self._get_path(path, None)
+                if allowed is None and isinstance(target, TensorDictBase):
+                    # the nested tensordict updates itself (a lazy stack member-wise)
+                    target._update(value, clone, inplace, None, ())
+                    continue
                 if isinstance(target, TensorDictBase) or (
                     allowed is not None and path not in allowed
                 ):
@@ -796,7 +803,9 @@ class TensorDictBase(
     ) -> "TensorDictBase":
         """Write every entry of ``input_dict_or_td`` into the existing entries, at
         ``idx``."""
-        for path, value in _selected_items(input_dict_or_td, keys_to_update, clone, True):
+        for path, value in _selected_items(
+            input_dict_or_td, keys_to_update, clone, True
+        ):
             self.set_at_(path, value, idx)
         return self
 
@@ -1515,12 +1524,32 @@ def _exclude_paths(out: TensorDictBase, paths: list) -> TensorDictBase:
     return out
 
 
+def _stacked_alike(td, other) -> bool:
+    """Whether ``td`` and ``other`` are lazy stacks of as many members, along the same
+    dim, member by member of one batch size (an update of one by the other goes
+    member-wise)."""
+    mine = getattr(td, "tensordicts", None)
+    theirs = getattr(other, "tensordicts", None)
+    return (
+        mine is not None
+        and theirs is not None
+        and other.stack_dim == td.stack_dim
+        and len(theirs) == len(mine)
+        and all(a.batch_size == b.batch_size for a, b in zip(mine, theirs))
+    )
+
+
 def _save_targets(snapshot, td: TensorDictBase, source, keys_to_update) -> None:
     """Save, for an in-place update, the tensors of ``td`` it will write."""
     members = getattr(td, "tensordicts", None)
     if members is not None:  # a lazy stack: the members' tensors (not stacked copies)
-        for member in members:
-            _save_targets(snapshot, member, source, keys_to_update)
+        sources = (
+            source.tensordicts
+            if _stacked_alike(td, source)
+            else [source] * len(members)
+        )
+        for member, member_source in zip(members, sources):
+            _save_targets(snapshot, member, member_source, keys_to_update)
         return
     for path, _ in _selected_items(source, keys_to_update, False):
         target = td._get_path(path, _MISSING) if _path_ok(td, path) else _MISSING
@@ -1626,7 +1655,12 @@ class _WriteBack:
     __slots__ = ("source", "view", "inverse", "separator")
 
     def __init__(self, source, view, inverse: str, separator: str) -> None:
-        self.source, self.view, self.inverse, self.separator = source, view, inverse, separator
+        self.source, self.view, self.inverse, self.separator = (
+            source,
+            view,
+            inverse,
+            separator,
+        )
 
     def __call__(self) -> None:
         self.source.update(getattr(self.view, self.inverse)(self.separator))

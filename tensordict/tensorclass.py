@@ -369,7 +369,11 @@ def _unwrap(value: Any) -> Any:
 
 @register
 class TensorClass(
-    PersistenceMixin, DistributedMixin, MapMixin, TensorClassGeneratedOps, TensorDictBase
+    PersistenceMixin,
+    DistributedMixin,
+    MapMixin,
+    TensorClassGeneratedOps,
+    TensorDictBase,
 ):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
@@ -1244,7 +1248,10 @@ def split_non_tensor_entries(td: Any, results: Sequence, dim: int) -> None:
             size = 1 if squeeze else result.batch_size[dim]
             cut = start if squeeze else slice(start, start + size)
             result._set_str(
-                key, value[(slice(None),) * dim + (cut,)], inplace=False, validated=True
+                key,
+                value._index((slice(None),) * dim + (cut,)),
+                inplace=False,
+                validated=True,
             )
             start += size
 
@@ -1393,13 +1400,13 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
 
     ``NonTensorStack("a", "b")`` stacks values (or NonTensorData, or NonTensorStacks
     of one batch size) along a new first dim; :meth:`from_list` builds one from nested
-    lists. Indexing gives the value of one element, or a NonTensorStack of the
-    selected ones (the value itself when they all hold the same value, as a stack of
-    tensordicts keeps one value for equal entries); :meth:`tolist` gives the values as
-    nested lists, and a NonTensorStack compares equal to those lists.
+    lists. Indexing gives a NonTensorData for one element, or a NonTensorStack of
+    the selected ones; ``.data`` is the value when every element holds the same one;
+    :meth:`tolist` gives the values as nested lists, and a NonTensorStack compares
+    equal to those lists.
 
     >>> stack = NonTensorStack("a", "b", "c")
-    >>> stack.batch_size, stack[1], stack[1:].tolist()
+    >>> stack.batch_size, stack[1].data, stack[1:].tolist()
     (torch.Size([3]), 'b', ['b', 'c'])
     """
 
@@ -1483,6 +1490,20 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
         """The values, as nested lists shaped like the batch."""
         return self._values.tolist()
 
+    @property
+    def data(self) -> Any:
+        """The value every element holds (as on a NonTensorData); an AttributeError
+        when the elements differ, since no one value stands for them (read
+        :meth:`tolist`)."""
+        flat = self._values.reshape(-1)
+        if flat.size and all(_same(flat[0], v) for v in flat[1:]):
+            return flat[0]
+        raise AttributeError(
+            f"the elements of this NonTensorStack (batch size {list(self._batch_size)}) "
+            f"do not all hold the same value, so it has no single .data: read "
+            f".tolist() instead"
+        )
+
     def to_dict(self, **kwargs) -> list:
         return self.tolist()
 
@@ -1552,7 +1573,19 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
             raise KeyError(
                 f"key {index!r} not found: a NonTensorStack holds values, not keys"
             )
-        return self._index(index)
+        # As in 0.15.3: one element is a NonTensorData, several a NonTensorStack
+        # (even when they hold one value). Tensordicts holding a stack index it
+        # with _index, which keeps one value for equal elements.
+        bs = self._batch_size
+        idx = _normalize_index(index, bs)
+        shape = _indexed_batch_shape(bs, idx)
+        result = self._values[_numpy_index(idx)]
+        if not shape:
+            if isinstance(result, np.ndarray) and result.dtype == object:
+                result = result[()]
+            return NonTensorData(result, batch_size=[], device=self._device)
+        values = np.asarray(result).reshape(tuple(shape))
+        return NonTensorStack._from_array(values, self._device)
 
     def _index(self, index):
         bs = self._batch_size

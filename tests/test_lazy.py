@@ -506,7 +506,7 @@ class TestExclusiveKeys:
 
     def test_missing_key_raises(self):
         _, _, stack = self.make()
-        with pytest.raises(KeyError, match="'zz' not found"):
+        with pytest.raises(KeyError, match='key "zz" not found'):
             stack["zz"]
 
     def test_ops_keep_exclusive_keys(self):

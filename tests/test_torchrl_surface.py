@@ -98,7 +98,9 @@ def test_apply_named_passes_the_keys():
 
 def test_clear_device_forgets_the_device_everywhere():
     # torchrl.collectors.Collector._make_carrier
-    td = TensorDict(a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2], device="cpu")
+    td = TensorDict(
+        a=torch.zeros(2), b={"c": torch.ones(2)}, batch_size=[2], device="cpu"
+    )
     assert td.clear_device_() is td
     assert td.device is None and td["b"].device is None
     assert td["a"].device == torch.device("cpu")
@@ -147,7 +149,9 @@ def test_sequence_subclass_that_skips_the_sequence_init_still_runs():
 
 def test_module_inplace_none_writes_a_new_tensordict():
     # SafeSequential passes inplace=None on to TensorDictModule.__init__ (as False)
-    module = TensorDictModule(lambda x: x + 1, in_keys=["x"], out_keys=["y"], inplace=None)
+    module = TensorDictModule(
+        lambda x: x + 1, in_keys=["x"], out_keys=["y"], inplace=None
+    )
     td = TensorDict(x=torch.zeros(2), batch_size=[2])
     out = module(td)
     assert out is not td and list(out.keys()) == ["y"]
@@ -158,7 +162,9 @@ def test_probabilistic_sequence_passes_on_only_the_options_given():
     # takes no `selected_out_keys`) between this class and TensorDictSequential
     class NoSelection(TensorDictSequential):
         def __init__(self, *modules, partial_tolerant=False, inplace=None):
-            super().__init__(*modules, partial_tolerant=partial_tolerant, inplace=inplace)
+            super().__init__(
+                *modules, partial_tolerant=partial_tolerant, inplace=inplace
+            )
 
     class Both(ProbabilisticTensorDictSequential, NoSelection):
         pass
@@ -260,7 +266,10 @@ def test_the_old_c_extension_module_gives_the_key_helpers():
 
 def test_stack_into_out_writes_only_the_entries_out_holds():
     # torchrl.collectors: torch.stack(steps, dim, out=preallocated_rollout)
-    steps = [TensorDict(a=torch.full((2,), float(i)), b=torch.ones(2), batch_size=[2]) for i in range(3)]
+    steps = [
+        TensorDict(a=torch.full((2,), float(i)), b=torch.ones(2), batch_size=[2])
+        for i in range(3)
+    ]
     out = TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])
     assert torch.stack(steps, 1, out=out) is out
     assert out["a"][0].tolist() == [0.0, 1.0, 2.0]
@@ -306,7 +315,9 @@ def test_non_tensor_stacks_compare_element_by_element():
 def test_where_into_out_replaces_expanded_entries():
     # torchrl.envs.utils._update_during_reset: node.where(mask, other, out=node)
     # where node holds expanded tensors (a spec's zero() expanded to the batch)
-    out = TensorDict(a=torch.zeros(1, 3).expand(4, 3), b=torch.zeros(4, 3), batch_size=[4])
+    out = TensorDict(
+        a=torch.zeros(1, 3).expand(4, 3), b=torch.zeros(4, 3), batch_size=[4]
+    )
     b_before = out["b"]
     src = TensorDict(a=torch.ones(4, 3), b=torch.ones(4, 3), batch_size=[4])
     cond = torch.tensor([True, False, True, False])
@@ -349,6 +360,158 @@ def test_keys_of_a_tensordict_holding_a_heterogeneous_lazy_stack():
     )
     td = TensorDict(agents=agents, a=torch.zeros(2), batch_size=[2])
     keys = list(td.keys(True))
-    assert keys == [("agents", "lidar"), ("agents", "n", "y"), ("agents", "n"), "agents", "a"]
+    assert keys == [
+        ("agents", "lidar"),
+        ("agents", "n", "y"),
+        ("agents", "n"),
+        "agents",
+        "a",
+    ]
     assert len(td.keys(True)) == len(keys)
     assert list(td.keys(True, True)) == [("agents", "lidar"), ("agents", "n", "y"), "a"]
+
+
+def _hetero(value: float) -> LazyStackedTensorDict:
+    """A lazy stack whose members' ``action`` differ in shape (a heterogeneous env)."""
+    return LazyStackedTensorDict(
+        *[
+            TensorDict(obs=torch.zeros(2), action=torch.full((n,), value))
+            for n in (3, 2, 2)
+        ],
+        stack_dim=0,
+    )
+
+
+def test_update_of_a_heterogeneous_lazy_stack_goes_member_by_member():
+    # torchrl.envs.EnvBase.rand_action: `tensordict.update(spec.rand())`, both lazy
+    target, source = _hetero(0.0), _hetero(1.0)
+    target.update(source)
+    assert [m["action"].tolist() for m in target.tensordicts] == [
+        [1.0, 1.0, 1.0],
+        [1.0, 1.0],
+        [1.0, 1.0],
+    ]
+    nested = TensorDict(agents=_hetero(0.0), batch_size=[3])
+    nested.update(TensorDict(agents=_hetero(2.0), batch_size=[3]))
+    assert nested["agents"].tensordicts[1]["action"].tolist() == [2.0, 2.0]
+    target.update_(_hetero(3.0))
+    assert target.tensordicts[0]["action"].tolist() == [3.0, 3.0, 3.0]
+    with pytest.raises(
+        RuntimeError
+    ):  # a wrong shape in the last member: nothing written
+        bad = _hetero(4.0)
+        bad.tensordicts[2]["action"] = torch.zeros(5)
+        target.update_(bad)
+    assert target.tensordicts[0]["action"].tolist() == [3.0, 3.0, 3.0]
+
+
+def test_heterogeneous_read_error_opens_with_the_words_torchrl_matches():
+    # torchrl.envs.utils._set (step_mdp) re.match()es this opening to fall back to a
+    # member-by-member copy
+    import re
+
+    with pytest.raises(RuntimeError) as info:
+        _hetero(0.0).get("action")
+    assert re.match(r"Failed to stack tensors within a tensordict", str(info.value))
+    assert "'action'" in str(info.value)
+
+
+def test_all_and_any_over_every_value_read_heterogeneous_stacks_inside():
+    # TorchRL's step_mdp tests: `(out_func == out_cls).all()` on a tensordict holding one
+    td = TensorDict(agents=_hetero(1.0), batch_size=[3])
+    assert (td == td.clone()).all() is True
+    assert td.any() is True
+    td["agents"].tensordicts[2]["action"][0] = 0.0
+    assert td.all() is False
+
+
+def test_lazy_stack_of_non_tensor_data_is_a_non_tensor_stack():
+    # torchrl.data.NonTensor.rand: lazy_stack([NonTensorData...]) then `.data`, `[0]`
+    from tensordict import NonTensorData, NonTensorStack, lazy_stack
+
+    stack = lazy_stack([NonTensorData("x", batch_size=[3]) for _ in range(2)])
+    assert isinstance(stack, NonTensorStack) and stack.batch_size == (2, 3)
+    assert stack.data == "x"
+    assert isinstance(stack[0], NonTensorStack) and isinstance(
+        stack[0, 1], NonTensorData
+    )
+    assert stack[0, 1].data == "x"
+    mixed = NonTensorStack("a", "b")
+    with pytest.raises(AttributeError, match="tolist"):
+        mixed.data
+    td = TensorDict(a=torch.zeros(2), s=mixed, batch_size=[2])
+    assert td[1]["s"] == "b"  # a tensordict's element holds the value itself
+
+
+def test_sequence_out_keys_follow_the_last_writer():
+    # torchrl.modules.QValueActor returns (action, action_value, chosen_action_value):
+    # the value module rewrites action_value after the model wrote it
+    model = TensorDictModule(lambda x: x, in_keys=["obs"], out_keys=["av"])
+    pick = TensorDictModule(
+        lambda x: (x.argmax(-1), x, x.max(-1, keepdim=True).values),
+        in_keys=["av"],
+        out_keys=["action", "av", "chosen"],
+    )
+    sequence = TensorDictSequential(model, pick)
+    assert sequence.out_keys == ["action", "av", "chosen"]
+    action, values, chosen = sequence(torch.tensor([1.0, 5.0, 2.0]))
+    assert action.item() == 1 and chosen.tolist() == [5.0]
+
+
+def _sampler(generator):
+    return ProbabilisticTensorDictModule(
+        in_keys=["loc", "scale"],
+        out_keys=["action"],
+        distribution_class=D.Normal,
+        default_interaction_type="random",
+        generator=generator,
+    )
+
+
+def _params():
+    return TensorDict(loc=torch.zeros(4), scale=torch.ones(4))
+
+
+def test_probabilistic_module_draws_from_its_generator():
+    # torchrl.modules.ProbabilisticActor(generator=...) passes it through
+    torch.manual_seed(5)
+    a = _sampler(torch.Generator().manual_seed(0))(_params())["action"]
+    torch.manual_seed(6)
+    before = torch.get_rng_state()
+    b = _sampler(0)(_params())["action"]  # an int: the seed of the module's own
+    assert torch.equal(torch.get_rng_state(), before)  # the global stream is untouched
+    assert torch.equal(a, b)
+    module = _sampler(torch.Generator().manual_seed(0))
+    assert not torch.equal(module(_params())["action"], module(_params())["action"])
+
+
+def test_probabilistic_module_reads_its_generator_from_a_key():
+    from tensordict import NonTensorData
+
+    module = _sampler("rng")
+
+    def run(seed):
+        td = _params()
+        td["rng"] = NonTensorData(seed)
+        return [module(td)["action"].clone() for _ in range(3)]
+
+    first, again = run(42), run(42)  # an int seed at the key: reproducible, advancing
+    assert all(torch.equal(x, y) for x, y in zip(first, again))
+    assert not torch.equal(first[0], first[1])
+    td = _params()
+    td["rng"] = NonTensorData(torch.Generator().manual_seed(0))
+    own = _sampler(torch.Generator().manual_seed(0))(_params())["action"]
+    assert torch.equal(module(td)["action"], own)
+    with pytest.raises(TypeError, match="rng"):
+        bad = _params()
+        bad["rng"] = NonTensorData("not a generator")
+        module(bad)
+
+
+def test_missing_key_error_quotes_the_key_as_0_15_3_does():
+    # TorchRL's test_dqn.py::TestQMixer matches 'key "chosen_action_value" not found'
+    td = TensorDict(a=torch.zeros(1), batch_size=[1])
+    with pytest.raises(KeyError, match='key "chosen" not found in TensorDict'):
+        td["chosen"]
+    with pytest.raises(KeyError, match='key "chosen" not found in TensorDict'):
+        td[("chosen",)]

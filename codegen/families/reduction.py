@@ -165,10 +165,7 @@ class ReductionOp(Op):
             body.append(f"new = [{self.leaf_all} for x in leaves]")
             body.append(self._tail(f"_ops.rebuild_reduced(self, leaves, new, False{prefix})"))
             return "\n".join(body)
-        if self.no_dim in ("all", "any"):
-            body.append(f"if dim is None:  # one bool for every value of every leaf\n"
-                        f"    return {self.no_dim}({self.leaf_all} for x in leaves)")
-        elif self.no_dim == "each_leaf":
+        if self.no_dim == "each_leaf":
             kd = "keepdim" if keepdim == "keepdim" else "False"
             body.append("if dim is None:  # every dim of every leaf: no batch dims left at any level\n"
                         + emit.indent(f"new = [{self.leaf_all} for x in leaves]\n"
@@ -195,6 +192,10 @@ class ReductionOp(Op):
 
     def tensordict_code(self) -> str:
         body = emit.dense_stacks(self) + "\n" + (self._scan_body() if self.scan else self._reduction_body())
+        if self.no_dim in ("all", "any"):  # over every value: no batch dim read, so a
+            # lazy stack inside answers with its tensordicts' leaves, whatever their shapes
+            body = (f"if dim is None:  # one bool for every value of every leaf\n"
+                    f"    return {self.no_dim}({self.leaf_all} for x in self._leaves())\n" + body)
         return emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
 
     # ---- LazyStackedTensorDict ----------------------------------------------------------

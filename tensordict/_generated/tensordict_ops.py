@@ -5125,13 +5125,13 @@ class TensorDictGeneratedOps:
             >>> td.all(0)["a"]
             tensor([ True, False])
         """
+        if dim is None:  # one bool for every value of every leaf
+            return all(torch.all(x) for x in self._leaves())
         dense = self._with_dense_stacks("all")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.all(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "all")
         leaves, rebuild = self._leaves_and_rebuild()
-        if dim is None:  # one bool for every value of every leaf
-            return all(torch.all(x) for x in leaves)
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
         new = [torch.all(x, dim) for x in leaves]
@@ -5152,13 +5152,13 @@ class TensorDictGeneratedOps:
             >>> td.any(0)["a"]
             tensor([ True, False])
         """
+        if dim is None:  # one bool for every value of every leaf
+            return any(torch.any(x) for x in self._leaves())
         dense = self._with_dense_stacks("any")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.any(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "any")
         leaves, rebuild = self._leaves_and_rebuild()
-        if dim is None:  # one bool for every value of every leaf
-            return any(torch.any(x) for x in leaves)
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
         new = [torch.any(x, dim) for x in leaves]

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import torch
 from torch import distributions as D
 
+from tensordict._compat import is_non_tensor
 from tensordict._keys import NestedKey, unravel_key
 from tensordict.base import TensorDictBase
 from tensordict.nn._interaction import (
@@ -80,7 +81,6 @@ def _empirical_mean(dist: D.Distribution, n: int):
     return draws.mean(0)
 
 
-
 @contextlib.contextmanager
 def _use_generator(generator: torch.Generator | None) -> Iterator[None]:
     """Draw the block's global random numbers from ``generator`` (TorchRL samples
@@ -102,6 +102,23 @@ def _use_generator(generator: torch.Generator | None) -> Iterator[None]:
     finally:
         generator.set_state(torch.get_rng_state())
         torch.set_rng_state(saved)
+
+
+def _generator_source(generator: Any) -> tuple:
+    """``(generator, key)`` from a module's ``generator`` argument: a
+    ``torch.Generator`` as is, an int as the seed of a CPU generator the module owns, a
+    key to read one from the input on every call, or ``None`` (the global generator)."""
+    if generator is None or isinstance(generator, torch.Generator):
+        return generator, None
+    if isinstance(generator, int) and not isinstance(generator, bool):
+        return torch.Generator().manual_seed(generator), None
+    if isinstance(generator, (str, tuple)):
+        return None, unravel_key(generator)
+    raise TypeError(
+        f"generator must be a torch.Generator, an int seed, a key or None, got "
+        f"{type(generator).__name__}"
+    )
+
 
 class ProbabilisticTensorDictModule(TensorDictModuleBase):
     """Draw a value from a distribution whose parameters are tensordict entries.
@@ -184,6 +201,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
             )
         self.num_samples = num_samples
         self.generator = generator
+        self._generator, self._generator_key = _generator_source(generator)
         self._composite = isinstance(distribution_class, type) and issubclass(
             distribution_class, CompositeDistribution
         )
@@ -259,6 +277,36 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
             )
         return dist.log_prob(tensordict.get(self.dist_sample_keys[0]))
 
+    def _resolve_generator(self, tensordict: TensorDictBase):
+        """``(generator, writeback)`` for one random draw: the module's own generator;
+        or, with a key, the ``torch.Generator`` stored there, or a fresh one seeded with
+        the int stored there, in which case ``writeback(generator)`` stores the next
+        seed (drawn from it) at the key, so that repeated calls on one tensordict give
+        a reproducible sequence. ``(None, None)``: the global generator."""
+        if self._generator is not None or self._generator_key is None:
+            return self._generator, None
+        value = tensordict.get(self._generator_key, None)
+        if value is None:
+            return None, None
+        value = value.data if is_non_tensor(value) else value
+        if isinstance(value, torch.Generator):
+            return value, None
+        if isinstance(value, torch.Tensor) and value.numel() == 1:
+            value = int(value.item())
+        if isinstance(value, int) and not isinstance(value, bool):
+            key = self._generator_key
+
+            def writeback(generator: torch.Generator) -> None:
+                seed = int(torch.randint(2**62, (), generator=generator))
+                tensordict.set(key, seed)
+
+            return torch.Generator().manual_seed(value), writeback
+        raise TypeError(
+            f"{type(self).__name__}: the entry at generator key "
+            f"{self._generator_key!r} must be a torch.Generator or an int seed, got "
+            f"{type(value).__name__}"
+        )
+
     # ------------------------------------------------------------------ forward
     def forward(
         self,
@@ -284,7 +332,17 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         sample = None
         if _requires_sample:
             shape = self.num_samples if kind is InteractionType.RANDOM else None
-            sample = _draw(dist, kind, shape or torch.Size(), self.n_empirical_estimate)
+            generator, writeback = (
+                self._resolve_generator(tensordict)
+                if kind is InteractionType.RANDOM
+                else (None, None)
+            )
+            with _use_generator(generator):
+                sample = _draw(
+                    dist, kind, shape or torch.Size(), self.n_empirical_estimate
+                )
+            if writeback is not None:
+                writeback(generator)
             if shape:
                 dest = dest.expand(*shape, *dest.batch_size).clone(False)
             if isinstance(sample, TensorDictBase):

@@ -3,7 +3,7 @@
 Each module reads what it needs from the tensordict and writes its outputs into it, so a
 module can read the input as well as the outputs of any module before it. The
 sequence's ``in_keys`` are the keys some module reads that no earlier module writes; its
-``out_keys`` every key a module writes.
+``out_keys`` every key a module writes, in the order of their last writers.
 """
 
 from __future__ import annotations
@@ -53,9 +53,10 @@ def _sequence_keys(modules) -> tuple[list, list]:
         for key in module.in_keys:
             if key not in out_keys and key not in in_keys:
                 in_keys.append(key)
-        for key in module.out_keys:
-            if key not in out_keys:
-                out_keys.append(key)
+        for key in module.out_keys:  # a key written again moves to its last writer
+            if key in out_keys:
+                out_keys.remove(key)
+            out_keys.append(key)
     return in_keys, out_keys
 
 
