@@ -294,28 +294,48 @@ def test_to_module_plain_tensor_speed(benchmark, preserve_module_state):
     reason="torch.vmap does not accept a TensorDict yet (the func branch builds it)",
 )
 @pytest.mark.parametrize("tdmodule", [False, True])
-def test_vmap_ensemble(benchmark, tdmodule):
+def test_vmap_ensemble(benchmark, tdmodule, impl):
     """0.15.3's test_vmap_mlp_speed_decorator, widened to the issue's ensemble of 10
-    MLPs: ``torch.vmap`` over stacked parameters put in with ``to_module``."""
+    MLPs: ``torch.vmap`` over stacked parameters put in with ``to_module``. The floor:
+    ``torch.func.functional_call`` under ``torch.vmap`` with a dict of the stacked
+    parameters, no tensordict (most of the time is torch's batched Linear/ReLU, the
+    same on every side)."""
     torch.manual_seed(0)
     mlp = nn.Sequential(
         nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64)
     )
-    module = TensorDictModule(mlp, in_keys=["x"], out_keys=["y"]) if tdmodule else mlp
-    params = TensorDict.from_modules(
-        *[copy.deepcopy(module) for _ in range(10)]
-    ).lock_()
     x = torch.randn(32, 64)
-    data = TensorDict({"x": x}, [32]) if tdmodule else x
+    copies = [copy.deepcopy(mlp) for _ in range(10)]
+    if impl == "floor":
+        stacked = {
+            name: torch.stack([dict(c.named_parameters())[name] for c in copies])
+            for name, _ in mlp.named_parameters()
+        }
 
-    def func(data, params):
-        with params.to_module(module):
-            return module(data)
+        def func(x, params):
+            return torch.func.functional_call(mlp, params, (x,))
 
-    vfunc = torch.vmap(func, (None, 0))
-    with torch.no_grad():
-        out = benchmark(vfunc, data, params)
-    out = out["y"] if tdmodule else out
+        with torch.no_grad():
+            out = benchmark(torch.vmap(func, (None, 0)), x, stacked)
+    else:
+        module = (
+            TensorDictModule(mlp, in_keys=["x"], out_keys=["y"]) if tdmodule else mlp
+        )
+        params = TensorDict.from_modules(
+            *[
+                TensorDictModule(c, in_keys=["x"], out_keys=["y"]) if tdmodule else c
+                for c in copies
+            ]
+        ).lock_()
+        data = TensorDict({"x": x}, [32]) if tdmodule else x
+
+        def func(data, params):
+            with params.to_module(module):
+                return module(data)
+
+        with torch.no_grad():
+            out = benchmark(torch.vmap(func, (None, 0)), data, params)
+        out = out["y"] if tdmodule else out
     assert out.shape == (10, 32, 64)
     with torch.no_grad():
         torch.testing.assert_close(out[0], mlp(x))

@@ -129,7 +129,9 @@ class LeafwiseOp(Op):
 
     def rebuild_options(self) -> str:
         rule = self.batch_rule
-        return ", batch_size=new_batch_size" if rule and rule.rule.changes_batch_size else ""
+        if not (rule and rule.rule.changes_batch_size):
+            return ""
+        return ", batch_size=new_batch_size" + rule.rule.names_option("self._names", "self._batch_size")
 
     def leaves_in_place(self) -> str:
         return "leaves = self._leaves()"
@@ -183,7 +185,9 @@ class LeafwiseOp(Op):
             head = emit.lines(head, f"if {pad.name} is not None:\n"
                               f"    self, {self.operands[0]}, {pad.name} = _ops.fill_defaults(self, "
                               f"{self.operands[0]}, {pad.name})")
-        return emit.lines(head, "leaves, rebuild = self._leaves_and_rebuild()", self.operand_lines(self.name), *tail)
+        # an op on the batch dims leaves UnbatchedTensor leaves as they are
+        collect = "_batched_leaves_and_rebuild" if self.batch_rule is not None else "_leaves_and_rebuild"
+        return emit.lines(head, f"leaves, rebuild = self.{collect}()", self.operand_lines(self.name), *tail)
 
     def inplace_code(self) -> str:
         ip = self.inplace

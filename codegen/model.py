@@ -198,6 +198,7 @@ class InPlace:
     drop_if_none: tuple[str, ...]  # keyword arguments left out of the calls when None
     dunders: tuple[Alias, ...]
     location: Location
+    torch_functions: tuple[str, ...] = ()  # ``torch.abs_``: dispatch to the in-place form
 
 
 class Form(enum.Enum):

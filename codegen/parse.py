@@ -32,7 +32,9 @@ COMMON_KEYS = frozenset(
      "keeps_lock"}
 )
 REQUIRED_KEYS = ("name", "signature", "summary", "details", "example")
-INPLACE_KEYS = frozenset({"name", "signature", "leaf", "foreach", "drop_if_none", "dunders"})
+INPLACE_KEYS = frozenset(
+    {"name", "signature", "leaf", "foreach", "drop_if_none", "dunders", "torch_function"}
+)
 INPLACE_REQUIRED = ("name", "signature", "leaf")
 TESTS_KEYS = frozenset({"batch_size", "calls", "errors", "oracle", "floating", "values"})
 # ``tests: values``: whether the results' values can be compared (spec/README.md).
@@ -265,6 +267,8 @@ def inplace(
     if drops:
         check_drops(entry, drops, keys["drop_if_none"].line, {"leaf": leaf, "foreach": foreach}, "in-place ")
     dunders = aliases(entry, keys.get("dunders"), name, dunder_signature, sig)
+    found = keys.get("torch_function")
+    functions = torch_functions(found.value, found.line, entry.err) if found else ()
     return InPlace(
         name=name,
         signature=sig,
@@ -272,6 +276,7 @@ def inplace(
         foreach=foreach.strip() if foreach else None,
         drop_if_none=drops,
         dunders=dunders,
+        torch_functions=functions,
         location=Location(entry.path, keys["name"].line),
     )
 

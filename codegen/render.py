@@ -248,6 +248,13 @@ def torch_function_table(spec: Spec) -> str:
                 path = op.location.path
                 rows.append(f"    # {path}")
             rows.append(f"    {name}: {value},")
+        for name in op.inplace.torch_functions if op.inplace else ():
+            if name in seen:
+                raise ValueError(
+                    f"{op.inplace.location}: {name} already dispatches to {seen[name]!r}"
+                )
+            seen[name] = op.inplace.name
+            rows.append(f'    {name}: ("method", "{op.inplace.name}", ()),')
     return "\n".join(rows)
 
 

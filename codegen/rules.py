@@ -26,44 +26,64 @@ class Rule:
     # each batch element on its own (where, masked_fill): on a lazy stack the op runs
     # on every stacked tensordict, its batch-shaped arguments cut along the stack dim
     elementwise: bool = False
+    # the result's batch-dim names: an expression over ``defines``, ``{names}`` (the
+    # input's names, never None) and ``{batch_size}`` (the input's batch size), calling
+    # ``tensordict/_ops/names.py``; None: a result of another batch size has no names
+    names: str | None = None
 
     @property
     def changes_batch_size(self) -> bool:
         return "new_batch_size" in self.defines
 
+    def names_option(self, names: str, batch_size: str) -> str:
+        """``, names=...`` for ``rebuild`` (empty when the rule says nothing of names):
+        the helper runs only when the input has names."""
+        if self.names is None:
+            return ""
+        expr = self.names.format(names=names, batch_size=batch_size)
+        return f", names={names} and {expr}"
 
-def _rule(doc: str, args: tuple, defines: tuple, lazy: bool = False, elementwise: bool = False) -> Rule:
-    return Rule(doc, args, defines, lazy, elementwise)
+
+def _rule(doc: str, args: tuple, defines: tuple, lazy: bool = False, elementwise: bool = False,
+          names: str | None = None) -> Rule:
+    return Rule(doc, args, defines, lazy, elementwise, names)
 
 
 BATCH_RULES: dict[str, Rule] = {
     # ---- batch_shape (spec/shape.yaml)
     "view": _rule(
-        "`shape` (one size may be -1) holding as many elements as the batch; a dtype view keeps it",
+        "`shape` (one size may be -1) holding as many elements as the batch; a dtype view keeps "
+        "it; the tensordict itself when the shape is the batch size",
         ("shape", "size", "batch_size", "td"),
-        ("new_batch_size", "dtype", "batch_dims"),
+        ("new_batch_size", "dtype", "batch_dims", "unchanged"),
         lazy=True,
+        names="_ops.same_size_names({names}, {batch_size}, new_batch_size)",
     ),
     "reshape": _rule(
-        "`shape` (one size may be -1) holding as many elements as the batch",
+        "`shape` (one size may be -1) holding as many elements as the batch (the tensordict "
+        "itself when it is the batch size)",
         ("args", "kwargs"),
-        ("new_batch_size", "batch_dims", "inplace"),
+        ("new_batch_size", "batch_dims", "inplace", "unchanged"),
         lazy=True,
+        names="_ops.same_size_names({names}, {batch_size}, new_batch_size)",
     ),
     "permute": _rule(
-        "the batch dims in the order given",
+        "the batch dims in the order given (the tensordict itself for their own order)",
         ("args", "kwargs"),
-        ("dims", "positions", "new_batch_size"),
+        ("dims", "positions", "new_batch_size", "unchanged"),
         lazy=True,
+        names="_ops.moved_names({names}, dims, positions)",
     ),
     "transpose": _rule(
-        "the two batch dims swapped", ("dim0", "dim1"), ("dim0", "dim1", "new_batch_size"), lazy=True
+        "the two batch dims swapped (the tensordict itself when they are one)", ("dim0", "dim1"), ("dim0", "dim1", "new_batch_size", "unchanged"), lazy=True,
+        names="_ops.swapped_names({names}, dim0, dim1)",
     ),
     "movedim": _rule(
         "the batch dims in `source` moved to `destination`, the others in order",
         ("source", "destination"),
         ("source", "destination", "new_batch_size"),
         lazy=True,
+        names="_ops.moved_names({names}, source, destination)",
     ),
     "squeeze": _rule(
         "without the size-one batch dims named (all of them when none is); the tensordict "
@@ -71,30 +91,36 @@ BATCH_RULES: dict[str, Rule] = {
         ("args", "kwargs"),
         ("dims", "new_batch_size", "unchanged"),
         lazy=True,
+        names="_ops.dropped_names({names}, dims)",
     ),
     "unsqueeze": _rule(
-        "a batch dim of size one inserted at `dim`", ("args", "kwargs"), ("dim", "new_batch_size"), lazy=True
+        "a batch dim of size one inserted at `dim`", ("args", "kwargs"), ("dim", "new_batch_size"), lazy=True,
+        names="_ops.inserted_names({names}, dim)",
     ),
     "flatten": _rule(
         "the batch dims `start_dim` to `end_dim` merged into one (`[1]` without batch dims)",
         ("start_dim", "end_dim"),
         ("start_dim", "end_dim", "new_batch_size"),
         lazy=True,
+        names="_ops.flattened_names({names}, start_dim, end_dim)",
     ),
     "unflatten": _rule(
-        "batch dim `dim` split into `sizes`", ("dim", "sizes"), ("dim", "sizes", "new_batch_size"), lazy=True
+        "batch dim `dim` split into `sizes`", ("dim", "sizes"), ("dim", "sizes", "new_batch_size"), lazy=True,
+        names="_ops.unflattened_names({names}, dim, sizes)",
     ),
     "expand": _rule(
         "`shape`: size-one batch dims grown, new leading dims added, -1 keeps a size",
         ("shape", "kwargs"),
         ("new_batch_size", "batch_dims"),
         lazy=True,
+        names="_ops.leading_names({names}, new_batch_size)",
     ),
     "repeat": _rule(
         "each batch dim times its repeat count (extra counts add leading dims)",
         ("repeats",),
         ("repeats", "new_batch_size", "batch_dims"),
         lazy=True,
+        names="_ops.leading_names({names}, new_batch_size)",
     ),
     "tile": _rule(
         "as `repeat`, the counts padded with ones in front when fewer than the batch dims",
@@ -105,6 +131,7 @@ BATCH_RULES: dict[str, Rule] = {
         "batch dim `dim` (the flattened batch when None) with each element repeated",
         ("repeats", "dim", "output_size"),
         ("dim", "flat", "new_batch_size", "batch_dims"),
+        names="None if flat else {names}",
     ),
     "flip": _rule("the batch size of the input (`dims` count batch dims)", ("dims",), ("dims",), lazy=True),
     "roll": _rule(
@@ -118,15 +145,18 @@ BATCH_RULES: dict[str, Rule] = {
         ("k", "dims"),
         ("k", "dims", "new_batch_size"),
         lazy=True,
+        names="_ops.rot90_names({names}, k, dims)",
     ),
     "atleast": _rule(
         "size-one batch dims added in front up to `ndim` batch dims (the tensordict itself "
         "when it has them)",
         ("ndim",),
         ("new_batch_size", "batch_dims", "unchanged"),
+        names="_ops.leading_names({names}, new_batch_size)",
     ),
     "narrow": _rule(
-        "batch dim `dim` cut to `length`", ("dim", "start", "length"), ("dim", "start", "new_batch_size"), lazy=True
+        "batch dim `dim` cut to `length`", ("dim", "start", "length"), ("dim", "start", "new_batch_size"), lazy=True,
+        names="{names}",
     ),
     # ---- indexing (spec/indexing.yaml): ``batch_sizes`` gives one per result
     "split": _rule(
@@ -152,7 +182,8 @@ BATCH_RULES: dict[str, Rule] = {
         "one tensordict per index of batch dim `dim`, without that dim", ("dim",), ("dim", "batch_sizes"), lazy=True
     ),
     "gather": _rule(
-        "the shape of `index` (one dim per batch dim)", ("dim", "index"), ("dim", "index", "new_batch_size")
+        "the shape of `index` (one dim per batch dim)", ("dim", "index"), ("dim", "index", "new_batch_size"),
+        names="{names}",
     ),
     "mask": _rule(
         "the batch size of the input; `mask` is a boolean tensor shaped like the leading batch dims",
@@ -187,11 +218,13 @@ BATCH_RULES: dict[str, Rule] = {
         "the inputs' batch size with a new dim of size `len(input)` at `dim`",
         ("input", "dim"),
         ("input", "dim", "new_batch_size"),
+        names="_ops.inserted_names({names}, dim)",
     ),
     "cat": _rule(
         "the inputs' batch size, with batch dim `dim` the sum of theirs",
         ("input", "dim"),
         ("input", "dim", "new_batch_size"),
+        names="{names}",
     ),
 }
 

@@ -49,6 +49,7 @@ from tensordict.tensorclass import (
     tensorclass,
 )
 from tensordict.typedtensordict import TypedTensorDict
+from tensordict._unbatched import UnbatchedTensor
 from tensordict._module_state import from_module, from_modules
 from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md)
     TensorClassModuleBase,
@@ -138,6 +139,7 @@ __all__ = [
     "is_tensorclass",
     "tensorclass",
     "TypedTensorDict",  # a class-annotated tensordict schema (tensordict/typedtensordict.py)
+    "UnbatchedTensor",  # a leaf exempt from the batch-dim ops (tensordict/_unbatched.py)
     # data on disk (tensordict/memmap.py, tensordict/_persistence.py)
     "MemoryMappedTensor",
     "PersistentTensorDict",

@@ -1,6 +1,6 @@
 """Conversions 0.15.3 code calls that no op family generates: ``to_namedtuple`` /
 ``from_namedtuple``, ``from_tuple``, ``to_struct_array`` / ``from_struct_array``,
-``from_dataclass``, ``from_any``, ``auto_device_``, ``to_lazystack`` and the ``pad``
+``from_dataclass``, ``from_any``, ``from_schema``, ``auto_device_``, ``to_lazystack`` and the ``pad``
 method (issue 14, row 13; issue 13). Tables and files (JSON, pandas, parquet,
 safetensors) are in ``tensordict/_interchange.py``. ``TensorDictBase`` inherits
 :class:`ConversionMethods`; concrete classes are reached through the registry.
@@ -30,6 +30,9 @@ def _namedtuple_type(fields: tuple):
 
 
 _NAMEDTUPLES: dict = {}
+
+#: the ``storage`` values ``from_schema`` takes
+_SCHEMA_STORAGES = (None, "memmap", "h5", "shared")
 
 # numpy dtype kinds torch has a dtype for: bool, ints, unsigned, floats, complex
 _NUMERIC_KINDS = "biufc"
@@ -109,6 +112,54 @@ class ConversionMethods:
             values[key] = value
         cls = dest_cls if dest_cls is not None else _namedtuple_type(tuple(values))
         return cls(**values)
+
+    @classmethod
+    def from_schema(
+        cls,
+        schema: dict,
+        *,
+        batch_size=None,
+        storage: str | None = None,
+        device=None,
+        **kwargs,
+    ):
+        """A zero-filled tensordict from ``schema``, which maps each key (a string or a
+        nested key) to ``(element_shape, dtype)``: the entry gets the shape
+        ``[*batch_size, *element_shape]``. ``storage`` says where the zeros live:
+        ``None`` (ordinary tensors), ``"memmap"`` (memory-mapped, in ``prefix=``, else
+        a temporary folder; locked), ``"h5"`` (a ``PersistentTensorDict`` over
+        ``filename=``) or ``"shared"`` (shared memory)."""
+        if storage not in _SCHEMA_STORAGES:
+            raise ValueError(
+                f"from_schema: unknown storage {storage!r}; expected one of "
+                f"{', '.join(map(repr, _SCHEMA_STORAGES))} (0.15.3's 'zarr', 'redis' "
+                f"and 'dragonfly' backends are not available here)"
+            )
+        batch = torch.Size(batch_size if batch_size is not None else ())
+        dense = container_class("TensorDict")
+        out = dense({}, batch_size=batch, device=device)
+        for key, spec in schema.items():
+            if not isinstance(spec, (tuple, list)) or len(spec) != 2:
+                raise ValueError(
+                    f"from_schema: the schema of {key!r} must be a pair "
+                    f"(element_shape, dtype), got {spec!r}"
+                )
+            shape, dtype = spec
+            if not isinstance(dtype, torch.dtype):
+                raise TypeError(
+                    f"from_schema: the dtype of {key!r} must be a torch.dtype, got "
+                    f"{dtype!r}"
+                )
+            out.set(key, torch.zeros((*batch, *shape), dtype=dtype, device=device))
+        if storage == "memmap":
+            return out.memmap_(prefix=kwargs.get("prefix"))
+        if storage == "shared":
+            return out.share_memory_()
+        if storage == "h5":
+            return container_class("PersistentTensorDict").from_dict(
+                out, kwargs["filename"], batch_size=batch
+            )
+        return out
 
     @classmethod
     def from_namedtuple(

@@ -46,6 +46,7 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
+from tensordict._unbatched import is_unbatched
 from tensordict import memmap as _memmap
 from tensordict.memmap import MemoryMappedTensor
 
@@ -268,6 +269,12 @@ def _plan_container(td, path: str, key_path: tuple, kinds, like, plan) -> None:
                     f"cannot memory-map the entry {_fmt(here)}: nested tensors "
                     f"(torch.nested) are not supported on disk; store them as a lazy "
                     f"stack of tensordicts instead"
+                )
+            if is_unbatched(value):
+                raise NotImplementedError(
+                    f"cannot memory-map the entry {_fmt(here)}: UnbatchedTensor entries "
+                    f"are not supported on disk; exclude it first, e.g. with "
+                    f"td.exclude({here[-1]!r}) (as in 0.15.3)"
                 )
             file = name + ".memmap"
             plan.leaves.append(

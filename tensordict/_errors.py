@@ -58,6 +58,11 @@ class MaskShapeError(RuntimeError, IndexError):
     and ``IndexError`` from ``masked_select``: this is both."""
 
 
+class NamesCountError(ValueError, IndexError):
+    """As many names as batch dims were expected, and another number was given. A
+    ``ValueError`` here; 0.15.3 raised ``IndexError`` (``refine_names``)."""
+
+
 class SplitSizeError(ValueError, RuntimeError):
     """Split sizes that do not fit the dim. A ``ValueError`` here; 0.15.3 raised
     ``RuntimeError`` (torch's)."""
@@ -108,4 +113,17 @@ def keys_collide(op: str, keys) -> KeyError:
     return KeyError(
         f"{op}: the keys {sorted(keys, key=str)} would collide (two entries would get "
         f"the same key); rename one of them first"
+    )
+
+
+class UnknownFieldError(TypeError, AttributeError):
+    """A tensorclass built with a keyword that is none of its fields: Python's
+    ``TypeError`` for an unexpected keyword, and 0.15.3's ``AttributeError``."""
+
+
+def unknown_fields(cls: type, given: dict) -> UnknownFieldError:
+    fields = sorted(getattr(cls, "_tc_fields", ()))
+    return UnknownFieldError(
+        f"{cls.__name__}() got unexpected keyword arguments {sorted(given)}: "
+        f"{cls.__name__} has no such field; its fields are {fields}"
     )

@@ -57,6 +57,8 @@ from tensordict._td import (
     _parse_batch_size,
     _parse_device,
 )
+from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched
 from tensordict.base import (
     _MISSING,
     _WriteBack,
@@ -67,6 +69,7 @@ from tensordict.base import (
     _is_node,
     _KeysView,
     _looks_like_key,
+    _parse_names,
     _save_targets,
     _stacked_alike,
     is_tensor_collection,
@@ -564,6 +567,8 @@ class LazyStackedTensorDict(
         first = vals[0]
         sd = self.stack_dim
         if isinstance(first, Tensor):
+            if is_unbatched(first):  # no batch dims, so no stack dim: the first one's
+                return first
             return _stack_leaves(key, vals, sd)
         if _is_node(first):
             _check_nested_batch(key, vals)
@@ -599,14 +604,14 @@ class LazyStackedTensorDict(
 
     def __getitem__(self, index):
         if type(index) is str:
-            return self._get_str(index, NO_DEFAULT)
+            return entry_value(self._get_str(index, NO_DEFAULT))
         if type(index) is int and self.stack_dim == 0:
             try:
                 return self.tensordicts[index]
             except IndexError:
                 raise _stack_index_error(index, len(self.tensordicts)) from None
         if isinstance(index, tuple) and index and _looks_like_key(index):
-            return self._get_path(unravel_key_to_tuple(index))
+            return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
 
     def _set_str(
@@ -1126,8 +1131,8 @@ class LazyStackedTensorDict(
         )
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDict:
-        try:
-            return _dense_stack(self, None)
+        try:  # the names stay with their dims
+            return _dense_stack(self, None, names=self.names)
         except RuntimeError as err:
             where = "this LazyStackedTensorDict"
             if key:
@@ -1144,8 +1149,8 @@ class LazyStackedTensorDict(
         """The dense stack, for an op that needs it (it crosses the stack dim, or
         reads every entry stacked); an error naming ``op`` where the stacked
         tensordicts cannot be stacked densely."""
-        try:
-            return _dense_stack(self, None)
+        try:  # the names stay with their dims
+            return _dense_stack(self, None, names=self.names)
         except RuntimeError as err:
             raise RuntimeError(
                 f"{op}(): on a LazyStackedTensorDict this op needs the dense stack "
@@ -1745,16 +1750,19 @@ def _nested(key, vals: list, dim: int, layout) -> Tensor:
         ) from None
 
 
-def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
+def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0, names=None) -> TensorDict:
     """The stack as a dense TensorDict. ``mode``: None (entries must stack), a layout
-    (differing entries become nested tensors), ``"padded"`` or ``"mask"``."""
+    (differing entries become nested tensors), ``"padded"`` or ``"mask"``; ``names``:
+    the names of its batch dims (none by default, as ``to_tensordict`` in 0.15.3)."""
     sd = stack.stack_dim
     storage: dict = {}
     for key in stack._own_keys():
         vals = stack._member_values(key)
         first = vals[0]
         if isinstance(first, Tensor):
-            if mode is None:
+            if is_unbatched(first):  # not stacked: the first one's
+                storage[key] = first
+            elif mode is None:
                 storage[key] = _stack_leaves(key, vals, sd)
             elif mode == "padded":
                 storage[key] = _pad_and_stack(vals, sd, padding)
@@ -1766,6 +1774,8 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
                 storage[key] = torch.stack(vals, sd)
             else:
                 storage[key] = _nested(key, vals, sd, mode)
+        elif _is_node(first) and _lazy_alike(vals) and not _homogeneous(first):
+            storage[key] = _stack_lazy_entries(vals, sd, mode, padding)
         elif _is_node(first):
             _check_nested_batch(key, vals)
             sub = LazyStackedTensorDict._new_unsafe(vals, sd)
@@ -1777,7 +1787,48 @@ def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0) -> TensorDict:
             )
         elif mode != "mask":
             storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
-    return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, None)
+    names = _parse_names(names, len(stack._batch_size))
+    return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, names)
+
+
+def _lazy_alike(vals: list) -> bool:
+    """Whether the entries are lazy stacks of as many members along one dim (as a
+    heterogeneous entry is at every step of a rollout)."""
+    first = vals[0]
+    return isinstance(first, LazyStackedTensorDict) and all(
+        isinstance(v, LazyStackedTensorDict)
+        and v.stack_dim == first.stack_dim
+        and len(v.tensordicts) == len(first.tensordicts)
+        and v.batch_size == first.batch_size
+        for v in vals
+    )
+
+
+def _homogeneous(stack: LazyStackedTensorDict) -> bool:
+    """Whether a lazy stack's members could stack densely (same keys and shapes)."""
+    return all(type(td) is TensorDict for td in stack.tensordicts) and _same_structure(
+        list(stack.tensordicts)
+    )
+
+
+def _stack_lazy_entries(vals: list, dim: int, mode, padding) -> LazyStackedTensorDict:
+    """The dense stack along ``dim`` of lazy-stack entries whose members' shapes differ
+    (so they have no dense stack): still a lazy stack, whose member ``i`` is the dense stack of the entries'
+    members ``i``; its stack dim moves one up when ``dim`` comes before it."""
+    inner = vals[0].stack_dim
+    outer = inner + 1 if dim <= inner else inner
+    member_dim = dim if dim <= inner else dim - 1
+    members = [
+        _dense_stack(
+            LazyStackedTensorDict._new_unsafe(
+                [v.tensordicts[i] for v in vals], member_dim
+            ),
+            mode,
+            padding,
+        )
+        for i in range(len(vals[0].tensordicts))
+    ]
+    return LazyStackedTensorDict._new_unsafe(members, outer)
 
 
 def _stacked_shape(vals: list, dim: int, ndim: int) -> torch.Size:
@@ -1910,17 +1961,45 @@ def maybe_dense_stack(
 
 
 def _same_structure(items: list) -> bool:
+    """Whether the tensordicts hold the same keys with tensors of the same shapes at
+    every level (lazy stacks inside compared member by member), so that a dense stack
+    of them loses nothing."""
     first = items[0]
-    keys = list(first.keys(True, True))
-    shapes = [tensor_shape(first.get(k)) for k in keys]
+    keys = first._own_keys()
     for td in items[1:]:
-        other = list(td.keys(True, True))
+        other = td._own_keys()
         if len(other) != len(keys) or set(other) != set(keys):
             return False
-        for key, shape in zip(keys, shapes):
-            if tensor_shape(td.get(key)) != shape:
+    for key in keys:
+        try:
+            vals = [_raw_entry(td, key) for td in items]
+        except RuntimeError:  # a lazy stack whose members' shapes differ, read whole
+            return False
+        head = vals[0]
+        if isinstance(head, Tensor):
+            shape = tensor_shape(head)
+            if any(not isinstance(v, Tensor) or tensor_shape(v) != shape for v in vals):
+                return False
+        elif isinstance(head, LazyStackedTensorDict):
+            if not _lazy_alike(vals) or not all(
+                _same_structure([v.tensordicts[i] for v in vals])
+                for i in range(len(head.tensordicts))
+            ):
+                return False
+        elif isinstance(head, TensorDictBase) and not _is_non_tensor(head):
+            if not all(
+                isinstance(v, TensorDictBase) and v.batch_size == head.batch_size
+                for v in vals
+            ) or not _same_structure(vals):
                 return False
     return True
+
+
+def _raw_entry(td, key: str):
+    """The entry at ``key`` as stored (a lazy stack is not read as one tensor)."""
+    if type(td) is TensorDict:
+        return td._tensordict.get(key, _MISSING)
+    return td._get_str(key, _MISSING, missing_ok=True)
 
 
 def dense_stack_tds(

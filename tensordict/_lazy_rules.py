@@ -126,12 +126,12 @@ def _permuted(stack, order: list[int]):
 
 
 def permute(stack, args: tuple, kwargs: dict, op: str):
-    dims, _, _ = permute_rule(stack._batch_size, args, kwargs, op)
+    dims, _, _, _ = permute_rule(stack._batch_size, args, kwargs, op)
     return _permuted(stack, list(dims))
 
 
 def transpose(stack, dim0: Any, dim1: Any, op: str):
-    d0, d1, _ = transpose_rule(stack._batch_size, dim0, dim1, op)
+    d0, d1, _, _ = transpose_rule(stack._batch_size, dim0, dim1, op)
     order = list(range(len(stack._batch_size)))
     order[d0], order[d1] = order[d1], order[d0]
     return _permuted(stack, order)
@@ -274,12 +274,12 @@ def view(stack, shape: tuple, size: Any, batch_size: Any, td: Any, op: str):
             lambda member: member.view(shape[0], size=size, batch_size=batch_size),
             stack.stack_dim,
         )
-    new_batch_size, _, _ = view_rule(stack._batch_size, shape, size, batch_size, td, op)
+    new_batch_size, _, _, _ = view_rule(stack._batch_size, shape, size, batch_size, td, op)
     return _reshaped(stack, new_batch_size, op, lambda member, s: member.view(s))
 
 
 def reshape(stack, args: tuple, kwargs: dict, op: str):
-    new_batch_size, _, inplace = reshape_rule(stack._batch_size, args, kwargs, op)
+    new_batch_size, _, inplace, _ = reshape_rule(stack._batch_size, args, kwargs, op)
     if inplace:
         raise not_in_place(stack, op)
     return _reshaped(stack, new_batch_size, op, lambda member, s: member.reshape(s))

@@ -142,10 +142,10 @@ def _batch_change(probe_shape, probe_id, new_probe, ndim: int):
 
 
 def _shape_of(value: Any):
+    if isinstance(value, TensorDictBase):  # before Tensor, whose isinstance is slower
+        return value.batch_size
     if isinstance(value, Tensor):
         return value.shape
-    if isinstance(value, TensorDictBase):
-        return value.batch_size
     return None
 
 
@@ -233,7 +233,11 @@ class TensorDictContext:
         self.names = names
         self.non_tensor = non_tensor
         self.probe_index = probe_index
-        self.probe_shape, self.probe_id = _probe_fields(probe)
+        if probe is None:
+            self.probe_shape = self.probe_id = None
+        else:
+            self.probe_shape = probe.shape
+            self.probe_id = id(probe)
 
     def _compared(self) -> tuple:
         return (self.keys, self.batch_size, self.device, self.names)
@@ -292,26 +296,33 @@ def _is_child(value: Any) -> bool:
     return isinstance(value, _CHILD_TYPES) or _is_node(value)
 
 
+# The types seen to be children. Whether a value is a child depends on its type only
+# (``_is_non_tensor`` is a class attribute), so flattening checks a node's entries with
+# one C-level set operation on their types; values of a type not seen yet take the
+# per-value test once.
+_KNOWN_CHILD_TYPES: set = {Tensor}
+
+
 def _flatten_td(td) -> tuple[list, TensorDictContext]:
     storage = td._tensordict
-    keys = list(storage)
     values = list(storage.values())
     non_tensor: dict = {}
-    for value in values:
-        if type(value) is not Tensor and not _is_child(value):
+    if not _KNOWN_CHILD_TYPES.issuperset(map(type, values)):
+        for value in values:
+            if _is_child(value):
+                _KNOWN_CHILD_TYPES.add(type(value))
+        if not _KNOWN_CHILD_TYPES.issuperset(map(type, values)):
             # non-tensor data: kept in the context, at its position among the keys
             non_tensor = {
                 i: v for i, v in enumerate(values) if not _is_child(v)
             }
             values = [v for v in values if _is_child(v)]
-            break
     if values and type(values[0]) is Tensor:
         index, probe = 0, values[0]
     else:
         index, probe = _probe_of(values)
-    names = td._names
     context = TensorDictContext(
-        keys, td._batch_size, td._device, names, non_tensor, index, probe
+        list(storage), td._batch_size, td._device, td._names, non_tensor, index, probe
     )
     return values, context
 
@@ -341,9 +352,12 @@ def _unflatten_td(children, context: TensorDictContext):
     batch_size, names, device = context.batch_size, context.names, context.device
     change = None
     probe = None
-    if context.probe_index >= 0 and context.probe_index < len(children):
-        probe = _first_leaf(children[context.probe_index])
-        if probe is not None and len(probe.shape) != len(context.probe_shape):
+    index = context.probe_index
+    if 0 <= index < len(children):
+        probe = children[index]
+        if type(probe) is not Tensor:
+            probe = _first_leaf(probe)
+        if probe is not None and probe.ndim != len(context.probe_shape):
             change = _batch_change(
                 context.probe_shape, context.probe_id, probe, len(batch_size)
             )

@@ -19,6 +19,8 @@ from tensordict._distributed import DistributedMixin
 from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
 from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
@@ -451,17 +453,23 @@ class TensorDict(
     def __getitem__(self, index):
         if type(index) is str:
             try:
-                return self._tensordict[index]
+                value = self._tensordict[index]
             except KeyError:
                 raise _errors.key_missing(index, self._tensordict) from None
+            # a NonTensorStack reads as the list of its values (entry_value)
+            if type(value) is Tensor or type(value) is TensorDict:
+                return value
+            return entry_value(value)
         if type(index) is tuple and index and type(index[0]) is str:
             value = self._dense_get(index)
             if value is not _MISSING:
-                return value
+                if type(value) is Tensor or type(value) is TensorDict:
+                    return value
+                return entry_value(value)
             if _looks_like_key(index):
-                return self._get_path(unravel_key_to_tuple(index))
+                return entry_value(self._get_path(unravel_key_to_tuple(index)))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
-            return self._get_path(unravel_key_to_tuple(index))
+            return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
 
     def _dense_parent(self, key: tuple):
@@ -500,8 +508,15 @@ class TensorDict(
         """Check (and convert) a value entering at ``key``; return what to store."""
         bs = self._batch_size
         if isinstance(value, Tensor):
-            shape = batch_shape(value)
-            if shape[: len(bs)] != bs:
+            shape = batch_shape(value) if value.is_nested else value.shape
+            n = len(bs)
+            # one batch dim (the usual case) is checked without slicing a torch.Size,
+            # which costs as much as the rest of this check
+            if n == 1:
+                mismatch = not shape or shape[0] != bs[0]
+            else:
+                mismatch = shape[:n] != bs
+            if mismatch and not is_unbatched(value):
                 raise _errors.batch_mismatch(key, shape, bs)
             dev = self._device
             if dev is not None and value.device != dev:
@@ -513,12 +528,14 @@ class TensorDict(
                 return value._entry_for(key, bs, self._device)
             if value.batch_size[: len(bs)] != bs:
                 value = _given_batch_size(key, value, bs)
+            if self._names is not None and type(value) is TensorDict:
+                value = _named_like_parent(key, value, self._names)
             dev = self._device
             if dev is not None and value.device != dev:
                 value = value._moved_to(dev)
             return value
-        if isinstance(value, dict):
-            return TensorDict(value, batch_size=bs, device=self._device)
+        if isinstance(value, dict):  # the names of the dims it shares with self
+            return TensorDict(value, batch_size=bs, device=self._device, names=self._names)
         if isinstance(value, _CONVERTIBLE):
             try:
                 tensor = torch.as_tensor(value, device=self._device)
@@ -588,6 +605,9 @@ class TensorDict(
         new_bs = None
         for key, value in self._tensordict.items():
             if isinstance(value, Tensor):
+                if type(value) is not Tensor and is_unbatched(value):
+                    storage[key] = value  # no batch dims to index
+                    continue
                 result = value[idx]
                 if new_bs is None:
                     new_bs = result.shape[: result.ndim - value.ndim + n]
@@ -700,6 +720,16 @@ class TensorDict(
         _collect_leaves(self, leaves)
         return leaves, self._rebuild_from
 
+    def _batched_leaves_and_rebuild(self):
+        # UnbatchedTensor leaves left out; the rebuild puts them back as they are
+        leaves: list[Tensor] = []
+        if _collect_batched_leaves(self, leaves):
+            return leaves, self._rebuild_keeping_unbatched
+        return leaves, self._rebuild_from
+
+    def _rebuild_keeping_unbatched(self, new_leaves: list, **options) -> "TensorDict":
+        return self._rebuild_from(new_leaves, keep_unbatched=True, **options)
+
     def _rebuild_from(
         self,
         new_leaves: list,
@@ -708,6 +738,8 @@ class TensorDict(
         device=_UNCHANGED,
         names=_UNCHANGED,
         leaf_fn=None,
+        keep_unbatched: bool = False,
+        stack_non_tensor: bool = False,
     ) -> "TensorDict":
         """A TensorDict shaped like this one holding ``new_leaves``: the ``rebuild``
         of ``_leaves_and_rebuild`` (a bound method, so nothing is allocated per call).
@@ -717,11 +749,15 @@ class TensorDict(
         such as non-tensor stacks, move their elements the same way."""
         changes = None
         new_device = device is not _UNCHANGED and device is not NO_DEFAULT
-        if batch_size is not None or new_device or leaf_fn is not None:
+        if batch_size is not None or new_device or leaf_fn is not None or keep_unbatched:
+            # stack_non_tensor: a non-tensor value of a level whose batch size changes
+            # becomes a NonTensorStack of it (expand, unsqueeze: as 0.15.3)
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
             # NO_DEFAULT: what _Changes reads as "keep each level's device"
             device = device if new_device else NO_DEFAULT
             changes = _Changes(device, new_bs, len(self._batch_size), leaf_fn)
+            changes.keep_unbatched = keep_unbatched
+            changes.stack_non_tensor = stack_non_tensor
         it = iter(new_leaves)
         try:
             out = _rebuild(self, it, changes)
@@ -733,7 +769,20 @@ class TensorDict(
             )
         if names is not _UNCHANGED and names is not NO_DEFAULT:
             out._names = _parse_names(names, len(out._batch_size))
+            if out._names is not None:  # nested levels (new objects) name them too
+                _spread_names(out, copy=False)
         return out
+
+    @property
+    def names(self) -> list:
+        """One name (or None) per batch dim; nested tensordicts share the names of
+        the dims they have in common with this one (as 0.15.3)."""
+        return [None] * len(self._batch_size) if self._names is None else list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        self._names = _parse_names(value, len(self._batch_size))
+        _spread_names(self, copy=False)
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDict":
         storage = None  # a copy of the storage, made at the first replaced entry
@@ -827,6 +876,69 @@ def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictB
     return copy
 
 
+def _named_like_parent(key, value: TensorDict, names: list) -> TensorDict:
+    """A nested tensordict entering a parent with dim names: a shallow copy whose
+    leading dims have the parent's names (``value`` itself when it has them); a name
+    it gives one of those dims that differs is an error naming the key."""
+    n = len(names)
+    own = value._names or [None] * len(value._batch_size)
+    for have, want in zip(own[:n], names):
+        if have is not None and want is not None and have != want:
+            raise RuntimeError(
+                f"the nested tensordict at {key!r} names its leading dims {own[:n]}, "
+                f"which differ from the names of the tensordict holding it, {names}; "
+                f"rename one of them first"
+            )
+    wanted = list(names) + list(own[n:])
+    if list(own) == wanted:
+        return value
+    copy = _new_tensordict(
+        dict(value._tensordict), value._batch_size, value._device, None
+    )
+    copy._names = _parse_names(wanted, len(value._batch_size))
+    _spread_names(copy, copy=True)
+    return copy
+
+
+def _spread_names(td: TensorDict, *, copy: bool) -> None:
+    """The nested TensorDicts of ``td`` take its names for the dims they share
+    (``copy``: as renamed shallow copies, leaving the ones held elsewhere as they
+    are)."""
+    n = len(td._batch_size)
+    names = td._names or [None] * n
+    storage = td._tensordict
+    for key, value in storage.items():
+        if type(value) is not TensorDict or len(value._batch_size) < n:
+            continue
+        own = value._names or [None] * len(value._batch_size)
+        wanted = list(names) + list(own[n:])
+        if list(own) == wanted:
+            continue
+        if copy:
+            value = storage[key] = _new_tensordict(
+                dict(value._tensordict), value._batch_size, value._device, None
+            )
+        value._names = _parse_names(wanted, len(value._batch_size))
+        _spread_names(value, copy=copy)
+
+
+def _collect_batched_leaves(td: TensorDict, out: list) -> bool:
+    """As :func:`_collect_leaves`, leaving out UnbatchedTensor leaves; True when it
+    left some out."""
+    skipped = False
+    for value in td._tensordict.values():
+        if isinstance(value, Tensor):
+            if type(value) is not Tensor and is_unbatched(value):
+                skipped = True
+            else:
+                out.append(value)
+        elif isinstance(value, TensorDict):
+            skipped = _collect_batched_leaves(value, out) or skipped
+        elif isinstance(value, TensorDictBase):
+            out.extend(value._leaves())
+    return skipped
+
+
 def _collect_leaves(td: TensorDict, out: list) -> None:
     for value in td._tensordict.values():
         if isinstance(value, Tensor):
@@ -842,9 +954,13 @@ class _Changes:
     leading dims replace the root's ``root_dims`` batch dims; names are dropped).
     ``leaf_fn`` goes to nested containers that are not TensorDicts."""
 
-    __slots__ = ("device", "batch_size", "root_dims", "extra")
+    __slots__ = (
+        "device", "batch_size", "root_dims", "extra", "keep_unbatched", "stack_non_tensor"
+    )
 
     def __init__(self, device, batch_size, root_dims: int, leaf_fn) -> None:
+        self.keep_unbatched = False  # UnbatchedTensor leaves kept as they are
+        self.stack_non_tensor = False  # non-tensor values become NonTensorStacks
         self.device = device
         self.batch_size = batch_size
         self.root_dims = root_dims
@@ -857,6 +973,18 @@ class _Changes:
             new_bs, names = self.batch_size + td._batch_size[self.root_dims :], None
         device = td._device if self.device is NO_DEFAULT else self.device
         return _new_tensordict(storage, new_bs, device, names)
+
+    def stacked_value(self, td: TensorDict, value) -> Any:
+        """A non-tensor ``value`` of ``td`` as a NonTensorStack of the new batch size
+        (the value itself where that level's batch size stays)."""
+        if self.batch_size is None:
+            return value
+        new_bs = self.batch_size + td._batch_size[self.root_dims :]
+        if new_bs == td._batch_size:
+            return value
+        device = td._device if self.device is NO_DEFAULT else self.device
+        data = container_class("NonTensorData")(data=value, batch_size=new_bs, device=device)
+        return container_class("NonTensorStack").from_nontensordata(data)
 
     def node(self, node: TensorDictBase, rebuild, new_leaves: list) -> TensorDictBase:
         sub_bs = None
@@ -872,7 +1000,10 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
     storage = {}
     for key, value in td._tensordict.items():
         if isinstance(value, Tensor):
-            storage[key] = next(it)
+            if changes is not None and changes.keep_unbatched and is_unbatched(value):
+                storage[key] = value
+            else:
+                storage[key] = next(it)
         elif isinstance(value, TensorDict):
             storage[key] = _rebuild(value, it, changes)
         elif isinstance(value, TensorDictBase):
@@ -882,6 +1013,8 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
                 storage[key] = sub_rebuild(new)
             else:
                 storage[key] = changes.node(value, sub_rebuild, new)
+        elif changes is not None and changes.stack_non_tensor:
+            storage[key] = changes.stacked_value(td, value)
         else:
             storage[key] = value
     if changes is None:
@@ -977,20 +1110,44 @@ def _check_in_place_operand(op: str, key: tuple, leaf: Tensor, other: Tensor) ->
 
 
 def _index_names(names, idx, new_ndim):
+    """The names of the batch dims left by ``td[idx]``: a dim an int removes loses its
+    name, one ``None`` adds has none, a slice or a one-dim index (a list, a range, a
+    tensor, a one-dim boolean mask) keeps it; a mask over several dims merges them into
+    one without a name, an index tensor of several dims gives as many unnamed dims.
+    With more than one index tensor (torch moves their dims) the names are dropped."""
     parts = idx if type(idx) is tuple else (idx,)
+    advanced = [p for p in parts if isinstance(p, (Tensor, list, range))]
+    if len(advanced) > 1:
+        return None
+    used = 0  # the batch dims the parts other than Ellipsis address
+    for part in parts:
+        if isinstance(part, Tensor) and part.dtype is torch.bool:
+            used += part.ndim
+        elif part is not None and part is not Ellipsis:
+            used += 1
     out = []
     pos = 0
     for part in parts:
         if part is None:
             out.append(None)
-            continue
-        if isinstance(part, int) and not isinstance(part, bool):
+        elif part is Ellipsis:
+            skipped = len(names) - used
+            out.extend(names[pos : pos + skipped])
+            pos += skipped
+        elif isinstance(part, (int, slice, list, range)) and not isinstance(part, bool):
+            if not isinstance(part, int):
+                out.append(names[pos])
             pos += 1
-            continue
-        if isinstance(part, slice):
-            out.append(names[pos])
+        elif isinstance(part, Tensor) and part.dtype is torch.bool:
+            out.append(names[pos] if part.ndim == 1 else None)
+            pos += part.ndim
+        elif isinstance(part, Tensor):
+            if part.ndim == 0:
+                pos += 1
+                continue
+            out.extend([names[pos]] if part.ndim == 1 else [None] * part.ndim)
             pos += 1
-            continue
-        return None  # advanced indexing: dims are merged, names dropped
+        else:
+            return None
     out.extend(names[pos:])
     return out if len(out) == new_ndim and any(n is not None for n in out) else None

@@ -22,6 +22,8 @@ from torch import Tensor
 
 from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+from tensordict._linked_list import entry_value
+from tensordict._unbatched import is_unbatched  # noqa: F401  (for tensordict._ops)
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
     _ACCEPTED_CLASSES,
     _NESTED_TENSORS_AS_LISTS,
@@ -215,6 +217,14 @@ class TensorDictBase(
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
 
+    def _batched_leaves_and_rebuild(
+        self,
+    ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
+        """As :meth:`_leaves_and_rebuild`, for an op on the batch dims: leaves
+        without batch dims (``UnbatchedTensor``) are left out, and the rebuild keeps
+        them as they are."""
+        return self._leaves_and_rebuild()
+
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDictBase":
         """This container as an op that reads batch dims must see it: every leaf with
         all of its container's batch dims. A lazy stack's leaves lack the stack dim, so
@@ -400,9 +410,9 @@ class TensorDictBase(
         """``td[key]`` (a string or a tuple of strings) reads an entry; any other
         index indexes the batch dims, as it would a tensor."""
         if type(index) is str:
-            return self._get_str(index, NO_DEFAULT)
+            return entry_value(self._get_str(index, NO_DEFAULT))
         if isinstance(index, tuple) and index and _looks_like_key(index):
-            return self._get_path(unravel_key_to_tuple(index))
+            return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
 
     def get(self, key: NestedKey, *args, **kwargs) -> Any:
@@ -764,7 +774,9 @@ class TensorDictBase(
         if not args and "index" not in kwargs and "idx" not in kwargs:
             raise TypeError("get_at() needs an index: get_at(key, index[, default])")
         index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
-        default = args[1] if len(args) > 1 else kwargs.get("default", NO_DEFAULT)
+        # a missing key gives None, as get() does (0.15.3), unless told otherwise
+        none = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
+        default = args[1] if len(args) > 1 else kwargs.get("default", none)
         value = self._get_path(unravel_key_to_tuple(key), _MISSING)
         if value is _MISSING:
             if default is NO_DEFAULT:
@@ -1593,10 +1605,12 @@ def _expand_names(names: tuple, ndim: int, op: str) -> list:
         at = names.index(Ellipsis)
         fill = ndim - (len(names) - 1)
         if fill < 0:
-            raise ValueError(f"{op}(): {len(names) - 1} names for {ndim} batch dims")
+            raise _errors.NamesCountError(
+                f"{op}(): {len(names) - 1} names for {ndim} batch dims"
+            )
         names = names[:at] + [None] * fill + names[at + 1 :]
     if len(names) != ndim:
-        raise ValueError(f"{op}(): {len(names)} names for {ndim} batch dims")
+        raise _errors.NamesCountError(f"{op}(): {len(names)} names for {ndim} batch dims")
     return names
 
 

@@ -255,7 +255,11 @@ def _make_init(cls: type, fields: list) -> Callable:
     """A real ``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``
     (so that ``inspect.signature`` and editors show the fields), built once per class.
     """
-    namespace: dict[str, Any] = {"_init_instance": _init_instance, "_FACTORY": _FACTORY}
+    namespace: dict[str, Any] = {
+        "_init_instance": _init_instance,
+        "_FACTORY": _FACTORY,
+        "_unknown_fields": _errors.unknown_fields,
+    }
     positional, keyword, factories = [], [], []
     seen_default = None
     for f in fields:
@@ -286,9 +290,13 @@ def _make_init(cls: type, fields: list) -> Callable:
         "batch_size=None",
         "device=None",
         "names=None",
+        "**_unknown",
     ]
     values = [f.name for f in fields if f.init]
-    body = [f"    if {n} is _FACTORY:\n        {n} = _f_{n}()" for n in factories]
+    # an unknown keyword raises an error that is a TypeError (Python's) and an
+    # AttributeError (0.15.3's), naming the fields
+    body = ["    if _unknown:\n        raise _unknown_fields(type(self), _unknown)"]
+    body += [f"    if {n} is _FACTORY:\n        {n} = _f_{n}()" for n in factories]
     body.append(
         f"    _init_instance(self, ({', '.join(values)}{',' if len(values) == 1 else ''}), "
         f"batch_size, device, names)"
@@ -296,6 +304,10 @@ def _make_init(cls: type, fields: list) -> Callable:
     source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)  # noqa: S102 - the source is built from field names only
     init = namespace["__init__"]
+    shown = inspect.signature(init)  # what editors and help() show: the fields only
+    init.__signature__ = shown.replace(
+        parameters=[p for p in shown.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    )
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     return init
@@ -750,6 +762,15 @@ class TensorClass(
 
     def _leaves_and_rebuild(self):
         leaves, rebuild = self._tensordict._leaves_and_rebuild()
+        wrap = self._wrap
+
+        def rebuild_tc(new_leaves, **kwargs):
+            return wrap(rebuild(new_leaves, **kwargs))
+
+        return leaves, rebuild_tc
+
+    def _batched_leaves_and_rebuild(self):
+        leaves, rebuild = self._tensordict._batched_leaves_and_rebuild()
         wrap = self._wrap
 
         def rebuild_tc(new_leaves, **kwargs):

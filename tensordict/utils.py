@@ -18,6 +18,8 @@ from tensordict.base import (
     is_tensor_collection,
 )  # noqa: F401
 
+from tensordict._linked_list import LinkedList  # noqa: F401  (td[key] of a NonTensorStack)
+
 # 0.15.3's private helpers that existing code imports from here (tensordict/_compat.py)
 from tensordict._repr import get_printoptions, set_printoptions  # noqa: F401
 from tensordict._compat import (  # noqa: F401  (re-exported)

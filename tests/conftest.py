@@ -15,3 +15,18 @@ def restore_modes():
     yield
     for name, value in saved.items():
         _modes._SETTINGS[name].value = value
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Report how many examples the robustness property test ran (issue 14)."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.rsplit(".", 1)[-1] == "test_atomic":
+            counts = getattr(module, "EXAMPLES_RUN", None)
+            if counts:
+                per_kind = ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
+                terminalreporter.write_line(
+                    f"robustness property test: {sum(counts.values())} examples "
+                    f"({per_kind})"
+                )

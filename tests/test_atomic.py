@@ -385,6 +385,8 @@ def _names(keys) -> list:
 
 
 EXAMPLES = int(os.environ.get("TD_HYPOTHESIS_EXAMPLES", "200"))
+# examples run per container kind, reported at the end of the run (tests/conftest.py)
+EXAMPLES_RUN: dict = {}
 
 
 @pytest.mark.parametrize("kind", list(MAKERS))
@@ -396,6 +398,7 @@ EXAMPLES = int(os.environ.get("TD_HYPOTHESIS_EXAMPLES", "200"))
 )
 @given(sequence=st.lists(calls(), min_size=1, max_size=8))
 def test_random_calls_leave_failed_calls_without_effect(kind, sequence):
+    EXAMPLES_RUN[kind] = EXAMPLES_RUN.get(kind, 0) + 1
     td = MAKERS[kind]()
     for step in sequence:
         name, call, names = step, step.fn, step.names

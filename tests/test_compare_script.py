@@ -41,3 +41,15 @@ def test_rounds_combine_as_the_median_of_each_rounds_median():
 def test_one_round_is_that_run():
     run = _run({("a", "td"): 1.5})
     assert compare.rows_of_rounds([run]) == compare.rows_of(run)
+
+
+def test_floor_targets_report_every_rounds_ratio_and_flag_any_round_above():
+    case = "test_bench_nn.py::test_tdmodule_linear"
+    runs = [
+        _run({(case, "td"): 12e-6, (case, "floor"): 10e-6}),
+        _run({(case, "td"): 14e-6, (case, "floor"): 10e-6}),
+    ]
+    misses = []
+    (line,) = compare.floor_target_lines([case, "other"], runs, misses)
+    assert "rounds 1.20, 1.40" in line and "overhead median 3.00 µs" in line
+    assert misses == ["nn::tdmodule_linear over its floor: rounds 1.40 > 1.3"]

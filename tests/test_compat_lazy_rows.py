@@ -261,6 +261,58 @@ def test_row6_names_follow_the_dims(kind):
         assert td.view(3, 4).names == ["x", "y"]
 
 
+def named3(kind: str):
+    """A container of batch [2, 3, 4] named ("x", "y", "z")."""
+    if kind == "lazy":
+        stack = LazyStackedTensorDict(
+            *[TensorDict(a=torch.zeros(3, 4, 2), batch_size=[3, 4]) for _ in range(2)], stack_dim=0
+        )
+        stack.names = ["x", "y", "z"]
+        return stack
+    nested = TensorDict(b=torch.zeros(2, 3, 4, 2), batch_size=[2, 3, 4])
+    if kind == "tensorclass":
+        return Obs(a=torch.zeros(2, 3, 4), nested=nested, batch_size=[2, 3, 4], names=["x", "y", "z"])
+    td = TensorDict(a=torch.zeros(2, 3, 4), nested=nested, batch_size=[2, 3, 4], names=["x", "y", "z"])
+    if kind == "nested":
+        return TensorDict(inner=td, batch_size=[2, 3, 4])["inner"]
+    return td
+
+
+# the names 0.15.3 gives, without the legacy mode (x, y, z name dims 0, 1, 2)
+NAMES_AFTER = {
+    "unsqueeze(1)": (lambda t: t.unsqueeze(1), ["x", None, "y", "z"]),
+    "unsqueeze(-1)": (lambda t: t.unsqueeze(-1), ["x", "y", "z", None]),
+    "squeeze(1)": (lambda t: t.unsqueeze(1).squeeze(1), ["x", "y", "z"]),
+    "permute(2, 0, 1)": (lambda t: t.permute(2, 0, 1), ["z", "x", "y"]),
+    "transpose(0, 2)": (lambda t: t.transpose(0, 2), ["z", "y", "x"]),
+    "movedim(0, 2)": (lambda t: t.movedim(0, 2), ["y", "z", "x"]),
+    "view same": (lambda t: t.view(2, 3, 4), ["x", "y", "z"]),
+    "reshape(6, 4)": (lambda t: t.reshape(6, 4), [None, None]),
+    "flatten(1, 2)": (lambda t: t.flatten(1, 2), ["x", None]),
+    "unflatten(2, (2, 2))": (lambda t: t.unflatten(2, (2, 2)), ["x", "y", None, "z"]),
+    "expand(5, 2, 3, 4)": (lambda t: t.expand(5, 2, 3, 4), [None, "x", "y", "z"]),
+    "rot90": (lambda t: t.rot90(1, (0, 1)), ["y", "x", "z"]),
+    "narrow": (lambda t: t.narrow(1, 0, 2), ["x", "y", "z"]),
+    "split": (lambda t: t.split(1, 1)[0], ["x", "y", "z"]),
+    "unbind(1)": (lambda t: t.unbind(1)[0], ["x", "z"]),
+    "index [:, 0]": (lambda t: t[:, 0], ["x", "z"]),
+    "index by a mask": (lambda t: t[torch.tensor([True, False])], ["x", "y", "z"]),
+    "index by a list": (lambda t: t[..., [0, 1]], ["x", "y", "z"]),
+    "stack(1)": (lambda t: torch.stack([t, t], 1), ["x", None, "y", "z"]),
+    "cat(1)": (lambda t: torch.cat([t, t], 1), ["x", "y", "z"]),
+    "sum(1)": (lambda t: t.sum(1), ["x", "z"]),
+    "sum((0, 2))": (lambda t: t.sum((0, 2)), ["y"]),
+    "amax(1, keepdim=True)": (lambda t: t.amax(1, keepdim=True), ["x", "y", "z"]),
+}
+
+
+@pytest.mark.parametrize("kind", ["dense", "nested", "lazy", "tensorclass"])
+@pytest.mark.parametrize("op", sorted(NAMES_AFTER))
+def test_row6_names_follow_the_dims_without_the_legacy_mode(kind, op):
+    fn, names = NAMES_AFTER[op]
+    assert fn(named3(kind)).names == names
+
+
 @pytest.mark.parametrize("kind", ["dense", "nested", "tensorclass"])
 def test_row6_new_nested_keys_written_through_a_view_persist(kind):
     td = named(kind)
@@ -315,3 +367,40 @@ def test_row4_repeat_in_place_repeats_each_member():
     stack = LazyStackedTensorDict(*members("dense"), stack_dim=0)
     assert stack.repeat(1, 2, 1, inplace=True) is stack
     assert stack.batch_size == (2, 6, 4) and stack.tensordicts[1].get("a").shape == (6, 4, 2)
+
+
+SAME_SHAPE = {
+    "view(3, 4)": lambda t: t.view(3, 4),
+    "view(-1, 4)": lambda t: t.view(-1, 4),
+    "reshape(3, 4)": lambda t: t.reshape(3, 4),
+    "permute(0, 1)": lambda t: t.permute(0, 1),
+    "transpose(1, 1)": lambda t: t.transpose(1, 1),
+    "squeeze()": lambda t: t.squeeze(),
+}
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+@pytest.mark.parametrize("kind", ["dense", "nested"])
+@pytest.mark.parametrize("op", sorted(SAME_SHAPE))
+def test_row6_a_shape_op_that_changes_nothing_returns_the_tensordict(legacy, kind, op):
+    td = named(kind)  # batch [3, 4]
+    with set_lazy_legacy(legacy):
+        assert SAME_SHAPE[op](td) is td  # as 0.15.3, in both modes
+
+
+def test_row6_nested_tensordicts_share_the_parents_names():
+    inner = TensorDict(b=torch.zeros(2, 3, 4), batch_size=[2, 3, 4])
+    td = TensorDict(n=inner, batch_size=[2, 3], names=["p", "q"])
+    assert td["n"].names == ["p", "q", None]
+    assert inner.names == [None, None, None]  # the caller's tensordict is left as it is
+    td.names = ["x", "y"]
+    assert td["n"].names == ["x", "y", None]
+    assert td.unsqueeze(0)["n"].names == [None, "x", "y", None]
+    assert td.permute(1, 0)["n"].names == ["y", "x", None]
+    assert td[0]["n"].names == ["y", None]
+    assert td.sum(0)["n"].names == ["y", None]
+    assert td.clone()["n"].names == ["x", "y", None]
+    with pytest.raises(RuntimeError, match="'n'"):
+        TensorDict(
+            n=TensorDict(b=torch.zeros(2), batch_size=[2], names=["z"]), batch_size=[2], names=["x"]
+        )

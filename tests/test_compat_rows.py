@@ -129,6 +129,18 @@ def test_row14_invalid_key_is_key_and_type_error():
         td.set(1, torch.zeros(3))
 
 
+def test_row14_unknown_tensorclass_keyword_is_type_and_attribute_error():
+    from tensordict import tensorclass
+
+    @tensorclass
+    class Point:
+        x: torch.Tensor
+
+    for error in (TypeError, AttributeError):  # Python's type, and 0.15.3's
+        with pytest.raises(error, match="'y'.*fields are \\['x'\\]"):
+            Point(x=torch.zeros(2), y=torch.zeros(2), batch_size=[2])
+
+
 def test_row14_bad_in_place_write_is_runtime_and_value_error():
     td = make("dense")
     with pytest.raises(ValueError, match="'a'"):
@@ -232,3 +244,27 @@ def test_row13_missing_public_helpers():
     stack = td.to_lazystack(0)
     assert isinstance(stack, LazyStackedTensorDict) and stack.batch_size == (3,)
     assert_allclose_td(stack.to_tensordict(), td)
+
+
+@pytest.mark.parametrize("storage", [None, "memmap", "shared", "h5"])
+def test_row13_from_schema_allocates_zeros(storage, tmp_path):
+    if storage == "h5":
+        pytest.importorskip("h5py")
+    schema = {"a": ([3], torch.float32), ("n", "b"): (torch.Size([]), torch.int64)}
+    where = {"memmap": {"prefix": tmp_path}, "h5": {"filename": tmp_path / "x.h5"}}
+    td = TensorDict.from_schema(
+        schema, batch_size=[2], storage=storage, **where.get(storage, {})
+    )
+    assert td.batch_size == (2,)
+    assert (
+        td["a"].shape == (2, 3) and td["a"].dtype == torch.float32 and not td["a"].any()
+    )
+    assert td["n", "b"].shape == (2,) and td["n", "b"].dtype == torch.int64
+    if storage == "memmap":
+        assert td.is_memmap() and td.is_locked
+    if storage == "shared":
+        assert td.is_shared()
+    with pytest.raises(ValueError, match="bogus"):
+        TensorDict.from_schema(schema, storage="bogus")
+    with pytest.raises(TypeError, match="'a'"):
+        TensorDict.from_schema({"a": ([3], "float32")})

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from tensordict import LazyStackedTensorDict, TensorClass, TensorDict
+from tensordict.base import NO_DEFAULT
 
 
 class Obs(TensorClass):
@@ -88,6 +89,27 @@ def test_row12_autograd_grad_scalar_outputs_and_unused_inputs():
     assert ("nested", "b") not in grads.keys(True)  # unused: left out, as 0.15.3
     with pytest.raises(ValueError, match="inputs"):
         torch.autograd.grad(x * 2, x["a"], torch.ones_like(x))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", ["abs_", "exp_", "sigmoid_", "sqrt_", "neg_", "trunc_"])
+def test_row12_in_place_torch_functions_write_into_the_container(kind, name):
+    td = make(kind, 0.25)
+    before = {key: td[key].clone() for key in LEAVES}
+    assert getattr(torch, name)(td) is td
+    for key in LEAVES:
+        torch.testing.assert_close(td[key], getattr(torch, name)(before[key]))
+
+
+def test_row12_in_place_torch_functions_of_0_15_3_all_dispatch():
+    names = ["abs_", "acos_", "asin_", "atan_", "ceil_", "cos_", "cosh_", "erf_", "erfc_",
+             "exp_", "expm1_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_", "neg_",
+             "reciprocal_", "round_", "sigmoid_", "sin_", "sinh_", "sqrt_", "tan_", "tanh_",
+             "trunc_"]  # the in-place torch functions 0.15.3 dispatches
+    for name in names:
+        td = TensorDict(a=torch.full((3,), 0.5), batch_size=[3])
+        assert getattr(torch, name)(td) is td, name
+        torch.testing.assert_close(td["a"], getattr(torch, name)(torch.full((3,), 0.5)))
 
 
 # ------------------------------------------------------------------------ row 5
@@ -303,6 +325,60 @@ def test_row7_non_tensor_written_at_an_index(kind, method):
     assert td["x"].tolist() == [0.0, 1.0, 0.0]
 
 
+@pytest.mark.parametrize("kind", ["dense", "nested", "lazy"])
+def test_row7_indexing_a_non_tensor_stack_gives_a_linked_list(kind):
+    import json
+
+    from tensordict.utils import LinkedList
+
+    td = TensorDict(a=torch.zeros(3), labels=["x", "y", "z"], batch_size=[3])
+    if kind == "nested":
+        td = TensorDict(inner=td, batch_size=[3])
+    elif kind == "lazy":
+        td = LazyStackedTensorDict(*td.unbind(0), stack_dim=0)
+    key = ("inner", "labels") if kind == "nested" else "labels"
+    values = td[key]
+    assert isinstance(values, LinkedList) and isinstance(values, list)
+    assert values == ["x", "y", "z"] and json.dumps(values) == '["x", "y", "z"]'
+    assert td[1][key] == "y"  # one element: the value itself
+    if kind != "lazy":  # a lazy stack stacks its members' values on each read
+        values[0] = "w"  # an item assignment writes into the stack
+        assert td[key].tolist() == ["w", "y", "z"] and td[0][key] == "w"
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy", "tensorclass"])  # a nested key
+@pytest.mark.parametrize("op", ["expand", "unsqueeze"])
+def test_row7_expand_and_unsqueeze_make_a_non_tensor_stack(kind, op):
+    from tensordict import NonTensorData, NonTensorStack
+
+    td = make(kind)
+    if kind == "tensorclass":
+        td.nested.set("label", "t")
+    else:
+        td.set(("nested", "label"), "t")
+    out = td.expand(2, 3) if op == "expand" else td.unsqueeze(0)
+    got = out.get(("nested", "label")) if kind != "tensorclass" else out.nested.get("label")
+    assert isinstance(got, NonTensorStack) and got.batch_size == out.batch_size
+    assert got.tolist() == [["t"] * 3] * out.batch_size[0]
+    assert out[0, 1]["nested", "label"] == "t"
+    if kind != "lazy":
+        same = td.expand(3)  # the batch size stays: the one value
+        label = same.get(("nested", "label")) if kind == "dense" else same.nested.get("label")
+        assert isinstance(label, NonTensorData)
+
+
+def test_row7_linked_list_of_two_batch_dims():
+    from tensordict.utils import LinkedList
+
+    td = TensorDict(labels=[["a", "b"], ["c", "d"]], batch_size=[2, 2])
+    values = td["labels"]
+    assert isinstance(values[1], LinkedList) and values == [["a", "b"], ["c", "d"]]
+    assert values.tolist() == [["a", "b"], ["c", "d"]] and type(values.tolist()[0]) is list
+    values[1][0] = "q"
+    assert td[1, 0]["labels"] == "q"
+    assert repr(LinkedList([1, 2])) == "LinkedList([1, 2])"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_row11_squeeze_returns_self_when_nothing_is_squeezed(kind):
     td = make(kind)
@@ -342,7 +418,18 @@ ROW14_CASES = {
     "set_ of another shape": (lambda: _dense().set_("a", torch.zeros(3, 5)), ValueError),
     "non-key": (lambda: _dense().get(1), KeyError),
     "set a nested key through a leaf": (lambda: _dense().set(("a", "x"), torch.zeros(3)), KeyError),
+    "narrow out of range": (lambda: _dense().narrow(0, 2, 5), RuntimeError),
+    "refine_names with too many names": (lambda: _dense().refine_names("x", "y"), IndexError),
 }
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_row9_get_at_a_missing_key_returns_none(kind):
+    td = make(kind)
+    assert td.get_at("missing", 0) is None  # as get(missing), 0.15.3's default
+    assert td.get_at("missing", 0, "fallback") == "fallback"
+    with pytest.raises(KeyError, match="missing"):
+        td.get_at("missing", 0, default=NO_DEFAULT)
 
 
 @pytest.mark.parametrize("case", list(ROW14_CASES))

@@ -78,6 +78,29 @@ def test_tree_map_that_changes_batch_dims_refits_the_batch_size():
     assert pytree.tree_map(lambda x: x.unsqueeze(0), td).batch_size == (1, 3)
 
 
+def test_flatten_sorts_entries_of_every_type_each_time():
+    # which entries are leaves is decided per type and remembered: a tensor subclass
+    # and a nested tensordict are children, any other object stays in the spec, on the
+    # first flatten of its type and on later ones
+    class Marker:
+        pass
+
+    marker = Marker()
+    for _ in range(2):
+        td = TensorDict(
+            p=torch.nn.Parameter(torch.zeros(2)),
+            m=marker,
+            sub={"x": torch.ones(2)},
+            batch_size=[2],
+        )
+        leaves, spec = pytree.tree_flatten(td)
+        assert len(leaves) == 2 and leaves[0] is td["p"] and leaves[1] is td["sub", "x"]
+        back = pytree.tree_unflatten([leaf + 1 for leaf in leaves], spec)
+        assert list(back.keys()) == ["p", "m", "sub"]
+        assert back["m"] is marker
+        torch.testing.assert_close(back["sub", "x"], torch.full((2,), 2.0))
+
+
 def test_tree_map_over_several_tensordicts():
     a, b = make_td(), make_td()
     out = pytree.tree_map(torch.add, a, b)

@@ -245,6 +245,74 @@ def test_forward_hooks_see_tensordicts():
     assert seen == [td]
 
 
+def test_hooks_fire_whenever_registered():
+    # a call skips nn.Module.__call__ only while no hook could fire
+    inner = nn.Linear(2, 2)
+    module = TensorDictModule(inner, ["x"], ["y"])
+    sequence = TensorDictSequential(module)
+    td = TensorDict(x=torch.zeros(3, 2), batch_size=[3])
+    sequence(td)
+    events = []
+    handles = [
+        module.register_forward_pre_hook(lambda mod, args: events.append("pre")),
+        module.register_forward_hook(lambda mod, args, out: events.append("post")),
+        inner.register_forward_hook(lambda mod, args, out: events.append("inner")),
+        sequence.register_forward_hook(lambda mod, args, out: events.append("seq")),
+        torch.nn.modules.module.register_module_forward_hook(
+            lambda mod, args, out: events.append(type(mod).__name__)
+        ),
+    ]
+    try:
+        sequence(td)
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert sorted(events) == sorted(
+        ["pre", "post", "inner", "seq", "Linear", "TensorDictModule"]
+        + ["TensorDictSequential"]
+    )
+    events.clear()
+    sequence(td)
+    assert events == []
+
+
+def test_pre_hook_can_replace_the_input():
+    module = TensorDictModule(lambda x: x + 1, ["x"], ["y"])
+    other = TensorDict(x=torch.ones(2), batch_size=[2])
+    module.register_forward_pre_hook(lambda mod, args: (other,))
+    out = module(TensorDict(x=torch.zeros(2), batch_size=[2]))
+    assert out is other and (out["y"] == 2).all()
+
+
+def test_forward_replaced_on_a_subclass_or_the_instance_runs():
+    class Negated(TensorDictModule):
+        def forward(self, tensordict):
+            return super().forward(tensordict).apply(lambda t: -t)
+
+    td = TensorDict(x=torch.ones(2), batch_size=[2])
+    assert (Negated(lambda x: x + 1, ["x"], ["y"])(td.clone())["y"] == -2).all()
+    module = TensorDictModule(lambda x: x + 1, ["x"], ["y"])
+    module.forward = lambda tensordict: tensordict.set("y", tensordict["x"] * 10)
+    assert (module(td.clone())["y"] == 10).all()
+
+
+def test_output_with_other_leading_dims_is_refused():
+    td = TensorDict(x=torch.zeros(3, 2), batch_size=[3])
+    for bad in (lambda x: x[:2], lambda x: x.sum()):  # 2 rows, or no dim at all
+        with pytest.raises(RuntimeError, match="could not write.*'y'"):
+            TensorDictModule(bad, ["x"], ["y"])(td)
+
+
+def test_compiled_module_and_compiled_call():
+    module = TensorDictModule(nn.Linear(3, 4), in_keys=["x"], out_keys=["y"])
+    td = TensorDict(x=torch.randn(2, 3), batch_size=[2])
+    expected = module(td.clone())["y"]
+    compiled = torch.compile(module, backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(td.clone())["y"], expected)
+    module.compile(backend="eager")
+    torch.testing.assert_close(module(td.clone())["y"], expected)
+
+
 def test_repr_is_readable():
     module = TensorDictModule(nn.Linear(3, 4), in_keys=["x"], out_keys=["y"])
     text = repr(module)

@@ -120,8 +120,9 @@ def assert_same(got, want):
         return
     assert got.names == want.names
     assert sorted(got.keys()) == sorted(want.keys())
+    stored = dict(got.items())  # the entries as stored (td[key] reads a stack as a list)
     for key, value in want.items():
-        other = got[key]
+        other = stored[key]
         if isinstance(value, torch.Tensor):
             assert same_bits(other, value), key
         elif isinstance(value, tensordict.TensorDictBase):

@@ -170,7 +170,7 @@ def test_errors_section():
     assert "'b'" in message and "5" in message and "4" in message
     with pytest.raises(KeyError) as info:
         td["missing"]
-    assert "missing" in str(info.value) and "'a'" in str(info.value)
+    assert 'key "missing" not found' in info.value.args[0] and "'a'" in info.value.args[0]
     td.lock_()
     with pytest.raises(RuntimeError, match="locked"):
         td["c"] = torch.zeros(4)

@@ -515,3 +515,29 @@ def test_missing_key_error_quotes_the_key_as_0_15_3_does():
         td["chosen"]
     with pytest.raises(KeyError, match='key "chosen" not found in TensorDict'):
         td[("chosen",)]
+
+
+def test_stacking_steps_that_hold_heterogeneous_lazy_stacks():
+    # torchrl.envs.EnvBase.rollout(return_contiguous=False) then dense_stack_tds: each
+    # step holds the agents as a lazy stack whose members differ in shape
+    from tensordict import dense_stack_tds, maybe_dense_stack
+
+    steps = [TensorDict(agents=_hetero(float(t)), batch_size=[]) for t in range(4)]
+    stacked = maybe_dense_stack(steps, 0)
+    assert type(stacked) is TensorDict and stacked.batch_size == (4,)
+    agents = stacked["agents"]
+    assert isinstance(agents, LazyStackedTensorDict)
+    assert agents.batch_size == (4, 3) and agents.stack_dim == 1
+    assert agents.tensordicts[0]["action"].shape == (4, 3)
+    assert agents.tensordicts[1]["action"][:, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    lazy = LazyStackedTensorDict(*steps, stack_dim=0)
+    dense = dense_stack_tds(lazy)
+    assert dense["agents"].stack_dim == 1
+    assert torch.equal(
+        dense["agents"].tensordicts[2]["action"], agents.tensordicts[2]["action"]
+    )
+    other = [TensorDict(agents=_hetero(0.0), batch_size=[]) for _ in range(2)]
+    other[1]["agents"].tensordicts[0]["action"] = torch.zeros(
+        5
+    )  # shapes differ in time
+    assert isinstance(maybe_dense_stack(other, 0), LazyStackedTensorDict)

@@ -38,12 +38,14 @@ SHAPE_RULES = {
 class BatchShapeOp(Op):
     family: ClassVar[str] = "batch_shape"
     spec_file: ClassVar[str] = "shape"
-    KEYS: ClassVar[frozenset] = frozenset({"leaf", "batch_size", "storage", "lazy"})
+    KEYS: ClassVar[frozenset] = frozenset({"leaf", "batch_size", "storage", "lazy", "non_tensor"})
 
     leaf: str  # the new leaf from ``x``, with the names the rule defines
     batch_rule: RuleCall | None  # None: the batch size stays (contiguous)
     storage: str  # STORAGE
     lazy_legacy: bool  # under set_lazy_legacy(True): a lazy view writing through to self
+    # where the batch size changes, a non-tensor value becomes a NonTensorStack of it
+    stacks_non_tensor: bool = False
 
     @classmethod
     def parse(cls, entry: Entry) -> BatchShapeOp | None:
@@ -54,9 +56,11 @@ class BatchShapeOp(Op):
         leaf = parse.leaf(entry, sig, ("_ops", *(rule.rule.defines if rule else ())))
         storage = entry.choice("storage", tuple(STORAGE), "copy")
         legacy = entry.flag("lazy")
+        stacks = entry.choice("non_tensor", ("keep", "stack"), "keep") == "stack"
         if shared is None or leaf is None or entry.failed:
             return None
-        return cls(**shared, leaf=leaf, batch_rule=rule, storage=storage, lazy_legacy=legacy)
+        return cls(**shared, leaf=leaf, batch_rule=rule, storage=storage, lazy_legacy=legacy,
+                   stacks_non_tensor=stacks)
 
     @property
     def needs_dense_stacks(self) -> bool:
@@ -82,20 +86,30 @@ class BatchShapeOp(Op):
     def tensordict_code(self) -> str:
         rule = self.batch_rule
         options = ", batch_size=new_batch_size" if rule and rule.rule.changes_batch_size else ""
+        if rule:  # the names follow the dims (dropped without a rule for them)
+            options += rule.rule.names_option("self._names", "self._batch_size")
         # leaf_fn: non-tensor stacks move their elements with the same per-leaf op
         options += f", leaf_fn=lambda x: {self.leaf}"
+        if self.stacks_non_tensor:
+            options += ", stack_non_tensor=True"
         body = []
+        # a rule that can find nothing to change runs first: then the tensordict itself
+        # is the result, under the legacy mode too (as 0.15.3)
+        early = rule is not None and "unchanged" in rule.rule.defines
+        if early:
+            body.append(rule.code("self._batch_size", "_rule", self.name))
+            body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
         if self.lazy_legacy:
             body.append("# set_lazy_legacy(True): a lazy view, whose writes go through to self\n"
                         "if _ops.lazy_legacy():\n"
                         f"    return _ops.lazy_view(\n        self, lambda td: td.{self.name}({self.signature.forward_args()})\n    )")
         if self.needs_dense_stacks:
             body.append(emit.dense_stacks(self))
-        if rule:
+        if rule and not early:
             body.append(rule.code("self._batch_size", "_rule", self.name))
-            if "unchanged" in rule.rule.defines:
-                body.append("if unchanged:  # nothing to change: the tensordict itself\n    return self")
-        body.append("leaves, rebuild = self._leaves_and_rebuild()")
+        # an op on the batch dims leaves UnbatchedTensor leaves as they are
+        body.append("leaves, rebuild = self._batched_leaves_and_rebuild()" if rule
+                    else "leaves, rebuild = self._leaves_and_rebuild()")
         new = emit.comprehension(self.leaf)
         inplace = self.inplace_name
         if inplace is not None:

@@ -144,13 +144,13 @@ class ReductionOp(Op):
         prefix = ", prefix" if self.batch_prefix else ""
         body = [f"prefix = {self.batch_prefix}"] if self.batch_prefix else []
         if not self._has(Role.DIM):
-            body.append("leaves = self._leaves()")
+            body.append("leaves = self._batched_leaves_and_rebuild()[0]")
         else:
             args = ["self._batch_size", "dim", "keepdim" if keepdim == "keepdim" else "False", f'"{self.name}"']
             if self.batch_prefix:
                 args.append("prefix=prefix")
             body.append(f"dim, {keepdim}, new_batch_size = _ops.{self.dim_rule}({', '.join(args)})")
-            body.append("leaves, rebuild = self._leaves_and_rebuild()")
+            body.append("leaves, rebuild = self._batched_leaves_and_rebuild()")
         if self._has(Role.REDUCE):
             at_last = emit.substitute(self.leaf, {"dim": "-1", "keepdim": "False"})
             body.append(self._reduce_true("dim", (
@@ -175,15 +175,17 @@ class ReductionOp(Op):
         body.append("if dim == \"feature\":  # each leaf's feature dims, flattened into its last dim\n"
                     + emit.indent(flatten))
         body.append(f"new = {emit.comprehension(self.leaf)}")
+        # the names of the dims kept stay with them
+        options = ", batch_size=new_batch_size, names=self._names and _ops.reduced_names(self._names, dim, new_batch_size)"
         if self._has(Role.RETURN_INDICES):
-            body.append(self._pairs(", batch_size=new_batch_size"))
+            body.append(self._pairs(options))
         else:
-            body.append(self._tail("rebuild(new, batch_size=new_batch_size)"))
+            body.append(self._tail(f"rebuild(new{options})"))
         return "\n".join(body)
 
     def _scan_body(self) -> str:
         body = [f'dim = _ops.batch_dim(dim, self._batch_size, "{self.name}")',
-                "leaves, rebuild = self._leaves_and_rebuild()"]
+                "leaves, rebuild = self._batched_leaves_and_rebuild()"]
         if self._has(Role.REDUCE):
             body.append(self._reduce_true('"feature"', (": batch dims, then all features", self._one_tensor(self.leaf))))
         body.append(f"new = {emit.comprehension(self.leaf)}")

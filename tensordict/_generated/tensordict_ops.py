@@ -333,6 +333,11 @@ class TensorDictGeneratedOps:
             >>> td.view(torch.int32)["a"].dtype
             torch.int32
         """
+        new_batch_size, dtype, batch_dims, unchanged = _ops.view_rule(
+            self._batch_size, shape, size, batch_size, self, "view"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(
@@ -343,10 +348,7 @@ class TensorDictGeneratedOps:
             return _ops.keep_lock(
                 self, dense.view(*shape, size=size, batch_size=batch_size)
             )
-        new_batch_size, dtype, batch_dims = _ops.view_rule(
-            self._batch_size, shape, size, batch_size, self, "view"
-        )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -359,6 +361,8 @@ class TensorDictGeneratedOps:
                     for x in leaves
                 ],
                 batch_size=new_batch_size,
+                names=self._names
+                and _ops.same_size_names(self._names, self._batch_size, new_batch_size),
                 leaf_fn=lambda x: (
                     x.view(dtype)
                     if dtype is not None
@@ -382,16 +386,20 @@ class TensorDictGeneratedOps:
             >>> td.permute(1, 0).reshape(2, 6)["a"].shape
             torch.Size([2, 6, 2])
         """
+        new_batch_size, batch_dims, inplace, unchanged = _ops.reshape_rule(
+            self._batch_size, args, kwargs, "reshape"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("reshape")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.reshape(*args, **kwargs))
-        new_batch_size, batch_dims, inplace = _ops.reshape_rule(
-            self._batch_size, args, kwargs, "reshape"
-        )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
             batch_size=new_batch_size,
+            names=self._names
+            and _ops.same_size_names(self._names, self._batch_size, new_batch_size),
             leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
         )
         if inplace:  # self takes the result's entries and batch size
@@ -410,21 +418,24 @@ class TensorDictGeneratedOps:
             >>> td.permute(1, 0).batch_size, td.permute([1, 0])["a"].shape
             (torch.Size([4, 3]), torch.Size([4, 3, 2]))
         """
+        dims, positions, new_batch_size, unchanged = _ops.permute_rule(
+            self._batch_size, args, kwargs, "permute"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.permute(*args, **kwargs))
         dense = self._with_dense_stacks("permute")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.permute(*args, **kwargs))
-        dims, positions, new_batch_size = _ops.permute_rule(
-            self._batch_size, args, kwargs, "permute"
-        )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.movedim(dims, positions) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.moved_names(self._names, dims, positions),
                 leaf_fn=lambda x: x.movedim(dims, positions),
             ),
         )
@@ -439,21 +450,24 @@ class TensorDictGeneratedOps:
             >>> td.transpose(0, -1)["a"].shape
             torch.Size([4, 3, 2])
         """
+        dim0, dim1, new_batch_size, unchanged = _ops.transpose_rule(
+            self._batch_size, dim0, dim1, "transpose"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.transpose(dim0, dim1))
         dense = self._with_dense_stacks("transpose")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.transpose(dim0, dim1))
-        dim0, dim1, new_batch_size = _ops.transpose_rule(
-            self._batch_size, dim0, dim1, "transpose"
-        )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.transpose(dim0, dim1) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.swapped_names(self._names, dim0, dim1),
                 leaf_fn=lambda x: x.transpose(dim0, dim1),
             ),
         )
@@ -468,18 +482,21 @@ class TensorDictGeneratedOps:
             >>> td.swapdims(0, 1).batch_size
             torch.Size([4, 3])
         """
+        dim0, dim1, new_batch_size, unchanged = _ops.transpose_rule(
+            self._batch_size, axis0, axis1, "swapdims"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("swapdims")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.swapdims(axis0, axis1))
-        dim0, dim1, new_batch_size = _ops.transpose_rule(
-            self._batch_size, axis0, axis1, "swapdims"
-        )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.transpose(dim0, dim1) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.swapped_names(self._names, dim0, dim1),
                 leaf_fn=lambda x: x.transpose(dim0, dim1),
             ),
         )
@@ -494,18 +511,21 @@ class TensorDictGeneratedOps:
             >>> td.swapaxes(1, 0).batch_size
             torch.Size([4, 3])
         """
+        dim0, dim1, new_batch_size, unchanged = _ops.transpose_rule(
+            self._batch_size, axis0, axis1, "swapaxes"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("swapaxes")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.swapaxes(axis0, axis1))
-        dim0, dim1, new_batch_size = _ops.transpose_rule(
-            self._batch_size, axis0, axis1, "swapaxes"
-        )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.transpose(dim0, dim1) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.swapped_names(self._names, dim0, dim1),
                 leaf_fn=lambda x: x.transpose(dim0, dim1),
             ),
         )
@@ -529,12 +549,14 @@ class TensorDictGeneratedOps:
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "movedim"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.movedim(source, destination) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names
+                and _ops.moved_names(self._names, source, destination),
                 leaf_fn=lambda x: x.movedim(source, destination),
             ),
         )
@@ -557,12 +579,14 @@ class TensorDictGeneratedOps:
         source, destination, new_batch_size = _ops.movedim_rule(
             self._batch_size, source, destination, "moveaxis"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.movedim(source, destination) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names
+                and _ops.moved_names(self._names, source, destination),
                 leaf_fn=lambda x: x.movedim(source, destination),
             ),
         )
@@ -581,23 +605,24 @@ class TensorDictGeneratedOps:
             >>> td.squeeze(0).batch_size
             torch.Size([3, 1])
         """
+        dims, new_batch_size, unchanged = _ops.squeeze_rule(
+            self._batch_size, args, kwargs, "squeeze"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(self, lambda td: td.squeeze(*args, **kwargs))
         dense = self._with_dense_stacks("squeeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.squeeze(*args, **kwargs))
-        dims, new_batch_size, unchanged = _ops.squeeze_rule(
-            self._batch_size, args, kwargs, "squeeze"
-        )
-        if unchanged:  # nothing to change: the tensordict itself
-            return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.squeeze(dims) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.dropped_names(self._names, dims),
                 leaf_fn=lambda x: x.squeeze(dims),
             ),
         )
@@ -624,13 +649,15 @@ class TensorDictGeneratedOps:
         dim, new_batch_size = _ops.unsqueeze_rule(
             self._batch_size, args, kwargs, "unsqueeze"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.unsqueeze(dim) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.inserted_names(self._names, dim),
                 leaf_fn=lambda x: x.unsqueeze(dim),
+                stack_non_tensor=True,
             ),
         )
 
@@ -661,7 +688,7 @@ class TensorDictGeneratedOps:
         start_dim, end_dim, new_batch_size = _ops.flatten_rule(
             self._batch_size, start_dim, end_dim, "flatten"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [
                 (
@@ -672,6 +699,7 @@ class TensorDictGeneratedOps:
                 for x in leaves
             ],
             batch_size=new_batch_size,
+            names=self._names and _ops.flattened_names(self._names, start_dim, end_dim),
             leaf_fn=lambda x: (
                 x.flatten(start_dim, end_dim)
                 if end_dim >= start_dim
@@ -700,10 +728,11 @@ class TensorDictGeneratedOps:
         dim, sizes, new_batch_size = _ops.unflatten_rule(
             self._batch_size, dim, unflattened_size, "unflatten"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.unflatten(dim, sizes) for x in leaves],
             batch_size=new_batch_size,
+            names=self._names and _ops.unflattened_names(self._names, dim, sizes),
             leaf_fn=lambda x: x.unflatten(dim, sizes),
         )
         if inplace:  # self takes the result's entries and batch size
@@ -729,13 +758,15 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, args, kwargs, "expand"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
+                stack_non_tensor=True,
             ),
         )
 
@@ -756,12 +787,13 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, other.shape, None, "expand_as"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -782,12 +814,13 @@ class TensorDictGeneratedOps:
         new_batch_size, batch_dims = _ops.expand_rule(
             self._batch_size, shape, None, "broadcast_to"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.expand(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.expand(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -811,10 +844,11 @@ class TensorDictGeneratedOps:
         repeats, new_batch_size, batch_dims = _ops.repeat_rule(
             self._batch_size, repeats, "repeat"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [x.repeat(repeats + (1,) * (x.ndim - batch_dims)) for x in leaves],
             batch_size=new_batch_size,
+            names=self._names and _ops.leading_names(self._names, new_batch_size),
             leaf_fn=lambda x: x.repeat(repeats + (1,) * (x.ndim - batch_dims)),
         )
         if inplace:  # self takes the result's entries and batch size
@@ -849,7 +883,7 @@ class TensorDictGeneratedOps:
         dim, flat, new_batch_size, batch_dims = _ops.repeat_interleave_rule(
             self._batch_size, repeats, dim, output_size, "repeat_interleave"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [
                 (x.flatten(0, batch_dims - 1) if flat else x).repeat_interleave(
@@ -858,6 +892,7 @@ class TensorDictGeneratedOps:
                 for x in leaves
             ],
             batch_size=new_batch_size,
+            names=self._names and None if flat else self._names,
             leaf_fn=lambda x: (
                 x.flatten(0, batch_dims - 1) if flat else x
             ).repeat_interleave(repeats, dim, output_size=output_size),
@@ -883,7 +918,7 @@ class TensorDictGeneratedOps:
         repeats, new_batch_size, batch_dims = _ops.tile_rule(
             self._batch_size, dims, "tile"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
@@ -907,7 +942,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.flip(dims))
         dims = _ops.flip_rule(self._batch_size, dims, "flip")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
@@ -929,7 +964,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.fliplr())
         dims = _ops.flip_rule(self._batch_size, (1,), "fliplr")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
@@ -950,7 +985,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.flipud())
         dims = _ops.flip_rule(self._batch_size, (0,), "flipud")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild([x.flip(dims) for x in leaves], leaf_fn=lambda x: x.flip(dims)),
@@ -980,7 +1015,7 @@ class TensorDictGeneratedOps:
         shifts, dims, batch_dims = _ops.roll_rule(
             self._batch_size, shifts, dims, "roll"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         result = rebuild(
             [
                 (
@@ -1016,12 +1051,13 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.rot90(k, dims))
         k, dims, new_batch_size = _ops.rot90_rule(self._batch_size, k, dims, "rot90")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.rot90(k, dims) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.rot90_names(self._names, k, dims),
                 leaf_fn=lambda x: x.rot90(k, dims),
             ),
         )
@@ -1037,20 +1073,21 @@ class TensorDictGeneratedOps:
             >>> td.atleast_1d().batch_size, td.atleast_1d()["a"].shape
             (torch.Size([1]), torch.Size([1, 2]))
         """
-        dense = self._with_dense_stacks("atleast_1d")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.atleast_1d())
         new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 1, "atleast_1d"
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        dense = self._with_dense_stacks("atleast_1d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return _ops.keep_lock(self, dense.atleast_1d())
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -1066,20 +1103,21 @@ class TensorDictGeneratedOps:
             >>> td.atleast_2d().batch_size
             torch.Size([1, 3])
         """
-        dense = self._with_dense_stacks("atleast_2d")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.atleast_2d())
         new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 2, "atleast_2d"
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        dense = self._with_dense_stacks("atleast_2d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return _ops.keep_lock(self, dense.atleast_2d())
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -1095,20 +1133,21 @@ class TensorDictGeneratedOps:
             >>> td.atleast_3d().batch_size
             torch.Size([1, 3, 4])
         """
-        dense = self._with_dense_stacks("atleast_3d")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.atleast_3d())
         new_batch_size, batch_dims, unchanged = _ops.atleast_rule(
             self._batch_size, 3, "atleast_3d"
         )
         if unchanged:  # nothing to change: the tensordict itself
             return self
-        leaves, rebuild = self._leaves_and_rebuild()
+        dense = self._with_dense_stacks("atleast_3d")
+        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
+            return _ops.keep_lock(self, dense.atleast_3d())
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.reshape(new_batch_size + x.shape[batch_dims:]) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and _ops.leading_names(self._names, new_batch_size),
                 leaf_fn=lambda x: x.reshape(new_batch_size + x.shape[batch_dims:]),
             ),
         )
@@ -1130,12 +1169,13 @@ class TensorDictGeneratedOps:
         dim, start, new_batch_size = _ops.narrow_rule(
             self._batch_size, dim, start, length, "narrow"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
             rebuild(
                 [x.narrow(dim, start, length) for x in leaves],
                 batch_size=new_batch_size,
+                names=self._names and self._names,
                 leaf_fn=lambda x: x.narrow(dim, start, length),
             ),
         )
@@ -3129,7 +3169,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_zeros")
         device, new_device = _ops.new_device_rule(self._device, device, "new_zeros")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_zeros(
                 new_batch_size + x.shape[batch_dims:],
@@ -3176,7 +3216,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_ones")
         device, new_device = _ops.new_device_rule(self._device, device, "new_ones")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_ones(
                 new_batch_size + x.shape[batch_dims:],
@@ -3222,7 +3262,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_empty")
         device, new_device = _ops.new_device_rule(self._device, device, "new_empty")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_empty(
                 new_batch_size + x.shape[batch_dims:],
@@ -3272,7 +3312,7 @@ class TensorDictGeneratedOps:
             )
         new_batch_size, batch_dims = _ops.new_rule(self._batch_size, size, "new_full")
         device, new_device = _ops.new_device_rule(self._device, device, "new_full")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [
             x.new_full(
                 new_batch_size + x.shape[batch_dims:],
@@ -3321,7 +3361,7 @@ class TensorDictGeneratedOps:
             self._batch_size, data, "new_tensor"
         )
         device, new_device = _ops.new_device_rule(self._device, device, "new_tensor")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         data_leaves = _ops.operand_leaves(self, leaves, data, "new_tensor")
         new = [
             _ops.new_tensor_leaf(x, data, dtype, device, requires_grad, pin_memory)
@@ -3357,7 +3397,7 @@ class TensorDictGeneratedOps:
         split_size, dim, batch_sizes = _ops.split_rule(
             self._batch_size, split_size, dim, "split"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.split(x, split_size, dim) for x in leaves]
         return _ops.keep_lock(
             self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
@@ -3380,7 +3420,7 @@ class TensorDictGeneratedOps:
         chunks, dim, batch_sizes = _ops.chunk_rule(
             self._batch_size, chunks, dim, "chunk"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.chunk(x, chunks, dim) for x in leaves]
         return _ops.keep_lock(
             self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
@@ -3409,7 +3449,7 @@ class TensorDictGeneratedOps:
         indices_or_sections, dim, batch_sizes = _ops.tensor_split_rule(
             self._batch_size, indices_or_sections, dim, "tensor_split"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.tensor_split(x, indices_or_sections, dim) for x in leaves]
         return _ops.keep_lock(
             self, _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
@@ -3434,7 +3474,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.unbind(dim)
         dim, batch_sizes = _ops.unbind_rule(self._batch_size, dim, "unbind")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.unbind(x, dim) for x in leaves]
         return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)
 
@@ -3468,11 +3508,13 @@ class TensorDictGeneratedOps:
         dim, index, new_batch_size = _ops.gather_rule(
             self._batch_size, dim, index, "gather"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.gather(x, dim, _ops.expand_index(index, x)) for x in leaves]
         if out is not None:  # the results are written into out
             return _ops.write_into(self, out, new, "gather")
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new, batch_size=new_batch_size, names=self._names and self._names
+        )
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
         return result
@@ -3503,7 +3545,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.masked_fill(mask, value)
         mask = _ops.mask_rule(self._batch_size, mask, "masked_fill")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [x.masked_fill(_ops.expand_mask(mask, x), value) for x in leaves]
         return rebuild(new)
 
@@ -3543,7 +3585,7 @@ class TensorDictGeneratedOps:
         mask, new_batch_size = _ops.masked_select_rule(
             self._batch_size, mask, "masked_select"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [x[mask] for x in leaves]
         result = rebuild(new, batch_size=new_batch_size)
         if inplace:  # self takes the result's entries and batch size
@@ -3591,7 +3633,7 @@ class TensorDictGeneratedOps:
         condition = _ops.where_rule(self._batch_size, condition, "where")
         if pad is not None:
             self, other, pad = _ops.fill_defaults(self, other, pad)
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "where", pad)
         new = [
             torch.where(_ops.expand_mask(condition, x), x, other)
@@ -4595,7 +4637,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "sum"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "sum")
             if dim is None:
@@ -4613,7 +4655,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.sum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4641,7 +4687,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nansum"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nansum")
             if dim is None:
@@ -4657,7 +4703,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.nansum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def mean(
@@ -4691,7 +4741,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "mean"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "mean")
             if dim is None:
@@ -4709,7 +4759,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.mean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4737,7 +4791,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "nanmean"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "nanmean")
             if dim is None:
@@ -4753,7 +4807,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def prod(
@@ -4782,7 +4840,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "prod"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "prod")
             if dim is None:
@@ -4798,7 +4856,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.prod(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def std(
@@ -4834,7 +4896,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "std"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "std")
             if dim is None:
@@ -4854,7 +4916,11 @@ class TensorDictGeneratedOps:
         new = [
             torch.std(x, dim, correction=correction, keepdim=keepdim) for x in leaves
         ]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4889,7 +4955,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "var"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "var")
             if dim is None:
@@ -4909,7 +4975,11 @@ class TensorDictGeneratedOps:
         new = [
             torch.var(x, dim, correction=correction, keepdim=keepdim) for x in leaves
         ]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -4944,7 +5014,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "min"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "min")
             if dim is None:
@@ -4963,10 +5033,22 @@ class TensorDictGeneratedOps:
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.min(x, dim, keepdim=keepdim) for x in leaves]
         values, indices = _ops.unzip(new)
-        result = rebuild(values, batch_size=new_batch_size)
+        result = rebuild(
+            values,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if return_indices:
             return torch.return_types.min(
-                (result, rebuild(indices, batch_size=new_batch_size))
+                (
+                    result,
+                    rebuild(
+                        indices,
+                        batch_size=new_batch_size,
+                        names=self._names
+                        and _ops.reduced_names(self._names, dim, new_batch_size),
+                    ),
+                )
             )
         return result
 
@@ -4998,7 +5080,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "max"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "max")
             if dim is None:
@@ -5017,10 +5099,22 @@ class TensorDictGeneratedOps:
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.max(x, dim, keepdim=keepdim) for x in leaves]
         values, indices = _ops.unzip(new)
-        result = rebuild(values, batch_size=new_batch_size)
+        result = rebuild(
+            values,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if return_indices:
             return torch.return_types.max(
-                (result, rebuild(indices, batch_size=new_batch_size))
+                (
+                    result,
+                    rebuild(
+                        indices,
+                        batch_size=new_batch_size,
+                        names=self._names
+                        and _ops.reduced_names(self._names, dim, new_batch_size),
+                    ),
+                )
             )
         return result
 
@@ -5049,7 +5143,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amin"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amin")
             if dim is None:
@@ -5065,7 +5159,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.amin(x, dim, keepdim=keepdim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def amax(
@@ -5092,7 +5190,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_rule(
             self._batch_size, dim, keepdim, "amax"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "amax")
             if dim is None:
@@ -5108,7 +5206,11 @@ class TensorDictGeneratedOps:
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.amax(x, dim, keepdim=keepdim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def all(self, dim: int | None = None) -> bool | TensorCollection:
@@ -5131,11 +5233,15 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.all(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "all")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
         new = [torch.all(x, dim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def any(self, dim: int | None = None) -> bool | TensorCollection:
@@ -5158,11 +5264,15 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.any(dim)
         dim, _, new_batch_size = _ops.reduce_rule(self._batch_size, dim, False, "any")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
         new = [torch.any(x, dim) for x in leaves]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def logsumexp(self, dim=None, keepdim=False, *, out=None):
@@ -5183,13 +5293,17 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_batch_rule(
             self._batch_size, dim, keepdim, "logsumexp"
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
         new = [torch.logsumexp(x, dim, keepdim=keepdim) for x in leaves]
         if out is not None:
             return _ops.write_into(self, out, new, "logsumexp")
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         return result
 
     def norm(
@@ -5214,7 +5328,7 @@ class TensorDictGeneratedOps:
         dense = self._with_dense_stacks("norm")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.norm(out=out, dtype=dtype, key_transform=key_transform)
-        leaves = self._leaves()
+        leaves = self._batched_leaves_and_rebuild()[0]
         new = [torch.linalg.vector_norm(x, dtype=dtype) for x in leaves]
         if out is not None:
             return _ops.write_into(self, out, new, "norm")
@@ -5259,7 +5373,7 @@ class TensorDictGeneratedOps:
         dim, keepdim, new_batch_size = _ops.reduce_one_rule(
             self._batch_size, dim, keepdim, "quantile", prefix=prefix
         )
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor
             x = _ops.leaves_as_one(leaves, self._batch_size, dim, "quantile")
             if dim is None:
@@ -5284,7 +5398,11 @@ class TensorDictGeneratedOps:
             torch.quantile(x, q, dim, keepdim=keepdim, interpolation=interpolation)
             for x in leaves
         ]
-        result = rebuild(new, batch_size=new_batch_size)
+        result = rebuild(
+            new,
+            batch_size=new_batch_size,
+            names=self._names and _ops.reduced_names(self._names, dim, new_batch_size),
+        )
         if key_transform is not None:
             result = _ops.transform_keys(result, key_transform)
         return result
@@ -5308,7 +5426,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.cummin(dim, reduce=reduce, return_indices=return_indices)
         dim = _ops.batch_dim(dim, self._batch_size, "cummin")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
             x = _ops.leaves_as_one(leaves, self._batch_size, "feature", "cummin")
             out = torch.cummin(x, dim)
@@ -5339,7 +5457,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.cummax(dim, reduce=reduce, return_indices=return_indices)
         dim = _ops.batch_dim(dim, self._batch_size, "cummax")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         if reduce:  # the leaves as one tensor: batch dims, then all features
             x = _ops.leaves_as_one(leaves, self._batch_size, "feature", "cummax")
             out = torch.cummax(x, dim)
@@ -5367,7 +5485,7 @@ class TensorDictGeneratedOps:
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.softmax(dim, dtype)
         dim = _ops.batch_dim(dim, self._batch_size, "softmax")
-        leaves, rebuild = self._leaves_and_rebuild()
+        leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.softmax(x, dim, dtype=dtype) for x in leaves]
         return rebuild(new)
 
@@ -5394,12 +5512,20 @@ class TensorDictGeneratedOps:
         if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead
             return _ops.lazy_stack(input, dim, out=out)
         input, dim, new_batch_size = _ops.stack_rule(input, dim, "stack")
-        leaves, rebuild = input[0]._leaves_and_rebuild()
+        leaves, rebuild = input[0]._batched_leaves_and_rebuild()
         new = [torch.stack(x, dim) for x in _ops.stacked_leaves(input, leaves, "stack")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "stack")
+        input_names = _ops.first_names(input)
         return _ops.stack_non_tensor(
-            input, rebuild(new, batch_size=new_batch_size), dim, "stack"
+            input,
+            rebuild(
+                new,
+                batch_size=new_batch_size,
+                names=input_names and _ops.inserted_names(input_names, dim),
+            ),
+            dim,
+            "stack",
         )
 
     @classmethod
@@ -5416,10 +5542,14 @@ class TensorDictGeneratedOps:
             (torch.Size([6, 4]), torch.Size([6, 4, 5]))
         """
         input, dim, new_batch_size = _ops.cat_rule(input, dim, "cat")
-        leaves, rebuild = input[0]._leaves_and_rebuild()
+        leaves, rebuild = input[0]._batched_leaves_and_rebuild()
         new = [torch.cat(x, dim) for x in _ops.stacked_leaves(input, leaves, "cat")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "cat")
+        input_names = _ops.first_names(input)
         return _ops.stack_non_tensor(
-            input, rebuild(new, batch_size=new_batch_size), dim, "cat"
+            input,
+            rebuild(new, batch_size=new_batch_size, names=input_names and input_names),
+            dim,
+            "cat",
         )

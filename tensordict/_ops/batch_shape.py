@@ -128,7 +128,7 @@ def _positional(args: tuple, kwargs: dict, names: tuple[str, ...], op: str) -> t
 
 
 def reshape_rule(batch_size, args: tuple, kwargs: dict, op: str):
-    """reshape: ``(new_batch_size, batch_dims, inplace)``; ``reshape(-1)``,
+    """reshape: ``(new_batch_size, batch_dims, inplace, unchanged)``; ``reshape(-1)``,
     ``reshape(2, 6)``, ``reshape((2, 6))``, ``reshape(shape=...)`` or
     ``reshape(size=...)``; ``inplace=True`` (a keyword, as 0.15.3 takes it) makes the
     tensordict itself take the new shape."""
@@ -138,13 +138,14 @@ def reshape_rule(batch_size, args: tuple, kwargs: dict, op: str):
     else:
         inplace = False
     shape = shape_arg(_positional(args, kwargs, ("shape", "size"), op), op)
-    return infer_shape(shape, batch_size, op), len(batch_size), inplace
+    new = infer_shape(shape, batch_size, op)
+    return new, len(batch_size), inplace, new == batch_size
 
 
 def view_rule(
     batch_size, shape: tuple, size: Any, new_batch_size: Any, td: Any, op: str
 ):
-    """view: ``(new_batch_size, dtype, batch_dims)``; ``dtype`` is None but for the
+    """view: ``(new_batch_size, dtype, batch_dims, unchanged)``; ``dtype`` is None but for the
     dtype form ``view(torch.float16)``, which keeps the batch size (a leaf without a
     feature dim refuses a dtype of another size, which would rescale a batch dim).
     ``size=`` and ``batch_size=`` give the shape as a keyword."""
@@ -153,7 +154,7 @@ def view_rule(
             raise TypeError(f"{op}(): give size or batch_size, not both")
         if size is not None or new_batch_size is not None:
             target = size if size is not None else new_batch_size
-            return _dtype_view_batch(td, shape[0], target, op), shape[0], len(batch_size)
+            return _dtype_view_batch(td, shape[0], target, op), shape[0], len(batch_size), False
         dtype = shape[0]
         for x, n in zip(td._leaves(), leaf_batch_dims(td)):
             if x.element_size() != dtype.itemsize and x.ndim <= n:
@@ -163,11 +164,12 @@ def view_rule(
                     f"rescales the last dim, a batch dim of its tensordict "
                     f"({_describe(x.shape[:n])})"
                 )
-        return batch_size, dtype, len(batch_size)
+        return batch_size, dtype, len(batch_size), False
     given = {"size": size, "batch_size": new_batch_size}
     kwargs = {k: v for k, v in given.items() if v is not None}
     shape = shape_arg(_positional(shape, kwargs, ("size", "batch_size"), op), op)
-    return infer_shape(shape, batch_size, op), None, len(batch_size)
+    new = infer_shape(shape, batch_size, op)
+    return new, None, len(batch_size), new == batch_size
 
 
 def _dtype_view_batch(td: Any, dtype: torch.dtype, target: Any, op: str) -> torch.Size:
@@ -188,7 +190,7 @@ def _dtype_view_batch(td: Any, dtype: torch.dtype, target: Any, op: str) -> torc
 
 
 def permute_rule(batch_size, args: tuple, kwargs: dict, op: str):
-    """permute: ``(dims, positions, new_batch_size)``; ``permute(1, 0)``,
+    """permute: ``(dims, positions, new_batch_size, unchanged)``; ``permute(1, 0)``,
     ``permute((1, 0))`` or ``permute(dims=[1, 0])``. A leaf is
     ``x.movedim(dims, positions)``: its feature dims stay where they are."""
     order = shape_arg(_positional(args, kwargs, ("dims",), op), op, "dims")
@@ -199,16 +201,17 @@ def permute_rule(batch_size, args: tuple, kwargs: dict, op: str):
             f"{op}(): dims {list(order)} is not a permutation of the batch dims of a "
             f"tensordict with {_describe(batch_size)}"
         )
-    return out, tuple(range(n)), torch.Size([batch_size[d] for d in out])
+    same = out == tuple(range(n))
+    return out, tuple(range(n)), torch.Size([batch_size[d] for d in out]), same
 
 
 def transpose_rule(batch_size, dim0: Any, dim1: Any, op: str):
-    """transpose/swapdims: ``(dim0, dim1, new_batch_size)``."""
+    """transpose/swapdims: ``(dim0, dim1, new_batch_size, unchanged)``."""
     d0 = batch_dim(dim0, batch_size, op, "dim0")
     d1 = batch_dim(dim1, batch_size, op, "dim1")
     new = list(batch_size)
     new[d0], new[d1] = new[d1], new[d0]
-    return d0, d1, torch.Size(new)
+    return d0, d1, torch.Size(new), d0 == d1
 
 
 def movedim_rule(batch_size, source: Any, destination: Any, op: str):
@@ -430,7 +433,7 @@ def narrow_rule(batch_size, dim: Any, start: Any, length: Any, op: str):
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
-        raise IndexError(
+        raise _errors.DimOutOfRangeError(
             f"{op}(): start={start} and length={length} do not fit in dim {dim} of "
             f"size {size} ({_describe(batch_size)})"
         )

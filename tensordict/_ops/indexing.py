@@ -21,6 +21,7 @@ import tensordict.base as _base
 from tensordict import _errors
 from tensordict._registry import container_class
 from tensordict._ops.batch_shape import _SEQUENCES, as_int, _describe, batch_dim
+from tensordict._ops.names import dropped_names
 
 if TYPE_CHECKING:
     from tensordict.base import TensorDictBase
@@ -117,24 +118,29 @@ def rebuild_each(
     result; one tensordict per result, ``batch_sizes[i]`` being the batch size of
     result ``i`` (every nested level gets it followed by its own extra dims). ``dim``:
     the batch dim the results cut ``td`` along, in order (split, unbind...), so that
-    the non-tensor stacks ``td`` holds are cut along it too."""
+    the non-tensor stacks ``td`` holds are cut along it too. The names of the batch
+    dims stay with their dims (unbind drops ``dim``'s)."""
+    names = getattr(td, "_names", None)
+    if names is not None and batch_sizes:
+        ndim = len(batch_sizes[0])
+        names = names if ndim == len(names) else dropped_names(names, dim)
     if new:
         dense = dense_class()
         if type(td) is dense:
             try:
                 return tuple(
                     _rebuild_dense_each(
-                        td, iter(new), batch_sizes, len(td._batch_size), dense
+                        td, iter(new), batch_sizes, len(td._batch_size), dense, names
                     )
                 )
             except _NotDense:
                 pass
         results = tuple(
-            rebuild(list(leaves), batch_size=bs)
+            rebuild(list(leaves), batch_size=bs, names=names)
             for leaves, bs in zip(zip(*new), batch_sizes)
         )
     else:
-        results = tuple(rebuild([], batch_size=bs) for bs in batch_sizes)
+        results = tuple(rebuild([], batch_size=bs, names=names) for bs in batch_sizes)
     if dim is not None:  # general path: nested containers, maybe non-tensor stacks
         container_class("NonTensorStack")._split_entries(td, results, dim)
     return results
@@ -158,10 +164,13 @@ def dense_class() -> type:
     return _DENSE
 
 
-def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense) -> list:
+def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense, names=None) -> list:
     storages = [{} for _ in batch_sizes]
     for key, value in td._tensordict.items():
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor) and _base.is_unbatched(value):
+            for storage in storages:  # no batch dims to cut: kept as it is
+                storage[key] = value
+        elif isinstance(value, torch.Tensor):
             for storage, part in zip(storages, next(it)):
                 storage[key] = part
         elif type(value) is dense:
@@ -177,7 +186,7 @@ def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense) -> list:
     sizes = [bs + extra for bs in batch_sizes] if extra else batch_sizes
     device = td._device
     new_unsafe = dense._new_unsafe
-    return [new_unsafe(s, bs, device, None) for s, bs in zip(storages, sizes)]
+    return [new_unsafe(s, bs, device, names) for s, bs in zip(storages, sizes)]
 
 
 def gather_rule(batch_size, dim: Any, index: Any, op: str):

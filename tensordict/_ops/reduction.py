@@ -174,7 +174,8 @@ def _rebuild_levels(td, it, prefix: tuple, keepdim: bool):
     out = td._new_empty(batch_size=torch.Size(size))
     for key, value in td._own_items():
         if isinstance(value, torch.Tensor):
-            value = next(it)
+            if not _base.is_unbatched(value):  # an UnbatchedTensor is kept as it is
+                value = next(it)
         elif isinstance(value, _base.TensorDictBase):
             value = _rebuild_levels(value, it, prefix, keepdim)
         out._set_str(key, value, inplace=False, validated=True)

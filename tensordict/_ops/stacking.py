@@ -116,7 +116,8 @@ def _dense_columns(storages: list, out: list, dense) -> bool:
             for v in values:
                 if not isinstance(v, torch.Tensor):
                     return False
-            out.append(values)
+            if not _base.is_unbatched(value):  # an UnbatchedTensor is not stacked
+                out.append(values)
         elif type(value) is dense:
             for v in values:
                 if type(v) is not dense:

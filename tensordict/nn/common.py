@@ -19,6 +19,12 @@ from typing import Any, Callable, Sequence
 
 import torch
 from torch import Tensor, nn
+from torch.nn.modules.module import (
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    _global_forward_hooks,
+    _global_forward_pre_hooks,
+)
 
 from tensordict._keys import NestedKey, unravel_key, unravel_key_list
 from tensordict._registry import container_class
@@ -229,6 +235,36 @@ def _describe(module) -> str:
     )
 
 
+def _calls_forward_directly(module_dict: dict) -> bool:
+    """Whether calling the module whose ``__dict__`` this is may run ``forward`` itself
+    instead of ``nn.Module.__call__``: no hook registered on it or globally, no
+    ``module.compile()``, no JIT trace. (The dict is read directly:
+    ``nn.Module.__getattr__`` makes every ``module.attribute`` a slow lookup.)"""
+    d = module_dict
+    try:
+        if (
+            d["_forward_pre_hooks"]
+            or d["_forward_hooks"]
+            or d["_backward_pre_hooks"]
+            or d["_backward_hooks"]
+            or ("_compiled_call_impl" in d and d["_compiled_call_impl"] is not None)
+        ):
+            return False
+    except KeyError:  # not set up by nn.Module.__init__: nn.Module.__call__ says so
+        return False
+    # torch registers global hooks into these very dicts (it never rebinds them)
+    return not (
+        _global_forward_pre_hooks
+        or _global_forward_hooks
+        or _global_backward_pre_hooks
+        or _global_backward_hooks
+        or _get_tracing_state()
+    )
+
+
+_get_tracing_state = torch._C._get_tracing_state
+
+
 class TensorDictModuleBase(nn.Module):
     """Base class of the modules that read and write tensordicts.
 
@@ -257,6 +293,15 @@ class TensorDictModuleBase(nn.Module):
         forward = cls.__dict__.get("forward")
         if forward is not None and not getattr(forward, "_handles_calls", False):
             cls.forward = _handles_calls(forward)
+
+    def __call__(self, *args, **kwargs):
+        """``forward`` straight away when no hook can fire (see
+        :func:`_calls_forward_directly`), else ``nn.Module.__call__``, hooks and all.
+        A tensordict module often wraps a small layer, and ``nn.Module.__call__``'s
+        hook checks and two extra frames cost a third of the call's own work."""
+        if _calls_forward_directly(self.__dict__):
+            return self.forward(*args, **kwargs)
+        return nn.Module.__call__(self, *args, **kwargs)
 
     @staticmethod
     def is_tdmodule_compatible(module) -> bool:
@@ -447,6 +492,15 @@ class TensorDictModule(TensorDictModuleBase):
             and isinstance(source[0], str)
         )
         self._plain_out_key = source[0] if plain else None
+        # __call__ may go to _forward_plain itself when forward is TensorDictModule's
+        # and the keys live in the instance dict (not properties of a subclass)
+        self._call_plain_out_key = (
+            self._plain_out_key
+            if type(self).forward is TensorDictModule.forward
+            and "in_keys" in self.__dict__
+            and "out_keys" in self.__dict__
+            else None
+        )
 
     def _out_keys_reassigned(self) -> None:
         """``module.out_keys = [...]`` after construction: the new list is the full
@@ -469,6 +523,60 @@ class TensorDictModule(TensorDictModuleBase):
     def is_functional(self) -> bool:
         return False
 
+    def __call__(self, *args, **kwargs):
+        """As :meth:`TensorDictModuleBase.__call__`; the common call (one tensordict,
+        the plain plan of :meth:`_out_keys_changed`, ``forward`` not overridden) goes
+        to :meth:`_forward_plain` without ``forward``'s own argument handling."""
+        d = self.__dict__  # see _calls_forward_directly
+        try:
+            out_key = d["_call_plain_out_key"]
+            plain = (
+                out_key is not None
+                and len(args) == 1
+                and not kwargs
+                and d["out_keys"] is d["_planned_out_keys"]
+                and "forward" not in d  # not replaced on the instance
+                and isinstance(args[0], TensorDictBase)
+                and _SKIP_EXISTING.get() is False
+                and _calls_forward_directly(d)
+            )
+        except KeyError:  # an attribute deleted or __init__ not run: the long way
+            plain = False
+        if plain:
+            return TensorDictModule._forward_plain(self, d, args[0], out_key)
+        return TensorDictModuleBase.__call__(self, *args, **kwargs)
+
+    def _forward_plain(self, d: dict, tensordict: TensorDictBase, out_key: str):
+        """``forward`` for the common call: inputs passed positionally, one tensor
+        out, written in place at the plain key ``out_key`` (``d`` is
+        ``self.__dict__``)."""
+        get = tensordict.get
+        in_keys = d.get("in_keys")
+        if in_keys is None:  # a subclass's property
+            in_keys = self.in_keys
+        if len(in_keys) == 1:  # without building a list
+            inputs = (get(in_keys[0], None),)
+        else:
+            inputs = [get(key, None) for key in in_keys]
+        module = d["_modules"].get("module")  # an nn.Module is registered there
+        if module is None:
+            module = d["module"]
+        try:
+            output = module(*inputs)
+        except Exception as err:
+            if any(value is None for value in inputs):
+                raise self._missing_error(tensordict, inputs) from err
+            raise _rewrap(err, self._call_failed(tensordict, inputs, err)) from err
+        if type(output) is not Tensor:
+            return self._write(tensordict, output, None)
+        try:
+            tensordict._set_str(out_key, output, inplace=False, validated=False)
+        except (RuntimeError, ValueError, TypeError) as err:
+            raise _rewrap(
+                err, f"{_describe(self)} could not write its outputs: {err}"
+            ) from err
+        return tensordict
+
     def forward(
         self,
         tensordict: TensorDictBase | None = None,
@@ -480,6 +588,18 @@ class TensorDictModule(TensorDictModuleBase):
         (into ``tensordict_out`` when given). Called with tensors instead of a
         tensordict, see the class docstring. Extra keyword arguments go to the
         wrapped callable."""
+        d = self.__dict__  # see _calls_forward_directly
+        out_key = d["_plain_out_key"]
+        if (
+            out_key is not None
+            and not args
+            and not kwargs
+            and tensordict_out is None
+            and isinstance(tensordict, TensorDictBase)
+            and d.get("out_keys") is d["_planned_out_keys"]
+            and _SKIP_EXISTING.get() is False
+        ):
+            return TensorDictModule._forward_plain(self, d, tensordict, out_key)
         if not isinstance(tensordict, TensorDictBase):
             positional = args if tensordict is None else (tensordict, *args)
             return _call_with_tensors(self, positional, kwargs)
@@ -494,32 +614,6 @@ class TensorDictModule(TensorDictModuleBase):
         if mode is not False and outputs_exist(
             tensordict, self.in_keys, self.out_keys, mode
         ):
-            return tensordict
-        out_key = self._plain_out_key
-        if out_key is not None and tensordict_out is None and not kwargs:
-            get = tensordict.get
-            in_keys = self.in_keys
-            if len(in_keys) == 1:  # the common case, without building a list
-                inputs = (get(in_keys[0], None),)
-            else:
-                inputs = [get(key, None) for key in in_keys]
-            module = self._modules.get("module")  # an nn.Module is registered there
-            if module is None:
-                module = self.__dict__["module"]
-            try:
-                output = module(*inputs)
-            except Exception as err:
-                if any(value is None for value in inputs):
-                    raise self._missing_error(tensordict, inputs) from err
-                raise _rewrap(err, self._call_failed(tensordict, inputs, err)) from err
-            if type(output) is not Tensor:
-                return self._write(tensordict, output, None)
-            try:
-                tensordict._set_str(out_key, output, inplace=False, validated=False)
-            except (RuntimeError, ValueError, TypeError) as err:
-                raise _rewrap(
-                    err, f"{_describe(self)} could not write its outputs: {err}"
-                ) from err
             return tensordict
         get = tensordict.get
         default = self.get_kwargs.get("default")

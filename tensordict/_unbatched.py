@@ -1,0 +1,51 @@
+"""``UnbatchedTensor``: a tensor a tensordict holds without batch dims.
+
+A leaf such as a shared table or a per-environment constant does not share the batch
+dims of its tensordict. Wrapped in ``UnbatchedTensor``, it may have any shape, and the
+ops that act on the batch dims (indexing, ``reshape``/``view``, ``unsqueeze``/
+``squeeze``, ``permute``/``transpose``, ``expand``, ``flatten``/``unflatten``,
+``stack``/``cat``, ``split``/``unbind``, reductions over batch dims...) leave it as it
+is, while the elementwise ones (arithmetic, ``to``, ``clone``, ``apply``...) apply to it
+as to any leaf, as in 0.15.3.
+
+The containers find such leaves by the class attribute ``_pass_through`` (a tensor
+subclass of 0.15.3's kind may set it too): :func:`is_unbatched`. The generated ops
+with a batch rule collect their leaves with ``_batched_leaves_and_rebuild``, which
+leaves these out and puts them back unchanged.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+class UnbatchedTensor(Tensor):
+    """A tensor exempt from the batch-dim ops of the tensordict holding it.
+
+    >>> import torch
+    >>> from tensordict import TensorDict, UnbatchedTensor
+    >>> td = TensorDict(a=torch.zeros(3, 4), table=UnbatchedTensor(torch.ones(5)), batch_size=[3, 4])
+    >>> td[0]["table"].shape, td.reshape(-1).batch_size
+    (torch.Size([5]), torch.Size([12]))
+    """
+
+    _pass_through = True
+
+    @staticmethod
+    def __new__(cls, data, *args, **kwargs):
+        data = data if isinstance(data, Tensor) else torch.as_tensor(data, *args, **kwargs)
+        return Tensor._make_subclass(cls, data, data.requires_grad)
+
+    @property
+    def batch_size(self) -> torch.Size:
+        """Always ``torch.Size([])``: it has no batch dims of its own."""
+        return torch.Size([])
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        return f"UnbatchedTensor({self.as_subclass(Tensor)!r})"
+
+
+def is_unbatched(value) -> bool:
+    """True for a leaf the batch-dim ops leave as it is (an ``UnbatchedTensor``)."""
+    return type(value) is not Tensor and getattr(type(value), "_pass_through", False)
