@@ -7,9 +7,11 @@ pytest-benchmark times one process; these need two, so this script spawns a two-
 gloo group per implementation and round (ours and the reference alternate, each from a
 scratch directory with PYTHONPATH cleared so that each imports its own package). In a
 group, rank 0 sends and rank 1 receives ``REPEAT`` transfers back to back after a
-barrier; the time per transfer is measured on the receiver, and each case reports the
-median of ``SAMPLES`` such runs. The table gives the median over rounds and the range
-of the per-round ratios (the noise of a shared machine).
+barrier; the time per transfer is measured on the receiver. The cases of one leaf size
+are sampled in turn (``SAMPLES`` samples each, the order rotated), so that a busy
+machine slows them alike; each case reports its median, and its median ratio to
+``hand`` over the samples. The table gives the median over rounds and every round's
+ratio (the noise of a shared machine).
 
 Cases (100 leaves: 10 nested tensordicts of 10 float32 leaves each):
 - ``send_recv`` — a plain tensordict, ``send``/``recv``;
@@ -17,8 +19,13 @@ Cases (100 leaves: 10 nested tensordicts of 10 float32 leaves each):
   ``recv(consolidated=True)``;
 - ``hand`` — the same bytes as one uint8 tensor with ``torch.distributed.send``/``recv``
   (the floor a consolidated transfer is compared with);
+- ``hand_two_messages`` — by hand, what a checked transfer needs at least: a header
+  message (the size of ours), then the data, whose receive is posted once the header
+  has arrived (gloo moves a message only when both sides have posted it, so this costs
+  a round trip more than ``hand``);
 - ``check`` (ours only) — what the structure check costs per transfer on one side:
-  building the signature and its hash (µs), and its bytes on the wire.
+  building the signature and its hash (µs; for a consolidated tensordict, the cached
+  plan), and its bytes on the wire.
 Each at two leaf sizes: ``small`` (64x16: 400 KB in all) and ``large`` (256x256: 26 MB).
 """
 
@@ -61,45 +68,71 @@ def _worker(rank, port, out_path):
     )
     results = {}
 
-    def timed(name, send, recv, repeat):
-        samples = []
-        for _ in range(2):  # warm-up
-            send() if rank == 0 else recv()
-        for _ in range(SAMPLES):
-            dist.barrier()
-            t0 = time.perf_counter()
-            for _ in range(repeat):
-                send() if rank == 0 else recv()
-            elapsed = time.perf_counter() - t0
-            samples.append(elapsed / repeat * 1e6)
-        results[name] = statistics.median(samples)
+    def timed(cases: dict, repeat: int) -> None:
+        """Time the cases interleaved (one sample of each in turn, the order rotated
+        every sample), so that a busy machine slows them alike; per case the median
+        time per transfer, and per sample the ratio of each case to ``hand``."""
+        samples = {name: [] for name in cases}
+        names = list(cases)
+        for name in names:  # warm-up
+            for _ in range(2):
+                cases[name][0]() if rank == 0 else cases[name][1]()
+        for i in range(SAMPLES):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                send, recv = cases[name]
+                dist.barrier()
+                t0 = time.perf_counter()
+                for _ in range(repeat):
+                    send() if rank == 0 else recv()
+                samples[name].append((time.perf_counter() - t0) / repeat * 1e6)
+        for name, values in samples.items():
+            results[name] = statistics.median(values)
+            hand = [v for k, v in samples.items() if k.startswith("hand")][0]
+            results[f"{name}/hand"] = statistics.median(
+                a / b for a, b in zip(values, hand)
+            )
+
+    header = torch.zeros(3265, dtype=torch.uint8)  # our header + signature, 100 leaves
+
+    def two_messages_send(flat):
+        works = [dist.isend(header, 1, tag=1), dist.isend(flat, 1, tag=2)]
+        for work in works:
+            work.wait()
+
+    def two_messages_recv(flat):
+        # as a receiver that checks a header before it posts the data's receive
+        dist.irecv(header, 0, tag=1).wait()
+        dist.irecv(flat, 0, tag=2).wait()
 
     for size, shape in SIZES.items():
         repeat = REPEAT[size]
         td = _make(torch, TensorDict, shape, 1.0 if rank == 0 else 0.0)
-        timed(f"send_recv[{size}]", lambda: td.send(1), lambda: td.recv(0), repeat)
-        if rank == 1:
-            assert (td["g3", "l2"] == 3.0).all()
         try:
-            c = td.consolidate(metadata=True)
+            c = _make(torch, TensorDict, shape, 1.0 if rank == 0 else 0.0).consolidate(
+                metadata=True
+            )
         except TypeError:
             c = td.consolidate()
-        timed(
-            f"consolidated[{size}]",
-            lambda: c.send(1, consolidated=True),
-            lambda: c.recv(0, consolidated=True),
-            repeat,
-        )
-        if rank == 1:
-            assert (c["g3", "l2"] == 3.0).all()
         nbytes = sum(v.numel() * v.element_size() for v in td.values(True, True))
         flat = torch.zeros(nbytes, dtype=torch.uint8)
         timed(
-            f"hand[{size}]",
-            lambda: dist.send(flat, 1),
-            lambda: dist.recv(flat, 0),
+            {
+                f"send_recv[{size}]": (lambda: td.send(1), lambda: td.recv(0)),
+                f"consolidated[{size}]": (
+                    lambda: c.send(1, consolidated=True),
+                    lambda: c.recv(0, consolidated=True),
+                ),
+                f"hand[{size}]": (lambda: dist.send(flat, 1), lambda: dist.recv(flat, 0)),
+                f"hand_two_messages[{size}]": (
+                    lambda: two_messages_send(flat),
+                    lambda: two_messages_recv(flat),
+                ),
+            },
             repeat,
         )
+        if rank == 1:
+            assert (td["g3", "l2"] == 3.0).all()
+            assert (c["g3", "l2"] == 3.0).all()
         try:
             from tensordict._distributed import _Plan
         except ImportError:
@@ -109,6 +142,10 @@ def _worker(rank, port, out_path):
             plan = _Plan(td)
         results[f"check_us[{size}]"] = (time.perf_counter() - t0) / 50 * 1e6
         results[f"check_bytes[{size}]"] = 64 + len(plan.sig)
+        t0 = time.perf_counter()
+        for _ in range(50):
+            _Plan.of(c)
+        results[f"check_cached_us[{size}]"] = (time.perf_counter() - t0) / 50 * 1e6
     if rank == 1:
         with open(out_path, "w") as f:
             json.dump(results, f)
@@ -160,27 +197,29 @@ def main() -> None:
                 rounds[name].append(_run_group(python, scratch))
     lines = [
         "| case | ours (µs) | reference 0.15.3 (µs) | ratio ref/ours (>1: ours faster) "
-        "| per-round ratios | ours / hand |",
+        "| per-round ratios ref/ours | ours / hand (per round) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for case in rounds["ours"][0]:
-        if case.startswith("check"):
+        if case.startswith("check") or "/" in case:
             continue
         ours = statistics.median(r[case] for r in rounds["ours"])
         ref = statistics.median(r[case] for r in rounds["reference"])
         ratios = [b[case] / a[case] for a, b in zip(rounds["ours"], rounds["reference"])]
-        size = case[case.index("[") :]
-        hand = statistics.median(r[f"hand{size}"] for r in rounds["ours"])
+        to_hand = [r[f"{case}/hand"] for r in rounds["ours"]]
         lines.append(
             f"| {case} | {ours:,.0f} | {ref:,.0f} | {ref / ours:.2f} | "
-            f"{min(ratios):.2f}–{max(ratios):.2f} | {ours / hand:.2f} |"
+            f"{', '.join(f'{x:.2f}' for x in ratios)} | "
+            f"{', '.join(f'{x:.2f}' for x in to_hand)} |"
         )
     for size in SIZES:
         us = statistics.median(r[f"check_us[{size}]"] for r in rounds["ours"])
+        cached = statistics.median(r[f"check_cached_us[{size}]"] for r in rounds["ours"])
         nbytes = rounds["ours"][0][f"check_bytes[{size}]"]
         lines.append(
             f"\nStructure check ({size}): {us:.0f} µs per side per transfer (signature "
-            f"+ hash), {nbytes} bytes on the wire."
+            f"+ hash of a plain tensordict), {cached:.1f} µs for a consolidated one "
+            f"(cached), {nbytes} bytes on the wire."
         )
     table = "\n".join(lines)
     print(table)

@@ -7,7 +7,8 @@ Spawns a two-rank gloo group; in each rank, the ``torch.distributed`` functions 
 ``tensordict._distributed`` calls are wrapped to count calls and the bytes of the
 tensors they are given (what this rank sends or receives). Prints, for 10 and 100
 leaves of 4 KB, one row per primitive and rank role: the figures of the table in
-``docs/distributed.md``.
+``docs/distributed.md`` (also for a tensordict memory-mapped in a folder of a shared
+filesystem, which travels as its path: here a temporary folder both ranks read).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import collections
 import os
 import socket
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -54,7 +56,7 @@ def _make(n: int, value: float):
     )
 
 
-def _worker(rank, port):
+def _worker(rank, port, folder):
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2
     )
@@ -116,6 +118,19 @@ def _worker(rank, port):
             f"init_remote ({n})",
             lambda: td.init_remote(1) if rank == 0 else TensorDict.from_remote_init(0),
         )
+        # memory-mapped in a folder both ranks read: the path travels, not the data
+        if rank == 0:
+            mm = _make(n, 5.0).memmap_(os.path.join(folder, f"mm{n}"))
+        dist.barrier()
+        measure(
+            f"memmap send/recv ({n})", lambda: mm.send(1) if rank == 0 else td.recv(0)
+        )
+        if rank == 1:
+            assert (td["g0", "l0"] == 5.0).all()
+        measure(
+            f"memmap init_remote ({n})",
+            lambda: mm.init_remote(1) if rank == 0 else TensorDict.from_remote_init(0),
+        )
     td_dist.dist = dist
     dist.destroy_process_group()
 
@@ -126,7 +141,8 @@ def main():
         port = s.getsockname()[1]
     print("| call | rank | torch.distributed calls | bytes given to them | calls |")
     print("|---|---|---:|---:|---|")
-    mp.spawn(_worker, args=(port,), nprocs=2, join=True)
+    with tempfile.TemporaryDirectory() as folder:
+        mp.spawn(_worker, args=(port, folder), nprocs=2, join=True)
 
 
 if __name__ == "__main__":

@@ -78,3 +78,54 @@ def test_map_100000_rows_2_workers(benchmark, impl, case):
     expected = normalize_dict(source)
     for key, value in expected.items():
         assert torch.allclose(got[key], value)
+
+
+def _interleaved(rounds: int, samples: int) -> None:
+    """``python benchmarks/test_bench_map.py``: the same two measurements, but ``[td]``
+    and ``[floor]`` called alternately (one call each in turn, the order swapped every
+    time), so that a busy machine slows both alike; prints every round's median ratio
+    td/floor per case (target: <= 1.2)."""
+    import statistics
+    import time
+
+    source = make_source()
+    td = TensorDict(source, batch_size=[ROWS])
+    for case, chunksize in CASES.items():
+        calls = {
+            "td": lambda: td.map(
+                normalize_td,
+                num_workers=2,
+                chunksize=chunksize,
+                generator=torch.Generator(),
+                mp_start_method=_START,
+            ),
+            "floor": lambda: floor_map(source, chunksize),
+        }
+        for call in calls.values():  # warm-up (moves the source to shared memory)
+            call()
+        for r in range(rounds):
+            times = {"td": [], "floor": []}
+            for i in range(samples):
+                for name in ("td", "floor") if i % 2 == 0 else ("floor", "td"):
+                    t0 = time.perf_counter()
+                    calls[name]()
+                    times[name].append(time.perf_counter() - t0)
+            td_ms = statistics.median(times["td"]) * 1e3
+            floor_ms = statistics.median(times["floor"]) * 1e3
+            ratios = [a / b for a, b in zip(times["td"], times["floor"])]
+            print(
+                f"{case} round {r + 1}: td {td_ms:.0f} ms, floor {floor_ms:.0f} ms, "
+                f"td/floor {td_ms / floor_ms:.2f} (per pair: "
+                f"{', '.join(f'{x:.2f}' for x in ratios)})",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=_interleaved.__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=6)
+    args = parser.parse_args()
+    _interleaved(args.rounds, args.samples)

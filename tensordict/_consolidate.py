@@ -31,7 +31,12 @@ from torch import Tensor
 
 from tensordict._structure import Layout, build, canonical_order, describe, leaf_items
 
-__all__ = ["ConsolidateMixin", "consolidated_parts", "from_consolidated"]
+__all__ = [
+    "ConsolidateMixin",
+    "consolidated_memo",
+    "consolidated_parts",
+    "from_consolidated",
+]
 
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
@@ -39,13 +44,53 @@ _MAGIC = b"TDCONS01"
 _TRAILER = struct.Struct("<Q8s")
 
 
+class _Storage:
+    """What a consolidated container keeps (its ``_consolidated`` slot): the block,
+    and, while the structure cannot have changed, what was derived from it.
+
+    ``parts`` (the leaves in block order, their paths and layout) and ``memo`` (what
+    higher layers derive from them: the distributed signature, ...) are kept only
+    while the container stays locked: every structural change (a key set, deleted or
+    replaced, anywhere in the tree) needs an unlock first, and every unlock of a
+    ``TensorDict`` in this process bumps :data:`_UNLOCKS` (see
+    :meth:`ConsolidateMixin._set_lock`), which drops every such cache at once. What
+    the cache does not see is a leaf tensor changed behind the tensordict's back
+    (``leaf.data = ...``, ``leaf.set_(...)``, resizing): the leaves are views of the
+    block, which is what travels."""
+
+    __slots__ = ("block", "parts", "memo", "epoch")
+
+    def __init__(self, block: Tensor) -> None:
+        self.block = block
+        self.parts = None
+        self.memo = None
+        self.epoch = -1
+
+
+# How many times a TensorDict was unlocked in this process: a cache made at another
+# count may describe a structure that changed since.
+_UNLOCKS = 0
+
+
+def _holder(td):
+    return td._tensordict if getattr(td, "_is_tensorclass", False) else td
+
+
+def _cached(holder, storage: _Storage) -> bool:
+    return storage.epoch == _UNLOCKS and holder._is_locked
+
+
 def consolidated_parts(td):
     """``(block, paths, leaves, layout)`` when ``td`` is consolidated (``leaves`` in
-    block order); None otherwise."""
-    holder = td._tensordict if getattr(td, "_is_tensorclass", False) else td
-    block = getattr(holder, "_consolidated", None)
-    if block is None:
+    block order); None otherwise. Cached while ``td`` stays locked (see
+    :class:`_Storage`)."""
+    holder = _holder(td)
+    storage = getattr(holder, "_consolidated", None)
+    if storage is None:
         return None
+    if storage.parts is not None and _cached(holder, storage):
+        return storage.parts
+    block = storage.block
     items = leaf_items(td)
     paths = [p for p, _ in items]
     order = canonical_order(paths)
@@ -53,12 +98,29 @@ def consolidated_parts(td):
     layout = Layout.of(leaves)
     if not layout.holds(block, leaves):
         return None
-    return block, [paths[i] for i in order], leaves, layout
+    parts = block, [paths[i] for i in order], leaves, layout
+    if holder._is_locked and leaves:
+        storage.parts, storage.memo, storage.epoch = parts, {}, _UNLOCKS
+    return parts
+
+
+def consolidated_memo(td) -> dict | None:
+    """A dict for what callers derive from a consolidated ``td``'s structure, kept as
+    long as :func:`consolidated_parts` is cached (None when it is not: ``td`` is not
+    consolidated, or not locked)."""
+    holder = _holder(td)
+    storage = getattr(holder, "_consolidated", None)
+    if storage is None:
+        return None
+    if storage.parts is None or not _cached(holder, storage):
+        consolidated_parts(td)
+        if storage.parts is None or not _cached(holder, storage):
+            return None
+    return storage.memo
 
 
 def _set_block(td, block: Tensor) -> None:
-    holder = td._tensordict if getattr(td, "_is_tensorclass", False) else td
-    holder._consolidated = block
+    _holder(td)._consolidated = _Storage(block)
 
 
 def _rebuild_consolidated(block: Tensor, tree_json: str, locked: bool):
@@ -118,6 +180,13 @@ class ConsolidateMixin:
     pickling and moving (:meth:`_moved_whole`) of a consolidated container."""
 
     __slots__ = ()
+
+    def _set_lock(self, locked: bool) -> None:
+        # every unlock may precede a structural change: consolidated caches go stale
+        if not locked:
+            global _UNLOCKS
+            _UNLOCKS += 1
+        super()._set_lock(locked)
 
     def consolidate(
         self,

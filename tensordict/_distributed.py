@@ -23,23 +23,34 @@ Collectives that need the same structure on every rank (``all_reduce``, ``reduce
 and raise, naming the key, on every rank when they differ. Collectives that build new
 tensordicts (``broadcast``, ``all_gather``, ``scatter``, ``init_remote`` /
 ``from_remote_init``) send the structure as JSON beside the block: nothing is pickled.
-A tensordict memory-mapped in a folder goes with ``init_remote`` / ``broadcast`` as its
-folder's path and signature instead (a shared filesystem; ``as_path=False`` sends data).
+A tensordict memory-mapped in a folder goes with ``send``/``isend``, ``init_remote`` and
+``broadcast`` as its folder's path (plus the signature and a stamp of the folder's
+``meta.json`` that tells it from a same-named folder elsewhere) instead of its data: a
+shared filesystem is assumed; ``as_path=False`` sends the data.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
+import os
 import random
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from tensordict._consolidate import _from_block, consolidated_parts, description
+from tensordict._consolidate import (
+    _from_block,
+    consolidated_memo,
+    consolidated_parts,
+    description,
+)
+from tensordict._disk import META
 from tensordict._registry import container_class
 from tensordict._structure import (
+    _ALIGN,
     Layout,
     canonical_order,
     first_difference,
@@ -50,21 +61,28 @@ from tensordict._structure import (
 
 __all__ = ["DistributedMixin", "FIRST_MESSAGE_BYTES", "LARGE_LEAF_BYTES"]
 
-#: The buffer a receiver posts for the header and signature (longer: a second message).
-FIRST_MESSAGE_BYTES = 1 << 16
+#: The buffer a receiver posts for the first message: the header, the signature and,
+#: when they fit with them, the data (a longer stream: a second message).
+FIRST_MESSAGE_BYTES = 1 << 20
 #: Leaves of this many bytes and more travel as messages of their own, not packed.
 LARGE_LEAF_BYTES = 1 << 17
 _HEADER_BYTES = 64
 _MAGIC = 0x54444431  # "TDD1": this stream format
 _MAGIC_PATH = 0x54445031  # "TDP1": a memory-mapped tensordict sent as its folder
-_WHOLE, _SPLIT = 1, 2  # one consolidated block / packed small leaves + large leaves
+# how the data travels: one consolidated block / packed small leaves + large leaves /
+# not at all (a memory-mapped tensordict sent as its folder: the receiver reads the files)
+_WHOLE, _SPLIT, _PATH = 1, 2, 3
 
 
 # ----------------------------------------------------------------------------- plan
 class _Plan:
     """What one side knows of its tensordict before moving it: the leaves in key
     order, their signature, the consolidated block (if the leaves are its views), and
-    which leaves are packed (``small``) or travel on their own (``large``)."""
+    which leaves are packed (``small``) or travel on their own (``large``).
+
+    :meth:`of` keeps the plan of a consolidated tensordict beside its block (as long
+    as its structure cannot have changed, see ``tensordict/_consolidate.py``), so a
+    repeated transfer of it costs no walk, signature or hash."""
 
     __slots__ = (
         "leaves",
@@ -75,7 +93,19 @@ class _Plan:
         "small",
         "large",
         "_small_layout",
+        "_whole_stream",
+        "_spare_inline",
     )
+
+    @classmethod
+    def of(cls, td) -> "_Plan":
+        memo = consolidated_memo(td)
+        if memo is None:
+            return cls(td)
+        plan = memo.get("plan")
+        if plan is None:
+            plan = memo["plan"] = cls(td)
+        return plan
 
     def __init__(self, td) -> None:
         parts = consolidated_parts(td)
@@ -98,6 +128,16 @@ class _Plan:
             [(t.dtype.itemsize, t.numel()) for t in leaves]
         )
         self._small_layout = None
+        self._whole_stream = None
+        self._spare_inline = None  # a first message with the block inline, to reuse
+
+    def whole_stream(self) -> Tensor:
+        """The header and signature that precede a consolidated block (CPU; made
+        once per plan)."""
+        if self._whole_stream is None:
+            nbytes = self.full_layout.nbytes
+            self._whole_stream = _stream(self, _WHOLE, nbytes, 0, b"")
+        return self._whole_stream
 
     @property
     def full_layout(self) -> Layout:
@@ -172,29 +212,97 @@ def _comm_device(group) -> torch.device:
 
 
 # ----------------------------------------------------------------------------- p2p
-def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool):
-    """Post every message of one transfer; ``(works, last tag used)``."""
-    plan = _Plan(td)
-    device = _comm_device(group)
-    if plan.block is not None:
-        mode = _WHOLE
-        packed = plan.block[: plan.full_layout.nbytes].to(device)
-        large = []
-    else:
-        mode = _SPLIT
-        small = [plan.leaves[i] for i in plan.small]
-        packed = torch.empty(plan.small_layout.nbytes, dtype=torch.uint8, device=device)
-        if small:
-            plan.small_layout.pack(small, packed)
-        large = [plan.leaves[i].detach().to(device).contiguous() for i in plan.large]
+def _stream(
+    plan: _Plan,
+    mode: int,
+    nbytes: int,
+    n_large: int,
+    extra: bytes,
+    *,
+    inline: bool = False,
+    device=None,
+) -> Tensor:
+    """The first bytes of a transfer: the header, the signature, then ``extra`` (a
+    folder's description); with ``inline``, room for the ``nbytes`` of data after
+    them (at an aligned offset, which the header gives), for the caller to fill."""
     sig = plan.sig
+    head = _HEADER_BYTES + len(sig) + len(extra)
+    offset = -(-head // _ALIGN) * _ALIGN if inline else 0
     header = torch.tensor(
-        [_MAGIC, plan.fp, len(sig), mode, packed.numel(), len(large), 0, 0],
+        [_MAGIC, plan.fp, len(sig), mode, nbytes, n_large, len(extra), offset],
         dtype=torch.int64,
     )
-    stream = torch.empty(_HEADER_BYTES + len(sig), dtype=torch.uint8)
+    stream = torch.empty(offset + nbytes if inline else head, dtype=torch.uint8)
     stream[:_HEADER_BYTES] = header.view(torch.uint8)
-    stream[_HEADER_BYTES:] = torch.frombuffer(bytearray(sig), dtype=torch.uint8)
+    stream[_HEADER_BYTES:head] = torch.frombuffer(
+        bytearray(sig + extra), dtype=torch.uint8
+    )
+    return stream if device is None else stream.to(device)
+
+
+def _copy_bytes(dst: Tensor, src: Tensor) -> None:
+    """``dst.copy_(src)`` for two byte blocks; between contiguous CPU blocks one
+    ``memmove`` (torch's copy splits a block this size over its threads, which on a
+    busy machine costs milliseconds waiting for them instead of microseconds)."""
+    if (
+        dst.device.type == "cpu"
+        and src.device.type == "cpu"
+        and dst.is_contiguous()
+        and src.is_contiguous()
+    ):
+        ctypes.memmove(dst.data_ptr(), src.data_ptr(), src.numel() * src.element_size())
+    else:
+        with torch.no_grad():
+            dst.copy_(src)
+
+
+def _fits_inline(plan: _Plan, nbytes: int) -> bool:
+    """Whether the data can ride in the first message, after header and signature."""
+    return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
+
+
+def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=None):
+    """Post every message of one transfer; ``(works, last tag used, release)``:
+    ``release()`` may be called once the works are done (buffers to reuse)."""
+    folder = _folder_of(td, as_path)
+    plan = _Plan.of(td)
+    device = _comm_device(group)
+    large = []
+    packed = None
+    release = _nothing
+    if folder is not None:  # the folder's path: no data on the wire
+        stream = _stream(plan, _PATH, 0, 0, _folder_description(folder))
+    elif plan.block is not None:
+        nbytes = plan.full_layout.nbytes
+        if _fits_inline(plan, nbytes):  # one message: header, signature, block
+            # a consolidated plan keeps one such message (header and signature
+            # written once) for the next send, once this one has gone
+            stream, plan._spare_inline = plan._spare_inline, None
+            if stream is None or stream.device != device:
+                stream = _stream(
+                    plan, _WHOLE, nbytes, 0, b"", inline=True, device=device
+                )
+            _copy_bytes(stream[stream.numel() - nbytes :], plan.block[:nbytes])
+
+            def release(stream=stream):
+                plan._spare_inline = stream
+
+        else:
+            packed = plan.block[:nbytes].to(device)
+            stream = plan.whole_stream()
+    else:
+        small = [plan.leaves[i] for i in plan.small]
+        nbytes = plan.small_layout.nbytes
+        inline = not plan.large and _fits_inline(plan, nbytes)
+        if inline:  # one message: header, signature, packed leaves
+            stream = _stream(plan, _SPLIT, nbytes, 0, b"", inline=True, device=device)
+            packed_into = stream[stream.numel() - nbytes :]
+        else:
+            large = [plan.leaves[i].detach().to(device).contiguous() for i in plan.large]
+            stream = _stream(plan, _SPLIT, nbytes, len(large), b"")
+            packed = packed_into = torch.empty(nbytes, dtype=torch.uint8, device=device)
+        if small:
+            plan.small_layout.pack(small, packed_into)
     stream = stream.to(device)
     tags = _tags(init_tag, pseudo_rand, 3 + len(large))
     works = [dist.isend(stream[:FIRST_MESSAGE_BYTES], group=group, tag=tags[0], **peer)]
@@ -202,11 +310,20 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool):
         works.append(
             dist.isend(stream[FIRST_MESSAGE_BYTES:], group=group, tag=tags[1], **peer)
         )
-    if packed.numel():
+    if packed is not None and packed.numel():
         works.append(dist.isend(packed, group=group, tag=tags[2], **peer))
     for leaf, tag in zip(large, tags[3:]):
         works.append(dist.isend(leaf, group=group, tag=tag, **peer))
-    return works, tags[-1]
+    return works, tags[-1], release
+
+
+def _nothing() -> None:
+    pass
+
+
+# First-message buffers of finished receives (CPU), for the next receive to reuse: a
+# fresh 1 MiB buffer costs page faults on every receive.
+_SPARE_FIRST: list = []
 
 
 class _PendingRecv:
@@ -214,15 +331,23 @@ class _PendingRecv:
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
 
     def __init__(self, td, peer: dict, group, init_tag: int, pseudo_rand: bool):
-        self._plan = _Plan(td)
+        self._plan = _Plan.of(td)
         self._peer = peer
         self._group = group
         self._init_tag = init_tag
         self._pseudo_rand = pseudo_rand
         self._device = _comm_device(group)
-        self._first = torch.empty(
-            FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
-        )
+        first = None
+        if self._device.type == "cpu":
+            try:
+                first = _SPARE_FIRST.pop()
+            except IndexError:
+                pass
+        if first is None:
+            first = torch.empty(
+                FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
+            )
+        self._first = first
         tag = _tags(init_tag, pseudo_rand, 1)[0]
         self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
         self.last_tag = None
@@ -237,9 +362,16 @@ class _PendingRecv:
         if self.last_tag is not None:
             return True
         self._work.wait()
+        try:
+            return self._complete()
+        finally:  # the first message has been read (or refused): its buffer is free
+            if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:
+                _SPARE_FIRST.append(self._first)
+
+    def _complete(self) -> bool:
         first = self._first
-        magic, fp, sig_len, mode, nbytes, n_large = (
-            first[:48].view(torch.int64).tolist()
+        magic, fp, sig_len, mode, nbytes, n_large, extra_len, inline = (
+            first[:_HEADER_BYTES].view(torch.int64)[:8].tolist()
         )
         if magic != _MAGIC:
             raise RuntimeError(
@@ -249,9 +381,18 @@ class _PendingRecv:
             )
         tags = _tags(self._init_tag, self._pseudo_rand, 3 + n_large)
         self.last_tag = tags[-1]
+        stream = self._stream(_HEADER_BYTES + sig_len + extra_len, tags[1])
         plan = self._plan
         if fp != plan.fp:
-            self._refuse(first, sig_len, mode, nbytes, n_large, tags)
+            sig = stream(_HEADER_BYTES, _HEADER_BYTES + sig_len)
+            self._refuse(sig, mode, 0 if inline else nbytes, tags)
+        if mode == _PATH:
+            end = _HEADER_BYTES + sig_len
+            self._read_folder(stream(end, end + extra_len))
+            return True
+        if inline:  # the data came in the first message
+            self._unpack_inline(mode, first[inline : inline + nbytes])
+            return True
         empty = torch.empty
         works = []
         unpack = None
@@ -289,15 +430,54 @@ class _PendingRecv:
                     leaf.copy_(temp)
         return True
 
-    def _refuse(self, first, sig_len, mode, nbytes, n_large, tags):
+    def _unpack_inline(self, mode: int, data: Tensor) -> None:
+        plan = self._plan
+        if mode == _WHOLE:
+            if plan.block is not None and plan.block.device == data.device:
+                _copy_bytes(plan.block[: data.numel()], data)
+            else:
+                plan.full_layout.unpack(data, plan.leaves)
+        elif data.numel():
+            plan.small_layout.unpack(data, [plan.leaves[i] for i in plan.small])
+
+    def _stream(self, length: int, tag: int):
+        """Receive the rest of the first stream (header, signature, folder) when it
+        did not fit the first message; return a function reading bytes
+        ``[start, end)`` of the stream."""
+        first = self._first
+        rest = None
+        if length > FIRST_MESSAGE_BYTES:
+            rest = torch.empty(
+                length - FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
+            )
+            self._recv(rest, tag).wait()
+
+        def read(start: int, end: int) -> bytes:
+            if end <= FIRST_MESSAGE_BYTES:
+                return first[start:end].cpu().numpy().tobytes()
+            whole = torch.cat([first, rest]) if rest is not None else first
+            return whole[start:end].cpu().numpy().tobytes()
+
+        return read
+
+    def _sender(self) -> str:
+        name, rank = next(iter(self._peer.items()))
+        return f"rank {rank}" if name == "src" else f"rank {rank} of the group"
+
+    def _read_folder(self, meta: bytes) -> None:
+        """The sender sent its folder: read the leaves from its files (same
+        structure: the fingerprints matched) and copy them into ours."""
+        desc = json.loads(meta)
+        source = _open_folder(desc, self._plan.sig, self._sender(), "recv")
+        with torch.no_grad():
+            torch._foreach_copy_(
+                [t.detach() for t in self._plan.leaves],
+                [t.detach() for t in _Plan(source).leaves],
+            )
+
+    def _refuse(self, sig: bytes, mode, nbytes, tags):
         """The sender's structure differs: receive (and drop) what it sends, then
         raise naming the first key that differs."""
-        room = FIRST_MESSAGE_BYTES - _HEADER_BYTES
-        sig = bytes(first[_HEADER_BYTES : _HEADER_BYTES + min(sig_len, room)].tolist())
-        if sig_len > room:
-            rest = torch.empty(sig_len - room, dtype=torch.uint8, device=self._device)
-            self._recv(rest, tags[1]).wait()
-            sig += bytes(rest.tolist())
         works = []
         if nbytes:
             works.append(
@@ -305,7 +485,7 @@ class _PendingRecv:
                     torch.empty(nbytes, dtype=torch.uint8, device=self._device), tags[2]
                 )
             )
-        if mode != _WHOLE:
+        if mode == _SPLIT:
             sizes = _sizes_from_signature(sig)
             _, large = _split_by_size(sizes)
             for pos, tag in zip(large, tags[3:]):
@@ -434,10 +614,10 @@ def _rebuilt(block: Tensor, meta: bytes, device=None):
     )
 
 
-def _as_path(td, as_path) -> bytes | None:
-    """The description of ``td`` as its folder (JSON: the path and the signature of
-    its leaves) when it travels as a path: a memory-mapped tensordict with a folder,
-    unless ``as_path=False``. ``as_path=True`` on another one is an error."""
+def _folder_of(td, as_path) -> str | None:
+    """The folder ``td`` travels as: a memory-mapped tensordict's folder, unless
+    ``as_path=False``; None when its data travels. ``as_path=True`` on another
+    tensordict is an error."""
     folder = td.saved_path if td.is_memmap() else None
     if folder is None:
         if as_path:
@@ -448,31 +628,70 @@ def _as_path(td, as_path) -> bytes | None:
         return None
     if as_path is False:
         return None
-    sig = _Plan(td).sig
-    return json.dumps({"path": str(folder), "signature": sig.decode()}).encode()
+    return str(folder)
+
+
+def _folder_stamp(folder: str) -> list:
+    """What tells one copy of a folder from another: inode, modification time and
+    size of its ``meta.json`` (rewritten whenever the folder is written again)."""
+    st = os.stat(os.path.join(folder, META))
+    return [st.st_ino, st.st_mtime_ns, st.st_size]
+
+
+def _folder_description(folder: str, sig: bytes | None = None) -> bytes:
+    """JSON of a folder sent instead of data: its path, its stamp and (for a receiver
+    that does not know the structure) the signature of its leaves."""
+    desc = {"path": folder, "stamp": _folder_stamp(folder)}
+    if sig is not None:
+        desc["signature"] = sig.decode()
+    return json.dumps(desc).encode()
+
+
+def _as_path(td, as_path) -> bytes | None:
+    """The description of ``td`` as its folder when it travels as a path (see
+    :func:`_folder_of`), with the signature of its leaves."""
+    folder = _folder_of(td, as_path)
+    if folder is None:
+        return None
+    return _folder_description(folder, _Plan(td).sig)
+
+
+def _open_folder(desc: dict, expected: bytes, sender: str, what: str):
+    """The folder a sender described, opened with ``load_memmap`` (its leaves map the
+    same files), after checking that it is the sender's copy (same stamp) and that
+    its leaves have the ``expected`` signature."""
+    folder = desc["path"]
+    try:
+        td = container_class("TensorDict").load_memmap(folder)
+        stamp = _folder_stamp(folder)
+    except FileNotFoundError as error:
+        raise FileNotFoundError(
+            f"{what}: {sender} sent a memory-mapped tensordict as its folder "
+            f"{folder!r}, which this rank cannot read (no shared filesystem?); send it "
+            f"with as_path=False to move the data instead"
+        ) from error
+    if stamp != desc["stamp"]:
+        raise RuntimeError(
+            f"{what}: {sender} sent a memory-mapped tensordict as its folder "
+            f"{folder!r}, but the folder this rank reads under that path is another "
+            f"one (its {META} differs: a local folder of the same name, not a shared "
+            f"filesystem?); send it with as_path=False to move the data instead"
+        )
+    mine = _Plan(td).sig
+    if fingerprint(mine) != fingerprint(expected):
+        where = first_difference(mine, expected) or "the leaves differ"
+        raise RuntimeError(
+            f"{what}: the memory-mapped tensordict in {folder!r} does not match what "
+            f"{sender} sent: {where}"
+        )
+    return td
 
 
 def _loaded_from_path(meta: bytes, src: int, device=None):
     """The receiving side of :func:`_as_path`: the folder opened with ``load_memmap``
     (locked, memory-mapped), checked against the sender's signature."""
     desc = json.loads(meta)
-    folder = desc["path"]
-    try:
-        td = container_class("TensorDict").load_memmap(folder)
-    except FileNotFoundError as error:
-        raise FileNotFoundError(
-            f"rank {src} sent a memory-mapped tensordict as its folder {folder!r}, "
-            f"which this rank cannot read (no shared filesystem?); send it with "
-            f"as_path=False to move the data instead"
-        ) from error
-    theirs = desc["signature"].encode()
-    mine = _Plan(td).sig
-    if fingerprint(mine) != fingerprint(theirs):
-        where = first_difference(mine, theirs) or "the leaves differ"
-        raise RuntimeError(
-            f"the memory-mapped tensordict in {folder!r} does not match what rank {src} "
-            f"sent: {where} (is it the same folder on both machines?)"
-        )
+    td = _open_folder(desc, desc["signature"].encode(), f"rank {src}", "receive")
     if device is not None:
         return td.to(device)
     return td.lock_()
@@ -502,24 +721,36 @@ class DistributedMixin:
         pseudo_rand: bool = False,
         return_early: bool = False,
         consolidated: bool = False,
+        as_path: bool | None = None,
     ):
         """Send the leaves to rank ``dst`` without blocking: one stream (header,
-        signature, packed leaves) in one or two messages. Returns the last tag used,
+        signature) in one or two messages, then the data. Returns the last tag used,
         or with ``return_early=True`` the list of works to ``wait()`` on before
         changing the tensordict. ``consolidated=True`` consolidates first (a
         consolidated tensordict is sent from its storage without a copy either way).
-        A transfer uses the tags ``init_tag`` and ``init_tag + 1``
-        (``pseudo_rand=True``: two tags drawn from a generator seeded by
-        ``init_tag``); the receiver passes the same values."""
+        A transfer uses the tags ``init_tag``, ``init_tag + 1``, ... (``pseudo_rand=True``:
+        tags drawn from a generator seeded by ``init_tag``); the receiver passes the
+        same values.
+
+        A tensordict memory-mapped in a folder sends the folder's path instead of its
+        data (a shared filesystem): the receiver reads the leaves from the same files.
+        ``as_path=False`` sends the data."""
         peer = _peer("dst", dst, group_dst, group)
         source = self
-        if consolidated and consolidated_parts(self) is None:
+        if (
+            consolidated
+            and _folder_of(self, as_path) is None
+            and consolidated_parts(self) is None
+        ):
             source = self.consolidate()
-        works, last_tag = _post_send(source, peer, group, init_tag, pseudo_rand)
+        works, last_tag, release = _post_send(
+            source, peer, group, init_tag, pseudo_rand, as_path
+        )
         if return_early:
             return works
         for work in works:
             work.wait()
+        release()
         return last_tag
 
     def send(
@@ -531,6 +762,7 @@ class DistributedMixin:
         init_tag: int = 0,
         pseudo_rand: bool = False,
         consolidated: bool = False,
+        as_path: bool | None = None,
     ) -> None:
         """Send the leaves to rank ``dst`` and wait until they are sent (see
         :meth:`isend`); the receiver calls :meth:`recv` or :meth:`irecv` on a
@@ -542,6 +774,7 @@ class DistributedMixin:
             init_tag=init_tag,
             pseudo_rand=pseudo_rand,
             consolidated=consolidated,
+            as_path=as_path,
         )
 
     def irecv(
@@ -561,7 +794,9 @@ class DistributedMixin:
         leaves. A sender whose keys, shapes or dtypes differ gives a ``RuntimeError``
         naming the key, and nothing is written. ``consolidated`` is accepted for
         compatibility: a consolidated receiver always receives straight into its
-        storage."""
+        storage. A memory-mapped sender that sent its folder's path: the leaves are
+        copied here from its files (read through the shared filesystem; nothing
+        crossed the wire but the path)."""
         peer = _peer("src", src, group_src, group)
         pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
         if return_premature:

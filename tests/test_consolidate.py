@@ -63,6 +63,44 @@ def test_in_place_writes_keep_it_consolidated_replacing_an_entry_does_not():
     assert not c.is_consolidated()
 
 
+def test_the_structure_cache_never_outlives_a_structural_change():
+    from tensordict._consolidate import consolidated_memo, consolidated_parts
+    from tensordict._distributed import _Plan
+
+    c = _nested().consolidate()
+    plan = _Plan.of(c)
+    assert _Plan.of(c) is plan  # kept beside the block while c stays locked
+    assert consolidated_parts(c)[2] is plan.leaves
+    # a rename keeps every leaf a view at its place (still consolidated) but changes
+    # the structure: the cached signature must not survive it
+    c.unlock_()
+    c.rename_key_("a", "a2")
+    c.lock_()
+    assert c.is_consolidated()
+    renamed = _Plan.of(c)
+    assert renamed is not plan and b'"a2"' in renamed.sig and b'["a"]' not in renamed.sig
+    assert renamed.fp != plan.fp
+    # any unlock of any TensorDict drops the caches; an unlocked one is never cached
+    TensorDict(x=torch.zeros(1)).lock_().unlock_()
+    assert _Plan.of(c) is not renamed and _Plan.of(c).fp == renamed.fp
+    c.unlock_()
+    assert consolidated_memo(c) is None and _Plan.of(c) is not _Plan.of(c)
+    # through a parent and a tensorclass too
+    c.lock_()
+    outer = TensorDict(inner=c).lock_()
+    cached = _Plan.of(c)
+    outer.unlock_()
+    outer["inner"].rename_key_("flag", "flag2")
+    outer.lock_()
+    assert b"flag2" in _Plan.of(c).sig and _Plan.of(c) is not cached
+    pair = Pair(x=torch.zeros(2), y=torch.ones(2), note="n", batch_size=[2])
+    pc = pair.consolidate()
+    cached = _Plan.of(pc)
+    pc.unlock_()
+    pc.lock_()
+    assert _Plan.of(pc) is not cached
+
+
 def test_views_and_copies_of_a_consolidated_tensordict_are_not_consolidated():
     c = _nested().consolidate()
     assert not c[0].is_consolidated()

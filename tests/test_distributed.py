@@ -145,6 +145,17 @@ def point_to_point(rank, world):
         _nested(4.0).send(dst=1)
         asyncio.run(_nested(8.0).asend(1))
         _frame(6.0).init_remote(dst=1)
+        # a consolidated sender's structure is cached between sends; a change of
+        # structure that keeps it consolidated (a rename) must still be seen
+        c = _nested(2.0).consolidate()
+        c.send(dst=1)
+        c["obs"].fill_(3.0)
+        c.send(dst=1)
+        c.unlock_()
+        c.rename_key_("obs", "obs2")
+        c.lock_()
+        assert c.is_consolidated()
+        c.send(dst=1)
     else:
         td = _zeros_like_nested()
         assert td.recv(src=peer) == 2
@@ -218,6 +229,15 @@ def point_to_point(rank, world):
         frame = TensorDict.from_remote_init(src=peer)
         assert isinstance(frame, Frame) and frame.is_consolidated()
         assert (frame.obs == 6).all() and frame.label == "ignored"
+        into = _zeros_like_nested().consolidate()
+        into.recv(src=peer)
+        assert (into["obs"] == 2).all()
+        into.recv(src=peer)  # both sides' structures come from their caches now
+        assert (into["obs"] == 3).all() and (into["next", "obs"] == 3).all()
+        _expect_error(
+            lambda: into.recv(src=peer), "'obs'", "other side has no such leaf"
+        )
+        assert (into["obs"] == 3).all()  # nothing written
 
 
 def test_point_to_point_two_ranks(tmp_path):
@@ -382,17 +402,29 @@ def _count_wire(counts: dict) -> None:
         setattr(dist, name, counting)
 
 
+def _memmapped_rows(rows: int, folder: str) -> TensorDict:
+    return TensorDict(
+        obs=torch.arange(rows * 64, dtype=torch.float32).view(rows, 64),
+        nested=TensorDict(step=torch.arange(rows), batch_size=[rows]),
+        batch_size=[rows],
+    ).memmap_(folder)
+
+
+def _zeros_rows(rows: int) -> TensorDict:
+    return TensorDict(
+        obs=torch.zeros(rows, 64),
+        nested=TensorDict(step=torch.zeros(rows, dtype=torch.int64), batch_size=[rows]),
+        batch_size=[rows],
+    )
+
+
 def memmap_as_path(rank, world):
     folder = os.environ["TD_TEST_MEMMAP_FOLDER"]
     counts = {"messages": 0, "bytes": 0}
     _count_wire(counts)
     data_bytes = 4 * 1000 * 64 + 8 * 1000
     if rank == 0:
-        td = TensorDict(
-            obs=torch.arange(64000, dtype=torch.float32).view(1000, 64),
-            nested=TensorDict(step=torch.arange(1000), batch_size=[1000]),
-            batch_size=[1000],
-        ).memmap_(folder)
+        td = _memmapped_rows(1000, folder)
         td.init_remote(dst=1)
         assert counts["messages"] == 2 and counts["bytes"] < 1024, counts
         sent = dict(counts)
@@ -405,10 +437,34 @@ def memmap_as_path(rank, world):
         before = counts["bytes"]
         td.init_remote(dst=1, as_path=False)
         assert counts["bytes"] - before > data_bytes
-        # a folder the receiver cannot read: its error says so
-        other = TensorDict(x=torch.zeros(3), batch_size=[3]).memmap_(folder + "-gone")
-        os.rename(folder + "-gone", folder + "-elsewhere")
-        other.init_remote(dst=1)
+        # a folder the receiver cannot read / another folder under the same name
+        # (isend: the folder is described before the receiver changes it)
+        for tag, name in ((50, "-gone"), (60, "-replaced")):
+            other = TensorDict(x=torch.zeros(3), batch_size=[3]).memmap_(folder + name)
+            works = other.isend(dst=1, init_tag=tag, return_early=True)
+            dist.barrier()
+            for work in works:
+                work.wait()
+        # send / isend: the path, whatever the data's size (50x more rows here)
+        small = _memmapped_rows(1000, folder + "-small")
+        large = _memmapped_rows(50_000, folder + "-large")
+        wire = []
+        for source in (small, large):
+            before = dict(counts)
+            source.send(dst=1)
+            wire.append({k: counts[k] - before[k] for k in counts})
+        assert wire[0]["messages"] == wire[1]["messages"] == 1, wire
+        # the signature holds the shapes: 1000 -> 50000 adds 2 digits per leaf
+        assert wire[1]["bytes"] - wire[0]["bytes"] <= 4, wire
+        assert wire[1]["bytes"] < 1024 < 4 * 50_000 * 64, wire
+        large["obs"][7] = -1.0  # written to the files: the receiver reads it there
+        works = large.isend(dst=1, init_tag=40, return_early=True)
+        for work in works:
+            work.wait()
+        large.send(dst=1)  # to a receiver of another shape
+        large.send(dst=1, as_path=False)  # the data, as for any tensordict
+        with pytest.raises(ValueError, match="as_path=True needs"):
+            _nested(1.0).send(dst=1, as_path=True)
     else:
         got = TensorDict.from_remote_init(src=0)
         assert got.is_memmap() and str(got.saved_path) == folder
@@ -420,8 +476,38 @@ def memmap_as_path(rank, world):
         assert got.is_memmap() and torch.equal(got["nested", "step"], torch.arange(1000))
         moved = TensorDict.from_remote_init(src=0)
         assert not moved.is_memmap() and torch.equal(moved["obs"], got["obs"])
+        into = TensorDict(x=torch.zeros(3), batch_size=[3])
+        dist.barrier()
+        os.rename(folder + "-gone", folder + "-elsewhere")
         with pytest.raises(FileNotFoundError, match="cannot read.*as_path=False"):
-            TensorDict.from_remote_init(src=0)
+            into.recv(src=0, init_tag=50)
+        # a folder of the same name and structure that is not the sender's
+        dist.barrier()
+        os.rename(folder + "-replaced", folder + "-old")
+        TensorDict(x=torch.ones(3), batch_size=[3]).memmap_(folder + "-replaced")
+        _expect_error(lambda: into.recv(src=0, init_tag=60), "another one", "as_path=False")
+        assert not into["x"].any()  # nothing written
+        # recv into an existing tensordict: the leaves are read from the sender's files
+        small = _zeros_rows(1000)
+        small.recv(src=0)
+        assert torch.equal(small["obs"][3], torch.arange(192, 256, dtype=torch.float32))
+        assert torch.equal(small["nested", "step"], torch.arange(1000))
+        large = _memmapped_rows(50_000, folder + "-mine")  # a memory-mapped receiver
+        large.recv(src=0)
+        assert torch.equal(large["nested", "step"], torch.arange(50_000))
+        into = _zeros_rows(50_000)
+        for work in into.irecv(src=0, init_tag=40, return_premature=True):
+            work.wait()
+        assert (into["obs"][7] == -1).all() and into["obs"][8, 0] == 8 * 64
+        shaped = _zeros_rows(50_000)
+        shaped["obs"] = torch.zeros(50_000, 32)
+        _expect_error(
+            lambda: shaped.recv(src=0), "'obs'", "(50000, 32)", "(50000, 64)"
+        )
+        assert not shaped["nested", "step"].any()  # nothing written
+        plain = _zeros_rows(50_000)
+        plain.recv(src=0)
+        assert (plain["obs"][7] == -1).all() and plain["nested", "step"][-1] == 49_999
 
 
 def test_memmap_tensordict_travels_as_its_path(tmp_path, monkeypatch):
