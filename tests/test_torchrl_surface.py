@@ -550,7 +550,9 @@ def test_empty_of_a_lazy_stack_at_its_own_batch_size_stays_lazy():
     empty = stack.empty(batch_size=stack.batch_size)
     assert isinstance(empty, LazyStackedTensorDict) and empty.stack_dim == 0
     assert len(empty.unbind(empty.stack_dim)) == 3 and not list(empty.keys())
-    assert type(stack.empty(batch_size=[])) is TensorDict  # another size: one TensorDict
+    assert (
+        type(stack.empty(batch_size=[])) is TensorDict
+    )  # another size: one TensorDict
 
 
 def test_shape_ops_of_a_tensordict_holding_a_non_tensor_stack():
@@ -560,3 +562,25 @@ def test_shape_ops_of_a_tensordict_holding_a_non_tensor_stack():
     td = TensorDict(s=NonTensorStack("a", "b"), x=torch.zeros(2), batch_size=[2])
     assert td.unsqueeze(0)["s"].tolist() == [["a", "b"]]
     assert td.expand(3, 2)["s"].tolist() == [["a", "b"]] * 3
+
+
+def test_dist_sample_draws_what_the_interaction_type_asks():
+    # torchrl.objectives.value.advantages: actor_net._dist_sample(dist, interaction_type=...)
+    from tensordict.nn import InteractionType
+
+    sequence = ProbabilisticTensorDictSequential(
+        TensorDictModule(
+            lambda x: (x + 1, torch.ones_like(x)),
+            in_keys=["obs"],
+            out_keys=["loc", "scale"],
+        ),
+        _sampler(None),
+    )
+    dist = sequence.get_dist(TensorDict(obs=torch.zeros(3)))
+    mode = sequence._dist_sample(dist, interaction_type=InteractionType.DETERMINISTIC)
+    assert torch.equal(mode, torch.ones(3))
+    torch.manual_seed(0)
+    first = sequence._dist_sample(dist, interaction_type="random")
+    torch.manual_seed(0)
+    assert torch.equal(first, sequence._dist_sample(dist, interaction_type="random"))
+    assert not torch.equal(first, mode)

@@ -25,6 +25,9 @@ from tensordict.nn._interaction import (
     interaction_type,
     set_interaction_type,
 )
+from tensordict.nn._interaction import (  # the function, beside a parameter of its name
+    interaction_type as _current_interaction_type,
+)
 from tensordict.nn.common import (
     TensorDictModuleBase,
     _call_with_tensors,
@@ -277,6 +280,19 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
             )
         return dist.log_prob(tensordict.get(self.dist_sample_keys[0]))
 
+    def _dist_sample(self, dist, interaction_type=None) -> Any:
+        """The value this module would write for ``dist`` under ``interaction_type``
+        (else the current one, else its default): TorchRL's value estimators call
+        it to draw the action whose log-probability they need."""
+        kind = (
+            InteractionType(interaction_type)
+            if interaction_type is not None
+            else _current_interaction_type() or self.default_interaction_type
+        )
+        generator = self._generator if kind is InteractionType.RANDOM else None
+        with _use_generator(generator):
+            return _draw(dist, kind, torch.Size(), self.n_empirical_estimate)
+
     def _resolve_generator(self, tensordict: TensorDictBase):
         """``(generator, writeback)`` for one random draw: the module's own generator;
         or, with a key, the ``torch.Generator`` stored there, or a fresh one seeded with
@@ -460,6 +476,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
     @property
     def default_interaction_type(self) -> InteractionType:
         return self._last.default_interaction_type
+
+    def _dist_sample(self, dist, interaction_type=None) -> Any:
+        """The draw of the sequence's last (probabilistic) module."""
+        return self._last._dist_sample(dist, interaction_type=interaction_type)
 
     def forward(self, tensordict=None, *args, **kwargs):
         """Run the modules in order; with no :class:`set_interaction_type` block
