@@ -70,7 +70,6 @@ from tensordict.base import (
     _KeysView,
     _looks_like_key,
     _parse_names,
-    _save_targets,
     _stacked_alike,
     is_tensor_collection,
 )
@@ -493,31 +492,6 @@ class LazyStackedTensorDict(
                 dest._update(member, clone, inplace, allowed, ())
             return
         super()._update(source, clone, inplace, allowed, prefix)
-
-    def update_(
-        self,
-        input_dict_or_td,
-        clone: bool = False,
-        *,
-        non_blocking: bool = False,
-        keys_to_update: Sequence[NestedKey] | None = None,
-        **kwargs,
-    ) -> "LazyStackedTensorDict":
-        if not _stacked_alike(self, input_dict_or_td):
-            return super().update_(
-                input_dict_or_td,
-                clone,
-                non_blocking=non_blocking,
-                keys_to_update=keys_to_update,
-                **kwargs,
-            )
-        pairs = list(zip(self.tensordicts, input_dict_or_td.tensordicts))
-        with _atomic.unchanged_on_error(self) as snapshot:
-            for dest, member in pairs:  # every write is saved before the first one
-                _save_targets(snapshot, dest, member, keys_to_update)
-            for dest, member in pairs:
-                dest.update_(member, clone, keys_to_update=keys_to_update)
-        return self
 
     def _own_keys(self):
         tds = self.tensordicts
@@ -1754,7 +1728,9 @@ def _nested(key, vals: list, dim: int, layout) -> Tensor:
         ) from None
 
 
-def _dense_stack(stack: LazyStackedTensorDict, mode, padding=0.0, names=None) -> TensorDict:
+def _dense_stack(
+    stack: LazyStackedTensorDict, mode, padding=0.0, names=None
+) -> TensorDict:
     """The stack as a dense TensorDict. ``mode``: None (entries must stack), a layout
     (differing entries become nested tensors), ``"padded"`` or ``"mask"``; ``names``:
     the names of its batch dims (none by default, as ``to_tensordict`` in 0.15.3)."""

@@ -602,6 +602,12 @@ class TensorDictBase(
         """Update existing entries in place; every key must already exist."""
         with _atomic.unchanged_on_error(self) as snapshot:
             _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
+            if _stacked_alike(self, input_dict_or_td):
+                # lazy stacks laid out alike: member by member (members' shapes may
+                # differ, which a stacked read of each key cannot give)
+                for dest, member in zip(self.tensordicts, input_dict_or_td.tensordicts):
+                    dest.update_(member, clone, keys_to_update=keys_to_update)
+                return self
             for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
                 self.set_(path, value)
         return self
@@ -1610,7 +1616,9 @@ def _expand_names(names: tuple, ndim: int, op: str) -> list:
             )
         names = names[:at] + [None] * fill + names[at + 1 :]
     if len(names) != ndim:
-        raise _errors.NamesCountError(f"{op}(): {len(names)} names for {ndim} batch dims")
+        raise _errors.NamesCountError(
+            f"{op}(): {len(names)} names for {ndim} batch dims"
+        )
     return names
 
 
