@@ -38,6 +38,14 @@ __all__ = [
     "from_consolidated",
 ]
 
+# Bytes a consolidated storage keeps free in front of its block (per leaf, plus a base,
+# at most the cap): room for a transfer to write its header and the structure's
+# signature there, so that sending the tensordict is one message straight from the
+# storage, without copying the block (``tensordict/_distributed.py``). A few percent
+# of the storage for leaves of a few KB; nothing travels or is saved from it but by
+# such a transfer.
+HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
+
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
 _MAGIC = b"TDCONS01"
@@ -262,11 +270,13 @@ class ConsolidateMixin:
             desc = description(self, [paths[i] for i in order], leaves)
             block = _write_file(Path(filename), layout, leaves, desc)
         else:
-            block = torch.empty(layout.nbytes, dtype=torch.uint8, device=device)
+            room = min(HEADROOM_BASE + HEADROOM_PER_LEAF * len(leaves), HEADROOM_MAX)
+            storage = torch.empty(room + layout.nbytes, dtype=torch.uint8, device=device)
             if share_memory:
-                block.share_memory_()
+                storage.share_memory_()
             if pin_memory:
-                block = block.pin_memory()
+                storage = storage.pin_memory()
+            block = storage[room:]
             layout.pack(leaves, block)
         views = layout.views(block)
         in_order = [None] * len(views)

@@ -95,6 +95,7 @@ class _Plan:
         "_small_layout",
         "_whole_stream",
         "_spare_inline",
+        "_in_headroom",
     )
 
     @classmethod
@@ -130,6 +131,31 @@ class _Plan:
         self._small_layout = None
         self._whole_stream = None
         self._spare_inline = None  # a first message with the block inline, to reuse
+        self._in_headroom = None  # the block with the header in front (see below)
+
+    def in_headroom(self, device) -> Tensor | None:
+        """The consolidated block with the header and signature written in the room
+        ``consolidate`` leaves in front of it: the whole transfer as one message, sent
+        straight from the storage without a copy. None when the room is too small (a
+        long signature; a block mapped from a file has none) or the whole would not
+        fit the receiver's first message. Written once per plan (the header depends
+        only on the structure)."""
+        if self._in_headroom is None:
+            self._in_headroom = False
+            block, nbytes = self.block, self.full_layout.nbytes
+            head = _HEADER_BYTES + len(self.sig)
+            offset = -(-head // _ALIGN) * _ALIGN
+            start = block.storage_offset() - offset
+            if start >= 0 and offset + nbytes <= FIRST_MESSAGE_BYTES:
+                message = block.new_empty(0).set_(
+                    block.untyped_storage(), start, (offset + nbytes,)
+                )
+                message[:head].copy_(_header(self, _WHOLE, nbytes, 0, b"", offset))
+                self._in_headroom = message
+        message = self._in_headroom
+        if message is False or message.device != device:
+            return None
+        return message
 
     def whole_stream(self) -> Tensor:
         """The header and signature that precede a consolidated block (CPU; made
@@ -182,7 +208,7 @@ def _tags(init_tag: int, pseudo_rand: bool, count: int) -> list[int]:
     if pseudo_rand:
         rng = random.Random(init_tag)
         return [rng.randrange(1, 1 << 24) for _ in range(count)]
-    return [init_tag + i for i in range(count)]
+    return range(init_tag, init_tag + count)
 
 
 def _peer(name: str, rank, group_rank, group) -> dict:
@@ -225,19 +251,25 @@ def _stream(
     """The first bytes of a transfer: the header, the signature, then ``extra`` (a
     folder's description); with ``inline``, room for the ``nbytes`` of data after
     them (at an aligned offset, which the header gives), for the caller to fill."""
-    sig = plan.sig
-    head = _HEADER_BYTES + len(sig) + len(extra)
+    head = _HEADER_BYTES + len(plan.sig) + len(extra)
     offset = -(-head // _ALIGN) * _ALIGN if inline else 0
+    stream = torch.empty(offset + nbytes if inline else head, dtype=torch.uint8)
+    stream[:head] = _header(plan, mode, nbytes, n_large, extra, offset)
+    return stream if device is None else stream.to(device)
+
+
+def _header(plan: _Plan, mode: int, nbytes: int, n_large: int, extra: bytes, offset):
+    """The header (eight int64: format mark, fingerprint, signature length, mode,
+    data bytes, large leaves, ``extra`` length, offset of inline data or 0), the
+    signature and ``extra``, as bytes (CPU)."""
+    sig = plan.sig
     header = torch.tensor(
         [_MAGIC, plan.fp, len(sig), mode, nbytes, n_large, len(extra), offset],
         dtype=torch.int64,
     )
-    stream = torch.empty(offset + nbytes if inline else head, dtype=torch.uint8)
-    stream[:_HEADER_BYTES] = header.view(torch.uint8)
-    stream[_HEADER_BYTES:head] = torch.frombuffer(
-        bytearray(sig + extra), dtype=torch.uint8
+    return torch.cat(
+        [header.view(torch.uint8), torch.frombuffer(bytearray(sig + extra), dtype=torch.uint8)]
     )
-    return stream if device is None else stream.to(device)
 
 
 def _fits_inline(plan: _Plan, nbytes: int) -> bool:
@@ -258,9 +290,11 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=
         stream = _stream(plan, _PATH, 0, 0, _folder_description(folder))
     elif plan.block is not None:
         nbytes = plan.full_layout.nbytes
-        if _fits_inline(plan, nbytes):  # one message: header, signature, block
-            # a consolidated plan keeps one such message (header and signature
-            # written once) for the next send, once this one has gone
+        # one message straight from the storage (the header in front of the block)
+        stream = plan.in_headroom(device)
+        if stream is None and _fits_inline(plan, nbytes):
+            # one message: header, signature, a copy of the block; a consolidated
+            # plan keeps it (header and signature written once) for the next send
             stream, plan._spare_inline = plan._spare_inline, None
             if stream is None or stream.device != device:
                 stream = _stream(
@@ -271,7 +305,7 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=
             def release(stream=stream):
                 plan._spare_inline = stream
 
-        else:
+        elif stream is None:
             packed = plan.block[:nbytes].to(device)
             stream = plan.whole_stream()
     else:
@@ -289,7 +323,8 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=
             plan.small_layout.pack(small, packed_into)
     stream = stream.to(device)
     tags = _tags(init_tag, pseudo_rand, 3 + len(large))
-    works = [dist.isend(stream[:FIRST_MESSAGE_BYTES], group=group, tag=tags[0], **peer)]
+    first = stream if stream.numel() <= FIRST_MESSAGE_BYTES else stream[:FIRST_MESSAGE_BYTES]
+    works = [dist.isend(first, group=group, tag=tags[0], **peer)]
     if stream.numel() > FIRST_MESSAGE_BYTES:
         works.append(
             dist.isend(stream[FIRST_MESSAGE_BYTES:], group=group, tag=tags[1], **peer)
@@ -321,17 +356,18 @@ class _PendingRecv:
         self._init_tag = init_tag
         self._pseudo_rand = pseudo_rand
         self._device = _comm_device(group)
-        first = None
+        spare = None
         if self._device.type == "cpu":
             try:
-                first = _SPARE_FIRST.pop()
+                spare = _SPARE_FIRST.pop()
             except IndexError:
                 pass
-        if first is None:
+        if spare is None:
             first = torch.empty(
                 FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
             )
-        self._first = first
+            spare = first, first[:_HEADER_BYTES].view(torch.int64)
+        self._first, self._header = spare
         tag = _tags(init_tag, pseudo_rand, 1)[0]
         self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
         self.last_tag = None
@@ -350,13 +386,19 @@ class _PendingRecv:
             return self._complete()
         finally:  # the first message has been read (or refused): its buffer is free
             if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:
-                _SPARE_FIRST.append(self._first)
+                _SPARE_FIRST.append((self._first, self._header))
 
     def _complete(self) -> bool:
         first = self._first
         magic, fp, sig_len, mode, nbytes, n_large, extra_len, inline = (
-            first[:_HEADER_BYTES].view(torch.int64)[:8].tolist()
+            self._header.tolist()
         )
+        plan = self._plan
+        if magic == _MAGIC and fp == plan.fp and inline:
+            # the common case: the structures match and the data came inline
+            self.last_tag = _tags(self._init_tag, self._pseudo_rand, 3 + n_large)[-1]
+            self._unpack_inline(mode, first[inline : inline + nbytes])
+            return True
         if magic != _MAGIC:
             raise RuntimeError(
                 f"recv: the first message from the sender is not a tensordict stream "
@@ -366,7 +408,6 @@ class _PendingRecv:
         tags = _tags(self._init_tag, self._pseudo_rand, 3 + n_large)
         self.last_tag = tags[-1]
         stream = self._stream(_HEADER_BYTES + sig_len + extra_len, tags[1])
-        plan = self._plan
         if fp != plan.fp:
             sig = stream(_HEADER_BYTES, _HEADER_BYTES + sig_len)
             self._refuse(sig, mode, 0 if inline else nbytes, tags)

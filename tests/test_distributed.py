@@ -513,3 +513,54 @@ def memmap_as_path(rank, world):
 def test_memmap_tensordict_travels_as_its_path(tmp_path, monkeypatch):
     monkeypatch.setenv("TD_TEST_MEMMAP_FOLDER", str(tmp_path / "shared"))
     _spawn(2, "memmap_as_path", f"tcp://127.0.0.1:{_free_port()}")
+
+
+# ------------------------------------------------ the wire format, without a process group
+class _Loopback:
+    """Stands in for ``torch.distributed`` in ``tensordict._distributed``: ``isend``
+    keeps the tensor it is given; ``irecv`` copies the next kept message into the
+    buffer it is given (as gloo does: a shorter message into a longer buffer)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def isend(self, tensor, *args, **kwargs):
+        self.sent.append(tensor)
+        return self
+
+    def irecv(self, tensor, *args, **kwargs):
+        message = self.sent.pop(0)
+        tensor[: message.numel()].copy_(message)
+        return self
+
+    def wait(self, *args):
+        return True
+
+    def get_backend(self, group=None):
+        return "gloo"
+
+
+def test_consolidated_send_is_one_message_straight_from_its_storage(monkeypatch):
+    import tensordict._distributed as td_dist
+
+    wire = _Loopback()
+    monkeypatch.setattr(td_dist, "dist", wire)
+    sent = _nested(2.0).consolidate()
+    sent.send(dst=1)
+    assert len(wire.sent) == 1
+    message = wire.sent[0]
+    # the header sits in the room in front of the block: no copy of the data
+    storage = sent["obs"].untyped_storage()
+    assert message.untyped_storage().data_ptr() == storage.data_ptr()
+    received = _zeros_like_nested().consolidate()
+    received.recv(src=0)
+    assert (received == _nested(2.0)).all()
+    sent["obs"].add_(1)  # the next send carries the new values
+    sent.send(dst=1)
+    received.recv(src=0)
+    assert (received["obs"] == 3.0).all()
+    # a receiver of another structure: an error naming the key, nothing written
+    sent.send(dst=1)
+    other = _zeros_like_nested().exclude("step").set("step", torch.zeros(4, 2, dtype=torch.int64)).consolidate()
+    _expect_error(lambda: other.recv(src=0), "'step'", "(4, 2)", "(4,)")
+    assert not other["obs"].any() and not other["step"].any()
