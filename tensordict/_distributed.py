@@ -531,18 +531,21 @@ class _PendingRecv:
 
 
 # ----------------------------------------------------------------------------- checks
-def _check_same(sig: bytes, fp: int, group, what: str) -> None:
+def _check_same(sig: bytes, fp: int, group, what: str, extra: int = 0) -> list:
     """All ranks of ``group`` hold the same structure (one all_gather of fingerprints;
-    on a mismatch, the signatures are gathered to name the key, on every rank)."""
+    on a mismatch, the signatures are gathered to name the key, on every rank).
+    ``extra``: one more integer each rank tells the others in the same collective;
+    returns them, in rank order."""
     device = _comm_device(group)
     world = dist.get_world_size(group)
-    mine = torch.tensor([fp, len(sig)], dtype=torch.int64, device=device)
+    mine = torch.tensor([fp, len(sig), extra], dtype=torch.int64, device=device)
     every = [torch.empty_like(mine) for _ in range(world)]
     dist.all_gather(every, mine, group=group)
-    fps = [int(t[0]) for t in every]
+    every = [t.tolist() for t in every]
+    fps = [t[0] for t in every]
     if len(set(fps)) == 1:
-        return
-    longest = max(int(t[1]) for t in every)
+        return [t[2] for t in every]
+    longest = max(t[1] for t in every)
     padded = torch.zeros(longest, dtype=torch.uint8, device=device)
     if sig:
         padded[: len(sig)].copy_(torch.frombuffer(bytearray(sig), dtype=torch.uint8))
@@ -550,8 +553,8 @@ def _check_same(sig: bytes, fp: int, group, what: str) -> None:
     dist.all_gather(sigs, padded, group=group)
     me = dist.get_rank(group)
     for r, t in enumerate(every):
-        if int(t[0]) != fp:
-            theirs = bytes(sigs[r][: int(t[1])].tolist())
+        if t[0] != fp:
+            theirs = bytes(sigs[r][: t[1]].tolist())
             where = first_difference(sig, theirs) or "the leaves differ"
             raise RuntimeError(
                 f"{what}: the tensordicts of the ranks differ (this is rank {me} of the "
@@ -947,39 +950,67 @@ class DistributedMixin:
         dist.broadcast(block, src, group=group)
         return _rebuilt(block, bytes(meta_t.tolist()), device)
 
-    def all_gather(self, *, group=None) -> list:
+    def all_gather(self, *, group=None, as_path=None) -> list:
         """Every rank's tensordict, on every rank (a list in rank order; the
         structures may differ): each rank consolidates its own, then the sizes, the
-        structures (JSON) and the storages are all-gathered. Three collectives."""
+        structures (JSON) and the storages are all-gathered. Three collectives.
+
+        A rank whose tensordict is memory-mapped in a folder gives its folder's path
+        (and signature) instead of a storage; the others open the folder with
+        ``load_memmap`` (a shared filesystem). When every rank does, no storage is
+        gathered at all (two small collectives); otherwise the storages are gathered
+        padded to the largest, so such a rank still sends padding. ``as_path=False``
+        sends the data."""
         comm = _comm_device(group)
         world = dist.get_world_size(group)
         me = dist.get_rank(group)
-        td, block, meta = _consolidated(self, comm)
-        sizes = torch.tensor([len(meta), block.numel()], device=comm)
+        path_meta = _as_path(self, as_path)
+        if path_meta is not None:
+            td, block, meta = self, torch.empty(0, dtype=torch.uint8, device=comm), path_meta
+        else:
+            td, block, meta = _consolidated(self, comm)
+        sizes = torch.tensor(
+            [path_meta is not None, len(meta), block.numel()], device=comm
+        )
         every = [torch.empty_like(sizes) for _ in range(world)]
         dist.all_gather(every, sizes, group=group)
         every = [t.tolist() for t in every]
-        meta_max = max(m for m, _ in every)
-        nbytes_max = max(n for _, n in every)
+        meta_max = max(m for _, m, _ in every)
+        nbytes_max = max(n for _, _, n in every)
         metas = _padded_gather(_bytes_tensor(meta, comm), meta_max, world, group)
-        blocks = _padded_gather(block, nbytes_max, world, group)
+        if nbytes_max:  # some rank sends data
+            blocks = _padded_gather(block, nbytes_max, world, group)
         out = []
-        for r, (m, n) in enumerate(every):
+        for r, (is_path, m, n) in enumerate(every):
             if r == me:
                 out.append(td)
+            elif is_path:
+                out.append(_loaded_from_path(bytes(metas[r][:m].tolist()), r))
             else:
                 out.append(_rebuilt(blocks[r][:n], bytes(metas[r][:m].tolist())))
         return out
 
     def scatter(
-        self, src: int, tensordicts: list | None = None, *, group=None, device=None
+        self,
+        src: int,
+        tensordicts: list | None = None,
+        *,
+        group=None,
+        device=None,
+        as_path=None,
     ):
         """Rank ``src`` gives ``tensordicts[i]`` to rank ``i`` of ``group``; every rank
-        returns the tensordict it received (consolidated). Three collectives."""
+        returns the tensordict it received (consolidated). Three collectives.
+
+        A tensordict memory-mapped in a folder goes as its folder's path (and
+        signature): its rank opens the folder with ``load_memmap`` (a shared
+        filesystem). When all of them are, the storages' collective is skipped (two
+        small collectives); otherwise the storages are scattered padded to the
+        largest. ``as_path=False`` sends the data."""
         comm = _comm_device(group)
         world = dist.get_world_size(group)
         is_src = dist.get_rank() == src
-        sizes = torch.zeros(4, dtype=torch.int64, device=comm)
+        sizes = torch.zeros(5, dtype=torch.int64, device=comm)
         if is_src:
             if tensordicts is None or len(tensordicts) != world:
                 raise ValueError(
@@ -987,41 +1018,57 @@ class DistributedMixin:
                     f"group ({world}), got "
                     f"{None if tensordicts is None else len(tensordicts)}"
                 )
-            parts = [_consolidated(td, comm) for td in tensordicts]
+            parts = []
+            for td in tensordicts:
+                path_meta = _as_path(td, as_path)
+                if path_meta is None:
+                    parts.append((False,) + _consolidated(td, comm)[1:])
+                else:
+                    empty = torch.empty(0, dtype=torch.uint8, device=comm)
+                    parts.append((True, empty, path_meta))
             meta_max = max(len(m) for _, _, m in parts)
             nbytes_max = max(b.numel() for _, b, _ in parts)
             size_list = [
-                torch.tensor([len(m), b.numel(), meta_max, nbytes_max], device=comm)
-                for _, b, m in parts
+                torch.tensor(
+                    [is_path, len(m), b.numel(), meta_max, nbytes_max], device=comm
+                )
+                for is_path, b, m in parts
             ]
             dist.scatter(sizes, size_list, src=src, group=group)
         else:
             dist.scatter(sizes, None, src=src, group=group)
-        meta_len, nbytes, meta_max, nbytes_max = sizes.tolist()
+        is_path, meta_len, nbytes, meta_max, nbytes_max = sizes.tolist()
         meta_t = torch.empty(meta_max, dtype=torch.uint8, device=comm)
         block = torch.empty(nbytes_max, dtype=torch.uint8, device=comm)
+        metas = blocks = None
         if is_src:
             metas = [_padded(_bytes_tensor(m, comm), meta_max) for _, _, m in parts]
             blocks = [_padded(b, nbytes_max) for _, b, _ in parts]
-            dist.scatter(meta_t, metas, src=src, group=group)
+        dist.scatter(meta_t, metas, src=src, group=group)
+        if nbytes_max:  # some rank gets data
             dist.scatter(block, blocks, src=src, group=group)
-        else:
-            dist.scatter(meta_t, None, src=src, group=group)
-            dist.scatter(block, None, src=src, group=group)
+        meta = bytes(meta_t[:meta_len].tolist())
+        if is_path:
+            return _loaded_from_path(meta, src, device)
         block = block[:nbytes]
         if device is not None:
             block = block.to(device)
-        return _rebuilt(block, bytes(meta_t[:meta_len].tolist()), device)
+        return _rebuilt(block, meta, device)
 
-    def gather_and_stack(self, dst: int, group=None):
+    def gather_and_stack(self, dst: int, group=None, *, as_path=None):
         """Rank ``dst``'s tensordict (first batch dim: one row per other rank) gets
         the other ranks' tensordicts written into its rows, in rank order; returns
         ``self`` on ``dst`` and None elsewhere. One structure check (the rows against
-        the others) and one gather of packed leaves."""
+        the others) and one gather of packed leaves.
+
+        When every other rank's tensordict is memory-mapped in a folder, they gather
+        their folders' paths instead (a shared filesystem): ``dst`` copies each row
+        from the files; no leaf crosses the wire. ``as_path=False`` sends the data."""
         world = dist.get_world_size(group)
         me = dist.get_rank(group)
         dst_in_group = _group_rank_of(dst, group)
         is_dst = me == dst_in_group
+        folder = None
         if is_dst:
             if self.batch_size[:1] != torch.Size([world - 1]):
                 raise RuntimeError(
@@ -1033,10 +1080,30 @@ class DistributedMixin:
             plan = _Plan(rows[0]) if rows else None
         else:
             plan = _Plan(self)
+            folder = _folder_of(self, as_path)
         sig = plan.sig if plan is not None else b""
         fp = plan.fp if plan is not None else 0
-        _check_same(sig, fp, group, "gather_and_stack")
+        desc = _folder_description(folder) if folder is not None else b""
+        # every other rank tells its folder description's length (0: no folder)
+        lengths = _check_same(sig, fp, group, "gather_and_stack", len(desc))
+        others = [r for r in range(world) if r != dst_in_group]
         comm = _comm_device(group)
+        if others and all(lengths[r] for r in others):  # folders: no leaf on the wire
+            longest = max(lengths)
+            if is_dst:
+                descs = [torch.empty(longest, dtype=torch.uint8, device=comm) for _ in range(world)]
+                dist.gather(descs[me], descs, dst=dst, group=group)
+                for row, r in zip(rows, others):
+                    meta = json.loads(bytes(descs[r][: lengths[r]].tolist()))
+                    source = _open_folder(meta, sig, f"rank {r} of the group", "gather_and_stack")
+                    with torch.no_grad():
+                        torch._foreach_copy_(
+                            [t.detach() for t in _Plan(row).leaves],
+                            [t.detach() for t in _Plan(source).leaves],
+                        )
+                return self
+            dist.gather(_padded(_bytes_tensor(desc, comm), longest), None, dst=dst, group=group)
+            return None
         if is_dst:
             nbytes = plan.full_layout.nbytes
             bufs = [
@@ -1044,7 +1111,6 @@ class DistributedMixin:
                 for _ in range(world)
             ]
             dist.gather(bufs[me], bufs, dst=dst, group=group)
-            others = [r for r in range(world) if r != me]
             for row, r in zip(rows, others):
                 leaves = _Plan(row).leaves
                 plan.full_layout.unpack(bufs[r], leaves)

@@ -382,9 +382,11 @@ def three_ranks(rank, world):
             src=2, group=group
         )
         assert (got["obs"] == 6).all()
+    memmap_collectives(rank, world)
 
 
-def test_three_ranks_and_a_subgroup(tmp_path):
+def test_three_ranks_and_a_subgroup(tmp_path, monkeypatch):
+    monkeypatch.setenv("TD_TEST_MEMMAP_FOLDER", str(tmp_path / "shared"))
     _spawn(3, "three_ranks", f"file://{tmp_path / 'init'}")
 
 
@@ -418,7 +420,86 @@ def _zeros_rows(rows: int) -> TensorDict:
     )
 
 
+def _count_collectives(counts: dict) -> None:
+    """Count the collectives of this process and the bytes it gives them."""
+    given = {"all_gather": 1, "gather": 0, "scatter": 1}  # the argument with its data
+    for name, arg in given.items():
+        real = getattr(dist, name)
+
+        def counting(*args, _real=real, _name=name, _arg=arg, **kwargs):
+            data = args[_arg] if len(args) > _arg else None
+            data = [data] if isinstance(data, torch.Tensor) else data or []
+            counts[_name] = counts.get(_name, 0) + 1
+            counts["bytes"] += sum(t.numel() * t.element_size() for t in data)
+            return _real(*args, **kwargs)
+
+        setattr(dist, name, counting)
+
+
+def _rank_rows(rank: int, rows: int = 1000) -> TensorDict:
+    return TensorDict(
+        obs=torch.full((rows, 64), float(rank)),
+        nested=TensorDict(step=torch.arange(rows) + rank, batch_size=[rows]),
+        batch_size=[rows],
+    )
+
+
+def _is_rank_rows(td, rank: int, rows: int = 1000) -> bool:
+    return (td["obs"] == rank).all() and torch.equal(
+        td["nested", "step"], torch.arange(rows) + rank
+    )
+
+
+def memmap_collectives(rank, world):
+    """all_gather, scatter and gather_and_stack of memory-mapped tensordicts: the
+    folders' paths travel, each rank maps the others' folders; no leaf on the wire."""
+    folder = os.environ["TD_TEST_MEMMAP_FOLDER"] + f"-collectives{world}"
+    data_bytes = 4 * 1000 * 64
+    counts = {"bytes": 0}
+    _count_collectives(counts)
+    mine = _rank_rows(rank).memmap_(f"{folder}/gathered{rank}")
+    every = mine.all_gather()
+    assert counts == {"all_gather": 2, "bytes": counts["bytes"]}, counts  # no storages
+    assert counts["bytes"] < 1024 < data_bytes, counts
+    for r, got in enumerate(every):
+        assert got.is_memmap() and str(got.saved_path) == f"{folder}/gathered{r}"
+        assert _is_rank_rows(got, r)
+    # a group where one rank is memory-mapped and the others not: their data moves
+    mixed = (mine if rank == 0 else _rank_rows(rank)).all_gather()
+    assert mixed[0].is_memmap() and not mixed[world - 1].is_memmap()
+    assert all(_is_rank_rows(got, r) for r, got in enumerate(mixed))
+    # scatter from memory-mapped parts: each rank maps its part's folder
+    counts.clear()
+    counts["bytes"] = 0
+    parts = None
+    if rank == world - 1:
+        parts = [_rank_rows(10 + r).memmap_(f"{folder}/part{r}") for r in range(world)]
+    got = TensorDict().scatter(world - 1, parts)
+    assert got.is_memmap() and _is_rank_rows(got, 10 + rank)
+    assert counts["scatter"] == 2 and counts["bytes"] < 1024 * world, counts
+    # gather_and_stack: the rows of rank 0 are read from the other ranks' folders
+    counts.clear()
+    counts["bytes"] = 0
+    if rank == 0:
+        rows = torch.stack([_rank_rows(0).zero_() for _ in range(world - 1)])
+        assert rows.gather_and_stack(0) is rows
+        for r in range(1, world):
+            assert _is_rank_rows(rows[r - 1], r)
+    else:
+        assert _rank_rows(rank).memmap_(f"{folder}/row{rank}").gather_and_stack(0) is None
+        assert counts["bytes"] < 1024, counts
+    assert counts == {"all_gather": 1, "gather": 1, "bytes": counts["bytes"]}, counts
+    # as_path=False: the data moves
+    counts.clear()
+    counts["bytes"] = 0
+    every = mine.all_gather(as_path=False)
+    assert counts["bytes"] > data_bytes and not every[world - 1 - rank].is_memmap()
+    assert all(_is_rank_rows(got, r) for r, got in enumerate(every))
+    dist.barrier()
+
+
 def memmap_as_path(rank, world):
+    memmap_collectives(rank, world)
     folder = os.environ["TD_TEST_MEMMAP_FOLDER"]
     counts = {"messages": 0, "bytes": 0}
     _count_wire(counts)
