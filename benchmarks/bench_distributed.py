@@ -6,8 +6,9 @@
 pytest-benchmark times one process; these need two, so this script spawns a two-rank
 gloo group per implementation and round (ours and the reference alternate, each from a
 scratch directory with PYTHONPATH cleared so that each imports its own package). In a
-group, rank 0 sends and rank 1 receives ``REPEAT`` transfers back to back after a
-barrier; the time per transfer is measured on the receiver. The cases of one leaf size
+group, one rank sends and the other receives ``REPEAT`` transfers back to back after a
+barrier (the ranks swap roles every sample, after a warm-up of each case in both
+directions); the time per transfer is measured on each rank and rank 1's is kept. The cases of one leaf size
 are sampled in turn (``SAMPLES`` samples each, the order rotated), so that a busy
 machine slows them alike; each case reports its median, and its median ratio to
 ``hand`` over the samples. The table gives the median over rounds and every round's
@@ -45,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SIZES = {"small": (64, 16), "large": (256, 256)}
 REPEAT = {"small": 20, "large": 3}
-SAMPLES = 7
+SAMPLES = 12
 
 
 def _make(torch, TensorDict, shape, value=1.0):
@@ -74,16 +75,19 @@ def _worker(rank, port, out_path):
         time per transfer, and per sample the ratio of each case to ``hand``."""
         samples = {name: [] for name in cases}
         names = list(cases)
-        for name in names:  # warm-up
-            for _ in range(2):
-                cases[name][0]() if rank == 0 else cases[name][1]()
+        other = 1 - rank
+        for name in names:  # warm-up, both directions
+            for sender in (0, 1, 0, 1):
+                send, recv = cases[name]
+                send(other) if rank == sender else recv(other)
         for i in range(SAMPLES):
+            sender = i % 2  # the ranks swap roles every sample
             for name in names[i % len(names) :] + names[: i % len(names)]:
                 send, recv = cases[name]
                 dist.barrier()
                 t0 = time.perf_counter()
                 for _ in range(repeat):
-                    send() if rank == 0 else recv()
+                    send(other) if rank == sender else recv(other)
                 samples[name].append((time.perf_counter() - t0) / repeat * 1e6)
         for name, values in samples.items():
             results[name] = statistics.median(values)
@@ -94,45 +98,47 @@ def _worker(rank, port, out_path):
 
     header = torch.zeros(3265, dtype=torch.uint8)  # our header + signature, 100 leaves
 
-    def two_messages_send(flat):
-        works = [dist.isend(header, 1, tag=1), dist.isend(flat, 1, tag=2)]
+    def two_messages_send(flat, peer):
+        works = [dist.isend(header, peer, tag=1), dist.isend(flat, peer, tag=2)]
         for work in works:
             work.wait()
 
-    def two_messages_recv(flat):
+    def two_messages_recv(flat, peer):
         # as a receiver that checks a header before it posts the data's receive
-        dist.irecv(header, 0, tag=1).wait()
-        dist.irecv(flat, 0, tag=2).wait()
+        dist.irecv(header, peer, tag=1).wait()
+        dist.irecv(flat, peer, tag=2).wait()
 
     for size, shape in SIZES.items():
         repeat = REPEAT[size]
-        td = _make(torch, TensorDict, shape, 1.0 if rank == 0 else 0.0)
+        # rank 1 starts from other values: the first transfer (0 -> 1) sets them
+        start = 1.0 if rank == 0 else 0.0
+        td = _make(torch, TensorDict, shape, start)
         try:
-            c = _make(torch, TensorDict, shape, 1.0 if rank == 0 else 0.0).consolidate(
-                metadata=True
-            )
+            c = _make(torch, TensorDict, shape, start).consolidate(metadata=True)
         except TypeError:
             c = td.consolidate()
         nbytes = sum(v.numel() * v.element_size() for v in td.values(True, True))
         flat = torch.zeros(nbytes, dtype=torch.uint8)
         timed(
             {
-                f"send_recv[{size}]": (lambda: td.send(1), lambda: td.recv(0)),
+                f"send_recv[{size}]": (lambda p: td.send(p), lambda p: td.recv(p)),
                 f"consolidated[{size}]": (
-                    lambda: c.send(1, consolidated=True),
-                    lambda: c.recv(0, consolidated=True),
+                    lambda p: c.send(p, consolidated=True),
+                    lambda p: c.recv(p, consolidated=True),
                 ),
-                f"hand[{size}]": (lambda: dist.send(flat, 1), lambda: dist.recv(flat, 0)),
+                f"hand[{size}]": (
+                    lambda p: dist.send(flat, p),
+                    lambda p: dist.recv(flat, p),
+                ),
                 f"hand_two_messages[{size}]": (
-                    lambda: two_messages_send(flat),
-                    lambda: two_messages_recv(flat),
+                    lambda p: two_messages_send(flat, p),
+                    lambda p: two_messages_recv(flat, p),
                 ),
             },
             repeat,
         )
-        if rank == 1:
-            assert (td["g3", "l2"] == 3.0).all()
-            assert (c["g3", "l2"] == 3.0).all()
+        assert (td["g3", "l2"] == 3.0).all()
+        assert (c["g3", "l2"] == 3.0).all()
         try:
             from tensordict._distributed import _Plan
         except ImportError:
@@ -178,7 +184,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--ours-python", default=sys.executable)
     parser.add_argument(
-        "--reference-venv", default=os.path.join(os.path.dirname(REPO), "reference-venv")
+        "--reference-venv",
+        default=os.path.join(os.path.dirname(REPO), "reference-venv"),
     )
     parser.add_argument("--out", default=os.path.join(HERE, "results_distributed.md"))
     parser.add_argument("--group", help=argparse.SUPPRESS)
@@ -205,7 +212,9 @@ def main() -> None:
             continue
         ours = statistics.median(r[case] for r in rounds["ours"])
         ref = statistics.median(r[case] for r in rounds["reference"])
-        ratios = [b[case] / a[case] for a, b in zip(rounds["ours"], rounds["reference"])]
+        ratios = [
+            b[case] / a[case] for a, b in zip(rounds["ours"], rounds["reference"])
+        ]
         to_hand = [r[f"{case}/hand"] for r in rounds["ours"]]
         lines.append(
             f"| {case} | {ours:,.0f} | {ref:,.0f} | {ref / ours:.2f} | "
@@ -214,7 +223,9 @@ def main() -> None:
         )
     for size in SIZES:
         us = statistics.median(r[f"check_us[{size}]"] for r in rounds["ours"])
-        cached = statistics.median(r[f"check_cached_us[{size}]"] for r in rounds["ours"])
+        cached = statistics.median(
+            r[f"check_cached_us[{size}]"] for r in rounds["ours"]
+        )
         nbytes = rounds["ours"][0][f"check_bytes[{size}]"]
         lines.append(
             f"\nStructure check ({size}): {us:.0f} µs per side per transfer (signature "

@@ -76,7 +76,12 @@ def _worker(rank, port, folder):
             def call(*args, **kwargs):
                 counts[name] += 1
                 sizes[name] += _nbytes(args[0]) + (
-                    _nbytes(args[1]) if name in ("all_gather", "gather", "scatter") and len(args) > 1 and args[1] is not None and rank == 0 else 0
+                    _nbytes(args[1])
+                    if name in ("all_gather", "gather", "scatter")
+                    and len(args) > 1
+                    and args[1] is not None
+                    and rank == 0
+                    else 0
                 )
                 return target(*args, **kwargs)
 
@@ -92,7 +97,9 @@ def _worker(rank, port, folder):
         calls = sum(counts.values())
         nbytes = sum(sizes.values())
         detail = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
-        print(f"| {label} | rank {rank} | {calls} | {nbytes:,} | {detail} |", flush=True)
+        print(
+            f"| {label} | rank {rank} | {calls} | {nbytes:,} | {detail} |", flush=True
+        )
 
     for n in (10, 100):
         td = _make(n, float(rank))
@@ -131,6 +138,25 @@ def _worker(rank, port, folder):
             f"memmap init_remote ({n})",
             lambda: mm.init_remote(1) if rank == 0 else TensorDict.from_remote_init(0),
         )
+        measure(
+            f"memmap broadcast ({n})", lambda: (mm if rank == 0 else td).broadcast(0)
+        )
+        mine = _make(n, float(rank)).memmap_(os.path.join(folder, f"mine{n}-{rank}"))
+        measure(f"memmap all_gather ({n})", lambda: mine.all_gather())
+        parts = (
+            [
+                _make(n, float(r)).memmap_(os.path.join(folder, f"part{n}-{r}"))
+                for r in range(2)
+            ]
+            if rank == 0
+            else None
+        )
+        measure(f"memmap scatter ({n})", lambda: TensorDict().scatter(0, parts))
+        if rank == 0:
+            rows = _make(n, 0.0).unsqueeze(0)
+            measure(f"memmap gather_and_stack ({n})", lambda: rows.gather_and_stack(0))
+        else:
+            measure(f"memmap gather_and_stack ({n})", lambda: mine.gather_and_stack(0))
     td_dist.dist = dist
     dist.destroy_process_group()
 

@@ -4,8 +4,8 @@ A transfer moves the leaves as few messages as it can: small leaves packed into 
 block (``tensordict._structure.Layout``: leaves in key order, grouped by dtype), large
 ones (``LARGE_LEAF_BYTES`` and more) each straight from and into their own memory, so
 that nothing big is copied. A consolidated tensordict (``tensordict/_consolidate.py``)
-*is* such a block and moves as one message, without a copy on either side when both
-are consolidated.
+*is* such a block and moves as one message: its header and signature are written in the
+room ``consolidate`` leaves in front of the block, so the sender does not copy it.
 
 Point to point (``send``/``recv``/``isend``/``irecv``), the sender first sends a header
 (64 bytes: a format mark, a fingerprint of the structure, sizes) followed by the
@@ -23,10 +23,12 @@ Collectives that need the same structure on every rank (``all_reduce``, ``reduce
 and raise, naming the key, on every rank when they differ. Collectives that build new
 tensordicts (``broadcast``, ``all_gather``, ``scatter``, ``init_remote`` /
 ``from_remote_init``) send the structure as JSON beside the block: nothing is pickled.
-A tensordict memory-mapped in a folder goes with ``send``/``isend``, ``init_remote`` and
-``broadcast`` as its folder's path (plus the signature and a stamp of the folder's
-``meta.json`` that tells it from a same-named folder elsewhere) instead of its data: a
-shared filesystem is assumed; ``as_path=False`` sends the data.
+A tensordict memory-mapped in a folder goes with ``send``/``isend``, ``init_remote``,
+``broadcast``, ``all_gather``, ``scatter`` and ``gather_and_stack`` as its folder's
+path (plus the signature and a stamp of the folder's ``meta.json`` that tells it from a
+same-named folder elsewhere) instead of its data: a shared filesystem is assumed;
+``as_path=False`` sends the data. ``all_reduce``/``reduce`` combine the values, so
+their data always moves.
 """
 
 from __future__ import annotations
@@ -268,7 +270,10 @@ def _header(plan: _Plan, mode: int, nbytes: int, n_large: int, extra: bytes, off
         dtype=torch.int64,
     )
     return torch.cat(
-        [header.view(torch.uint8), torch.frombuffer(bytearray(sig + extra), dtype=torch.uint8)]
+        [
+            header.view(torch.uint8),
+            torch.frombuffer(bytearray(sig + extra), dtype=torch.uint8),
+        ]
     )
 
 
@@ -316,14 +321,20 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=
             stream = _stream(plan, _SPLIT, nbytes, 0, b"", inline=True, device=device)
             packed_into = stream[stream.numel() - nbytes :]
         else:
-            large = [plan.leaves[i].detach().to(device).contiguous() for i in plan.large]
+            large = [
+                plan.leaves[i].detach().to(device).contiguous() for i in plan.large
+            ]
             stream = _stream(plan, _SPLIT, nbytes, len(large), b"")
             packed = packed_into = torch.empty(nbytes, dtype=torch.uint8, device=device)
         if small:
             plan.small_layout.pack(small, packed_into)
     stream = stream.to(device)
     tags = _tags(init_tag, pseudo_rand, 3 + len(large))
-    first = stream if stream.numel() <= FIRST_MESSAGE_BYTES else stream[:FIRST_MESSAGE_BYTES]
+    first = (
+        stream
+        if stream.numel() <= FIRST_MESSAGE_BYTES
+        else stream[:FIRST_MESSAGE_BYTES]
+    )
     works = [dist.isend(first, group=group, tag=tags[0], **peer)]
     if stream.numel() > FIRST_MESSAGE_BYTES:
         works.append(
@@ -941,7 +952,9 @@ class DistributedMixin:
         )
         dist.broadcast(meta_t, src, group=group)
         if magic == _MAGIC_PATH:  # a shared folder: no data on the wire
-            return td if is_src else _loaded_from_path(bytes(meta_t.tolist()), src, device)
+            return (
+                td if is_src else _loaded_from_path(bytes(meta_t.tolist()), src, device)
+            )
         if is_src:
             dist.broadcast(block, src, group=group)
             return td
@@ -966,7 +979,11 @@ class DistributedMixin:
         me = dist.get_rank(group)
         path_meta = _as_path(self, as_path)
         if path_meta is not None:
-            td, block, meta = self, torch.empty(0, dtype=torch.uint8, device=comm), path_meta
+            td, block, meta = (
+                self,
+                torch.empty(0, dtype=torch.uint8, device=comm),
+                path_meta,
+            )
         else:
             td, block, meta = _consolidated(self, comm)
         sizes = torch.tensor(
@@ -1091,18 +1108,25 @@ class DistributedMixin:
         if others and all(lengths[r] for r in others):  # folders: no leaf on the wire
             longest = max(lengths)
             if is_dst:
-                descs = [torch.empty(longest, dtype=torch.uint8, device=comm) for _ in range(world)]
+                descs = [
+                    torch.empty(longest, dtype=torch.uint8, device=comm)
+                    for _ in range(world)
+                ]
                 dist.gather(descs[me], descs, dst=dst, group=group)
                 for row, r in zip(rows, others):
                     meta = json.loads(bytes(descs[r][: lengths[r]].tolist()))
-                    source = _open_folder(meta, sig, f"rank {r} of the group", "gather_and_stack")
+                    source = _open_folder(
+                        meta, sig, f"rank {r} of the group", "gather_and_stack"
+                    )
                     with torch.no_grad():
                         torch._foreach_copy_(
                             [t.detach() for t in _Plan(row).leaves],
                             [t.detach() for t in _Plan(source).leaves],
                         )
                 return self
-            dist.gather(_padded(_bytes_tensor(desc, comm), longest), None, dst=dst, group=group)
+            dist.gather(
+                _padded(_bytes_tensor(desc, comm), longest), None, dst=dst, group=group
+            )
             return None
         if is_dst:
             nbytes = plan.full_layout.nbytes

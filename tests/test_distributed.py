@@ -486,7 +486,9 @@ def memmap_collectives(rank, world):
         for r in range(1, world):
             assert _is_rank_rows(rows[r - 1], r)
     else:
-        assert _rank_rows(rank).memmap_(f"{folder}/row{rank}").gather_and_stack(0) is None
+        assert (
+            _rank_rows(rank).memmap_(f"{folder}/row{rank}").gather_and_stack(0) is None
+        )
         assert counts["bytes"] < 1024, counts
     assert counts == {"all_gather": 1, "gather": 1, "bytes": counts["bytes"]}, counts
     # as_path=False: the data moves
@@ -554,7 +556,9 @@ def memmap_as_path(rank, world):
         got = TensorDict().broadcast(src=0)
         # the receiving side of the broadcasts: the sizes and the path, no data
         assert counts["messages"] == 2 and counts["bytes"] < 1024, counts
-        assert got.is_memmap() and torch.equal(got["nested", "step"], torch.arange(1000))
+        assert got.is_memmap() and torch.equal(
+            got["nested", "step"], torch.arange(1000)
+        )
         moved = TensorDict.from_remote_init(src=0)
         assert not moved.is_memmap() and torch.equal(moved["obs"], got["obs"])
         into = TensorDict(x=torch.zeros(3), batch_size=[3])
@@ -566,7 +570,9 @@ def memmap_as_path(rank, world):
         dist.barrier()
         os.rename(folder + "-replaced", folder + "-old")
         TensorDict(x=torch.ones(3), batch_size=[3]).memmap_(folder + "-replaced")
-        _expect_error(lambda: into.recv(src=0, init_tag=60), "another one", "as_path=False")
+        _expect_error(
+            lambda: into.recv(src=0, init_tag=60), "another one", "as_path=False"
+        )
         assert not into["x"].any()  # nothing written
         # recv into an existing tensordict: the leaves are read from the sender's files
         small = _zeros_rows(1000)
@@ -582,9 +588,7 @@ def memmap_as_path(rank, world):
         assert (into["obs"][7] == -1).all() and into["obs"][8, 0] == 8 * 64
         shaped = _zeros_rows(50_000)
         shaped["obs"] = torch.zeros(50_000, 32)
-        _expect_error(
-            lambda: shaped.recv(src=0), "'obs'", "(50000, 32)", "(50000, 64)"
-        )
+        _expect_error(lambda: shaped.recv(src=0), "'obs'", "(50000, 32)", "(50000, 64)")
         assert not shaped["nested", "step"].any()  # nothing written
         plain = _zeros_rows(50_000)
         plain.recv(src=0)
@@ -642,6 +646,11 @@ def test_consolidated_send_is_one_message_straight_from_its_storage(monkeypatch)
     assert (received["obs"] == 3.0).all()
     # a receiver of another structure: an error naming the key, nothing written
     sent.send(dst=1)
-    other = _zeros_like_nested().exclude("step").set("step", torch.zeros(4, 2, dtype=torch.int64)).consolidate()
+    other = (
+        _zeros_like_nested()
+        .exclude("step")
+        .set("step", torch.zeros(4, 2, dtype=torch.int64))
+        .consolidate()
+    )
     _expect_error(lambda: other.recv(src=0), "'step'", "(4, 2)", "(4,)")
     assert not other["obs"].any() and not other["step"].any()
