@@ -614,7 +614,7 @@ class PersistenceMixin:
         """``self`` is ``parent[index]``: a view of a memory-mapped tensordict is
         memory-mapped too, and locked, as users of 0.15.3 expect (it has no folder
         of its own: ``saved_path`` is None)."""
-        if parent.is_locked and _marked(parent) is not None and _keeps_file_views(index):
+        if _keeps_file_views(index) and parent.is_locked and _marked(parent) is not None:
             _mark(self, _ANONYMOUS)
             self._is_locked = True  # nested views were locked when they were indexed
 

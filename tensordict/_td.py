@@ -21,6 +21,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._linked_list import entry_value
 from tensordict._unbatched import is_unbatched
+from tensordict.memmap import MemoryMappedTensor
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
 from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
@@ -79,6 +80,9 @@ def _parse_device(device) -> torch.device | None:
     if device.type == "cuda" and device.index is None and torch.cuda.is_available():
         device = torch.device("cuda", torch.cuda.current_device())
     return device
+
+
+_tensor_getitem = Tensor.__getitem__  # torch's indexing, whatever the leaf's subclass
 
 
 def _normalize_index(index, batch_size: torch.Size):
@@ -598,22 +602,37 @@ class TensorDict(
 
     # ------------------------------------------------------------------ indexing
     def _index(self, index) -> "TensorDict":
+        return self._index_normalized(_normalize_index(index, self._batch_size))
+
+    def _index_normalized(self, idx) -> "TensorDict":
+        """``self[idx]`` for an index ``_normalize_index`` gave (nested levels share
+        it rather than normalising it again)."""
         bs = self._batch_size
         n = len(bs)
-        idx = _normalize_index(index, bs)
+        # a tensor index gives copies, never views: MemoryMappedTensor's own
+        # __getitem__, which only decides which views stay mapped, can be skipped
+        copies = type(idx) is Tensor and idx.ndim > 0
         storage = {}
         new_bs = None
         for key, value in self._tensordict.items():
             if isinstance(value, Tensor):
-                if type(value) is not Tensor and is_unbatched(value):
+                if type(value) is Tensor:
+                    result = value[idx]
+                elif copies and type(value) is MemoryMappedTensor:
+                    result = _tensor_getitem(value, idx)
+                elif is_unbatched(value):
                     storage[key] = value  # no batch dims to index
                     continue
-                result = value[idx]
+                else:
+                    result = value[idx]
                 if new_bs is None:
                     new_bs = result.shape[: result.ndim - value.ndim + n]
                 storage[key] = result
             elif isinstance(value, TensorDict):
-                result = value._index(idx)
+                if type(value) is TensorDict:
+                    result = value._index_normalized(idx)
+                else:
+                    result = value._index(idx)
                 if new_bs is None:
                     rbs = result._batch_size
                     new_bs = rbs[: len(rbs) - len(value._batch_size) + n]

@@ -233,6 +233,36 @@ def test_indexed_memmap_is_locked_like_its_parent(tmp_path, index, stays_memmap)
     assert not td[0].is_locked  # an unlocked parent gives unlocked views
 
 
+@pytest.mark.parametrize(
+    "index",
+    [
+        torch.tensor([2, 0, 2]),
+        torch.tensor([-1, 0]),
+        torch.tensor([[0, 1], [2, 2]]),
+        torch.tensor([True, False, True]),
+        [0, 2],
+    ],
+    ids=["rows", "negative", "2d", "mask", "list"],
+)
+def test_rows_of_memmap_by_tensor_are_copies_in_ram(tmp_path, index):
+    ram = dense()
+    td = ram.clone().memmap_(tmp_path / "p")
+    rows = td[index]
+    expected = ram[index]
+    assert rows.batch_size == expected.batch_size
+    for key in expected.keys(True, True):
+        if key in ("text", "number"):
+            continue
+        value = rows[key]
+        assert type(value) is torch.Tensor, key  # a copy, not a mapped view
+        assert torch.equal(value, expected[key]), key
+    rows["a"].fill_(7.0)
+    rows["nested", "deeper", "d"].fill_(7.0)
+    back = TensorDict.load_memmap(tmp_path / "p")
+    assert torch.equal(back["a"], ram["a"])
+    assert torch.equal(back["nested", "deeper", "d"], ram["nested", "deeper", "d"])
+
+
 def test_indexed_memmap_tensorclass_and_lazy_stack_are_locked():
     inner = Inner(z=torch.zeros(4, 2), batch_size=[4]).memmap_()
     assert inner[0].is_locked and inner[:2].is_locked and not inner[1:].is_locked
