@@ -16,7 +16,7 @@ CPU time of the worker's thread per call. A round is ``--blocks`` pairs; its rat
 the reference's median block over ours. Every round's ratio is printed.
 
 The cases are the issue targets that ``compare.py`` measured noisily (issue 11's vmap
-ensemble, issue 13's compiled ops, and the three cases of 0.15.3's
+ensemble and its pure-torch floor, issue 13's compiled ops, and the three cases of 0.15.3's
 ``functional_benchmarks_test.py`` that time only torch), written with the API both
 libraries share; each worker checks its result against plain torch before timing.
 """
@@ -73,6 +73,42 @@ def _ensemble(tdmodule):
     def call():
         with torch.no_grad():
             mapped(data, params)
+
+    return call
+
+
+def _ensemble_torch_floor():
+    """The ensemble's math in torch alone: ``torch.vmap`` of three ``F.linear`` (two
+    ReLUs) over the stacked weights passed as seven tensors, no module and no
+    tensordict; the same code on both sides (a ratio near 1). Its time beside the
+    reference's ensemble shows what torch alone would gain over 0.15.3 (issue 11's
+    vmap target); it is no lower bound: torch.vmap handles seven separate tensors
+    more slowly than ours handles one tensordict of six."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    torch.manual_seed(0)
+    layers = [nn.Linear(64, 64) for _ in range(3)]
+    x = torch.randn(32, 64)
+    weights = [torch.stack([lin.weight.detach()] * 10) for lin in layers]
+    biases = [torch.stack([lin.bias.detach()] * 10) for lin in layers]
+
+    def func(x, w0, b0, w1, b1, w2, b2):
+        h = F.relu(F.linear(x, w0, b0))
+        h = F.relu(F.linear(h, w1, b1))
+        return F.linear(h, w2, b2)
+
+    args = [t for pair in zip(weights, biases) for t in pair]
+    mapped = torch.vmap(func, (None, 0, 0, 0, 0, 0, 0))
+    with torch.no_grad():
+        out = mapped(x, *args)
+        expected = layers[2](torch.relu(layers[1](torch.relu(layers[0](x)))))
+        torch.testing.assert_close(out[3], expected)
+
+    def call():
+        with torch.no_grad():
+            mapped(x, *args)
 
     return call
 
@@ -137,6 +173,7 @@ def _torch_only(case):
 CASES = {
     "vmap_ensemble[False]": lambda: _ensemble(False),
     "vmap_ensemble[True]": lambda: _ensemble(True),
+    "vmap_ensemble_torch_floor": _ensemble_torch_floor,
     "compiled[add_self]": lambda: _compiled("add_self"),
     "compiled[sum0]": lambda: _compiled("sum0"),
     "compiled[index]": lambda: _compiled("index"),
