@@ -715,6 +715,13 @@ class TensorDict(
         _collect_leaves(self, out)
         return out
 
+    def _iter_leaves(self):
+        for value in self._tensordict.values():
+            if type(value) is Tensor or isinstance(value, Tensor):
+                yield value
+            elif isinstance(value, TensorDictBase):
+                yield from value._iter_leaves()
+
     def _leaves_and_rebuild(self):
         leaves: list[Tensor] = []
         _collect_leaves(self, leaves)

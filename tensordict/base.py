@@ -210,6 +210,11 @@ class TensorDictBase(
         """Every tensor leaf, depth first, in key order."""
         raise NotImplementedError
 
+    def _iter_leaves(self) -> Iterator[Tensor]:
+        """The leaves of :meth:`_leaves`, one at a time, for a walk that may stop
+        early (``any()``, ``all()``)."""
+        return iter(self._leaves())
+
     def _leaves_and_rebuild(
         self,
     ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:

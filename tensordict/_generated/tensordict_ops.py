@@ -5228,7 +5228,10 @@ class TensorDictGeneratedOps:
             tensor([ True, False])
         """
         if dim is None:  # one bool for every value of every leaf
-            return all(torch.all(x) for x in self._leaves())
+            for x in self._iter_leaves():
+                if not x.all():
+                    return False
+            return True
         dense = self._with_dense_stacks("all")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.all(dim)
@@ -5259,7 +5262,10 @@ class TensorDictGeneratedOps:
             tensor([ True, False])
         """
         if dim is None:  # one bool for every value of every leaf
-            return any(torch.any(x) for x in self._leaves())
+            for x in self._iter_leaves():
+                if x.any():
+                    return True
+            return False
         dense = self._with_dense_stacks("any")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.any(dim)
