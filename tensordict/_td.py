@@ -797,6 +797,8 @@ class TensorDict(
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDict":
         storage = None  # a copy of the storage, made at the first replaced entry
         for name, value in self._tensordict.items():
+            if type(value) is Tensor:  # the common case first
+                continue
             if isinstance(value, Tensor) or not isinstance(value, TensorDictBase):
                 continue
             dense = value._with_dense_stacks(op, key + (name,))
@@ -1048,7 +1050,7 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
                 storage[key] = value
             else:
                 storage[key] = next(it)
-        elif isinstance(value, TensorDict):
+        elif type(value) is TensorDict or isinstance(value, TensorDict):
             storage[key] = _rebuild(value, it, changes)
         elif isinstance(value, TensorDictBase):
             sub_leaves, sub_rebuild = value._leaves_and_rebuild()
