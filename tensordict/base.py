@@ -222,6 +222,12 @@ class TensorDictBase(
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
 
+    def _map_leaves(self, fn: Callable[[Tensor], Tensor]) -> "TensorDictBase":
+        """``rebuild([fn(x) for x in leaves])`` of :meth:`_leaves_and_rebuild`: the
+        same structure with ``fn`` of every leaf (a container may do it in one walk)."""
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([fn(x) for x in leaves])
+
     def _batched_leaves_and_rebuild(
         self,
     ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
