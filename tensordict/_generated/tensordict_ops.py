@@ -4,10 +4,11 @@
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
 pages under ``docs/reference/`` come from the same entries. Every method does its Python
 work once per call: collect the leaves, make one ``torch._foreach_*`` call where torch
-has one (one list comprehension otherwise), rebuild the tree without re-validating it.
-The methods use the primitives that ``docs/architecture.md`` lists (the leaf
-primitives ``_leaves_and_rebuild``, ``_leaves`` and ``_operand_leaves``, and the runtime
-helpers in ``tensordict/_ops/``).
+has one, rebuild the tree without re-validating it; an op whose new leaves come from one
+leaf expression does the three in one walk (``_map_leaves``). The methods use the
+primitives that ``docs/architecture.md`` lists (the leaf primitives
+``_leaves_and_rebuild``, ``_map_leaves``, ``_leaves``, ``_iter_leaves`` and
+``_operand_leaves``, and the runtime helpers in ``tensordict/_ops/``).
 """
 
 from __future__ import annotations
@@ -112,9 +113,7 @@ class TensorDictGeneratedOps:
             >>> td.data["a"].requires_grad
             False
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        new = [x.data for x in leaves]
-        return _ops.keep_lock(self, rebuild(new))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: x.data))
 
     @property
     def is_cpu(self):
