@@ -2740,8 +2740,8 @@ class TensorDictGeneratedOps:
             tensor([ 1, -2])
         """
         if cast_filter is None:
-            return self._map_leaves(lambda x: x.to(dst_type))
-        return self._map_leaves(lambda x: x.to(dst_type) if cast_filter(x) else x)
+            return self._map_leaves(lambda x: x.type(dst_type))
+        return self._map_leaves(lambda x: x.type(dst_type) if cast_filter(x) else x)
 
     # ---- Devices, memory and copies (spec/device.yaml) ----
 
