@@ -210,12 +210,23 @@ class TensorDictBase(
         """Every tensor leaf, depth first, in key order."""
         raise NotImplementedError
 
+    def _iter_leaves(self) -> Iterator[Tensor]:
+        """The leaves of :meth:`_leaves`, one at a time, for a walk that may stop
+        early (``any()``, ``all()``)."""
+        return iter(self._leaves())
+
     def _leaves_and_rebuild(
         self,
     ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
         """The leaves, and a function building a same-structured container from new
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
+
+    def _map_leaves(self, fn: Callable[[Tensor], Tensor]) -> "TensorDictBase":
+        """``rebuild([fn(x) for x in leaves])`` of :meth:`_leaves_and_rebuild`: the
+        same structure with ``fn`` of every leaf (a container may do it in one walk)."""
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([fn(x) for x in leaves])
 
     def _batched_leaves_and_rebuild(
         self,
