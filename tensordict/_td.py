@@ -422,13 +422,13 @@ class TensorDict(
         """The entry at a flat tuple of strings when every level on the way is a
         dense TensorDict; ``_MISSING`` otherwise (the general path then decides,
         errors included)."""
-        td = self
+        value = self
         try:
-            for part in key[:-1]:
-                td = td._tensordict[part]
-            return td._tensordict[key[-1]]
+            for part in key:
+                value = value._tensordict[part]
         except (KeyError, AttributeError, TypeError):
             return _MISSING
+        return value
 
     # The dict-like reads below are called in users' loops. Their signatures have no
     # keyword-only parameter: CPython (3.11+) specialises calls to such functions
@@ -489,7 +489,12 @@ class TensorDict(
                 return value
             return entry_value(value)
         if type(index) is tuple and index and type(index[0]) is str:
-            value = self._dense_get(index)
+            value = self  # self._dense_get(index), inlined: the hot nested read
+            try:
+                for part in index:
+                    value = value._tensordict[part]
+            except (KeyError, AttributeError, TypeError):
+                value = _MISSING
             if value is not _MISSING:
                 if type(value) is Tensor or type(value) is TensorDict:
                     return value
@@ -671,7 +676,8 @@ class TensorDict(
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
         result = _new_tensordict(storage, new_bs, self._device, names)
-        if self._is_locked:  # a view of a memory-mapped tensordict stays one
+        if self._is_locked and getattr(self, "_memmap_prefix", None) is not None:
+            # a view of a memory-mapped tensordict stays one
             result._memmap_view_from(self, idx)
         return result
 
