@@ -524,6 +524,8 @@ class TensorDict(
             if parent is not None:
                 parent._set_str(key[-1], item, inplace=inplace, validated=False)
                 return self
+            if self._set_under_new_levels(key, item):
+                return self
         return TensorDictBase.set(self, key, item, inplace, non_blocking=non_blocking)
 
     def __setitem__(self, index, value) -> None:
@@ -535,7 +537,41 @@ class TensorDict(
             if parent is not None:
                 parent._set_str(index[-1], value, inplace=False, validated=False)
                 return
+            if self._set_under_new_levels(index, value):
+                return
         TensorDictBase.__setitem__(self, index, value)
+
+    def _set_under_new_levels(self, key: tuple, value) -> bool:
+        """Set a flat tuple-of-strings ``key`` some of whose levels are missing, where
+        every level on the way is an unlocked dense TensorDict: ``value`` is
+        validated first, against the deepest existing level (the new ones are empty
+        copies of its batch size, device and names), so a bad value raises before
+        any level is made and no snapshot is needed. False (nothing done) when
+        that does not apply: the general path decides."""
+        td = self
+        depth = 0
+        for part in key[:-1]:
+            if type(part) is not str:
+                return False
+            nested = td._tensordict.get(part, _MISSING)
+            if nested is _MISSING:
+                break
+            if type(nested) is not TensorDict:
+                return False
+            td = nested
+            depth += 1
+        if td._is_locked or type(key[-1]) is not str:
+            return False
+        for part in key[depth:-1]:
+            if type(part) is not str:
+                return False
+        value = td._validate(key[-1], value)
+        for part in key[depth:-1]:
+            nested = td._new_empty()
+            td._tensordict[part] = nested
+            td = nested
+        td._tensordict[key[-1]] = value
+        return True
 
     def _validate(self, key, value):
         """Check (and convert) a value entering at ``key``; return what to store."""

@@ -160,3 +160,34 @@ class TestDictReads:
         assert td.get(("n", "missing"), 5) == 5
         with pytest.raises(KeyError):
             td["missing"]
+
+
+class TestSetUnderNewLevels:
+    def test_levels_are_made_with_the_batch_size_device_and_names(self):
+        td = TensorDict({"a": torch.zeros(3, 2)}, batch_size=[3], names=["t"])
+        td["x", "y", "z"] = torch.ones(3, 5)
+        td.set(("a2", "b"), torch.ones(3))
+        assert td["x", "y"].batch_size == torch.Size([3]) and td["x", "y"].names == [
+            "t"
+        ]
+        assert torch.equal(td["x", "y", "z"], torch.ones(3, 5))
+        assert torch.equal(td["a2", "b"], torch.ones(3))
+
+    def test_a_bad_value_makes_no_level(self):
+        td = nested()
+        with pytest.raises(RuntimeError, match="z"):
+            td["n", "new", "z"] = torch.ones(4)
+        assert set(td.keys(True)) == {"a", "n", ("n", "b")}
+
+    def test_locked_level_refuses_and_makes_no_level(self):
+        td = nested()
+        td["n"].lock_()
+        with pytest.raises(RuntimeError, match="locked"):
+            td["n", "new", "z"] = torch.ones(3)
+        assert "new" not in td["n"].keys()
+
+    def test_a_tensor_on_the_way_raises(self):
+        td = nested()
+        with pytest.raises(Exception):
+            td["a", "x", "y"] = torch.ones(3)
+        assert set(td.keys(True)) == {"a", "n", ("n", "b")}
