@@ -37,12 +37,17 @@ from tensordict.base import (
     _has_no_entries,
     _is_node,
     _looks_like_key,
+    _WriteBack,
 )
 
 _CONVERTIBLE = (bool, int, float, complex, list, tuple, np.ndarray, np.generic)
 
 
 _EMPTY_SIZE = torch.Size(())
+
+# The default of TensorDict.get's ``default``: "not given" (not _MISSING, which callers
+# pass as a default to tell a missing entry from a stored None).
+_NOT_GIVEN = object()
 
 
 def _parse_batch_size(batch_size) -> torch.Size:
@@ -206,16 +211,10 @@ class TensorDict(
         lock: bool = False,
         **kwargs: Any,
     ) -> None:
-        if isinstance(source, TensorDictBase) and batch_size is None:
-            batch_size = source.batch_size
-        bs = self._batch_size = _parse_batch_size(batch_size)
-        dev = self._device = _parse_device(device)
-        self._names = _parse_names(names, len(bs))
-        self._is_locked = False
-        self._last_lock_op = None
-        self._lock_stack = None
-        storage = self._tensordict = {}
-        if source is None:
+        # the common call, a dict of entries, is told apart first
+        if type(source) is dict and not kwargs:
+            items = source.items()
+        elif source is None:
             items = kwargs.items()
         elif kwargs:
             raise TypeError(
@@ -224,6 +223,8 @@ class TensorDict(
             )
         elif isinstance(source, TensorDictBase):
             items = source._own_items()
+            if batch_size is None:
+                batch_size = source.batch_size
         elif hasattr(source, "items"):
             items = source.items()
         else:
@@ -231,6 +232,13 @@ class TensorDict(
                 f"TensorDict source must be a mapping or a tensordict, got "
                 f"{type(source).__name__}"
             )
+        bs = self._batch_size = _parse_batch_size(batch_size)
+        dev = self._device = None if device is None else _parse_device(device)
+        self._names = None if names is None else _parse_names(names, len(bs))
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        storage = self._tensordict = {}
         n = len(bs)
         first = bs[0] if n == 1 else None
         for key, value in items:
@@ -420,27 +428,45 @@ class TensorDict(
         """The entry at a flat tuple of strings when every level on the way is a
         dense TensorDict; ``_MISSING`` otherwise (the general path then decides,
         errors included)."""
-        td = self
+        value = self
         try:
-            for part in key[:-1]:
-                td = td._tensordict[part]
-            return td._tensordict[key[-1]]
+            for part in key:
+                value = value._tensordict[part]
         except (KeyError, AttributeError, TypeError):
             return _MISSING
+        return value
 
-    def keys(
-        self, include_nested=False, leaves_only=False, is_leaf=None, *, sort=False
-    ):
+    # The dict-like reads below are called in users' loops. Their signatures have no
+    # keyword-only parameter: CPython (3.11+) specialises calls to such functions
+    # (no generic call path), which is a third of the cost of `key in td.keys()`.
+    # `sort` stays a keyword in every call the library and its users make.
+    def keys(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
         keys view, returned without a further call (the hot path of ``key in td.keys()``).
         """
-        if not (include_nested or leaves_only or sort):
-            return self._tensordict.keys()
-        return TensorDictBase.keys(
-            self, include_nested, leaves_only, is_leaf, sort=sort
-        )
+        if include_nested or leaves_only or sort:
+            return TensorDictBase.keys(
+                self, include_nested, leaves_only, is_leaf, sort=sort
+            )
+        return self._tensordict.keys()
 
-    def get(self, key, *args, **kwargs):
+    def values(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
+        """As :meth:`TensorDictBase.values`; with no argument, the storage's own view."""
+        if include_nested or leaves_only or sort:
+            return TensorDictBase.values(
+                self, include_nested, leaves_only, is_leaf, sort=sort
+            )
+        return self._tensordict.values()
+
+    def items(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
+        """As :meth:`TensorDictBase.items`; with no argument, the storage's own view."""
+        if include_nested or leaves_only or sort:
+            return TensorDictBase.items(
+                self, include_nested, leaves_only, is_leaf, sort=sort
+            )
+        return self._tensordict.items()
+
+    def get(self, key, default=_NOT_GIVEN):
         """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
         if type(key) is str:
             value = self._tensordict.get(key, _MISSING)
@@ -454,7 +480,9 @@ class TensorDict(
             # non-tensor data (stored as the value itself) reads as NonTensorData, as
             # in 0.15.3; td[key] gives the value
             return _non_tensor_entry(self, key, value)
-        return TensorDictBase.get(self, key, *args, **kwargs)
+        if default is _NOT_GIVEN:  # TensorDictBase.get decides: None, or raise
+            return TensorDictBase.get(self, key)
+        return TensorDictBase.get(self, key, default)
 
     def __getitem__(self, index):
         if type(index) is str:
@@ -467,7 +495,12 @@ class TensorDict(
                 return value
             return entry_value(value)
         if type(index) is tuple and index and type(index[0]) is str:
-            value = self._dense_get(index)
+            value = self  # self._dense_get(index), inlined: the hot nested read
+            try:
+                for part in index:
+                    value = value._tensordict[part]
+            except (KeyError, AttributeError, TypeError):
+                value = _MISSING
             if value is not _MISSING:
                 if type(value) is Tensor or type(value) is TensorDict:
                     return value
@@ -497,6 +530,8 @@ class TensorDict(
             if parent is not None:
                 parent._set_str(key[-1], item, inplace=inplace, validated=False)
                 return self
+            if self._set_under_new_levels(key, item):
+                return self
         return TensorDictBase.set(self, key, item, inplace, non_blocking=non_blocking)
 
     def __setitem__(self, index, value) -> None:
@@ -508,7 +543,41 @@ class TensorDict(
             if parent is not None:
                 parent._set_str(index[-1], value, inplace=False, validated=False)
                 return
+            if self._set_under_new_levels(index, value):
+                return
         TensorDictBase.__setitem__(self, index, value)
+
+    def _set_under_new_levels(self, key: tuple, value) -> bool:
+        """Set a flat tuple-of-strings ``key`` some of whose levels are missing, where
+        every level on the way is an unlocked dense TensorDict: ``value`` is
+        validated first, against the deepest existing level (the new ones are empty
+        copies of its batch size, device and names), so a bad value raises before
+        any level is made and no snapshot is needed. False (nothing done) when
+        that does not apply: the general path decides."""
+        td = self
+        depth = 0
+        for part in key[:-1]:
+            if type(part) is not str:
+                return False
+            nested = td._tensordict.get(part, _MISSING)
+            if nested is _MISSING:
+                break
+            if type(nested) is not TensorDict:
+                return False
+            td = nested
+            depth += 1
+        if td._is_locked or type(key[-1]) is not str:
+            return False
+        for part in key[depth:-1]:
+            if type(part) is not str:
+                return False
+        value = td._validate(key[-1], value)
+        for part in key[depth:-1]:
+            nested = td._new_empty()
+            td._tensordict[part] = nested
+            td = nested
+        td._tensordict[key[-1]] = value
+        return True
 
     def _validate(self, key, value):
         """Check (and convert) a value entering at ``key``; return what to store."""
@@ -602,6 +671,20 @@ class TensorDict(
             raise _errors.locked("replace the entries in place")
         self._tensordict = other._tensordict
 
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False):
+        """As :meth:`TensorDictBase.unflatten_keys`: the tree is built as plain dicts,
+        one lookup per key, and each level made once at the end; keys that merge or
+        collide, and entries that are not dense tensordicts, take the general path."""
+        storage = _unflattened(self._tensordict, separator)
+        if storage is None:
+            return TensorDictBase.unflatten_keys(self, separator, inplace)
+        out = _dict_tree_to_td(storage, self)
+        if inplace:
+            self._replace_contents(out)
+            return self
+        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        return out
+
     # ------------------------------------------------------------------ indexing
     def _index(self, index) -> "TensorDict":
         return self._index_normalized(_normalize_index(index, self._batch_size))
@@ -667,7 +750,8 @@ class TensorDict(
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
         result = _new_tensordict(storage, new_bs, self._device, names)
-        if self._is_locked:  # a view of a memory-mapped tensordict stays one
+        if self._is_locked and getattr(self, "_memmap_prefix", None) is not None:
+            # a view of a memory-mapped tensordict stays one
             result._memmap_view_from(self, idx)
         return result
 
@@ -1253,3 +1337,56 @@ def _index_names(names, idx, new_ndim):
             return None
     out.extend(names[pos:])
     return out if len(out) == new_ndim and any(n is not None for n in out) else None
+
+
+def _unflattened(storage: dict, separator: str) -> dict | None:
+    """``storage`` with keys split at ``separator`` as nested plain dicts (the levels
+    to make); None where the general path must decide: a key part is empty, a key
+    names an entry twice (merge or collision), a level is held by an entry, or an
+    entry is a container other than a TensorDict."""
+    root: dict = {}
+    levels = {"": root}  # the dotted prefix of a level -> its dict
+    for key, value in storage.items():
+        if type(value) is TensorDict:
+            value = value.unflatten_keys(separator)
+        elif isinstance(value, TensorDictBase):
+            return None
+        prefix, found, last = key.rpartition(separator)
+        if found and not (prefix and last):
+            return None
+        parent = levels.get(prefix)
+        if parent is None:
+            parent = _dict_level(levels, prefix, separator)
+            if parent is None:
+                return None
+        if last in parent:
+            return None
+        parent[last] = value
+    return root
+
+
+def _dict_level(levels: dict, prefix: str, separator: str) -> dict | None:
+    up, found, last = prefix.rpartition(separator)
+    if found and not (up and last):
+        return None
+    parent = levels.get(up)
+    if parent is None:
+        parent = _dict_level(levels, up, separator)
+        if parent is None:
+            return None
+    level = parent.get(last)
+    if level is None:
+        level = parent[last] = {}
+    elif type(level) is not dict:
+        return None
+    levels[prefix] = level
+    return level
+
+
+def _dict_tree_to_td(level: dict, like: TensorDict) -> TensorDict:
+    """The nested plain dicts of :func:`_unflattened` as TensorDicts with the batch
+    size, device and names of ``like`` (what ``_new_empty`` gives each level)."""
+    for key, value in level.items():
+        if type(value) is dict:
+            level[key] = _dict_tree_to_td(value, like)
+    return _new_tensordict(level, like._batch_size, like._device, like._names)
