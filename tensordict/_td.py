@@ -466,8 +466,22 @@ class TensorDict(
             )
         return self._tensordict.items()
 
-    def get(self, key, default=_NOT_GIVEN):
-        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
+    def get(
+        self,
+        key,
+        default=_NOT_GIVEN,
+        as_list=False,
+        as_padded_tensor=False,
+        as_nested_tensor=False,
+        padding_side="right",
+        layout=None,
+        padding_value=0.0,
+    ):
+        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing.
+        The other arguments are a lazy stack's: a dense tensordict's entries are one
+        tensor already, so they change nothing here, as in 0.15.3 (code written for
+        either container passes them). No ``**kwargs``: CPython specialises calls to
+        functions without it, and this is the hot read."""
         if type(key) is str:
             value = self._tensordict.get(key, _MISSING)
         elif type(key) is tuple and key and type(key[0]) is str:

@@ -161,6 +161,19 @@ class TestDictReads:
         with pytest.raises(KeyError):
             td["missing"]
 
+    def test_get_takes_the_lazy_stack_options(self):
+        # code written for lazy stacks and dense tensordicts alike (TorchRL's LLM
+        # wrappers call get(key, as_list=True)) gets the stored tensor, as in 0.15.3
+        td = nested()
+        for options in (
+            {"as_list": True},
+            {"as_padded_tensor": True, "padding_value": -1.0, "padding_side": "left"},
+            {"as_nested_tensor": True, "layout": torch.jagged},
+        ):
+            assert td.get("a", **options) is td["a"]
+            assert td.get(("n", "b"), None, **options) is td["n", "b"]
+            assert td.get("missing", None, **options) is None
+
 
 class TestSetUnderNewLevels:
     def test_levels_are_made_with_the_batch_size_device_and_names(self):
