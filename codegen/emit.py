@@ -146,6 +146,12 @@ def comprehension(text: str, operands: tuple[str, ...] = (), drop: str | None = 
     return f"[{expr} for {targets} in zip({lists})]"
 
 
+def mapped(text: str, drop: str | None = None) -> str:
+    """``self._map_leaves(lambda x: torch.abs(x))``: the comprehension and the rebuild
+    of a one-operand op without foreach, in one walk."""
+    return f"self._map_leaves(lambda x: {leaf_expr(text, drop)})"
+
+
 def loop(text: str, operands: tuple[str, ...] = (), drop: str | None = None) -> str:
     """``for x, other in zip(leaves, other_leaves):`` + the per-leaf statement."""
     expr = leaf_expr(text, drop)

@@ -243,6 +243,13 @@ DEVICE_RULES: dict[str, Rule] = {
         ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
     ),
     "new": _rule("`device` when given, else the input's", ("device",), ("device", "new_device")),
+    # ``torch.zeros_like(x, **like)``: only the keywords given (torch's own defaults
+    # cost a per-leaf parse when passed)
+    "like": _rule(
+        "`device` when given, else the input's",
+        ("dtype", "layout", "device", "requires_grad", "memory_format"),
+        ("like", "new_device"),
+    ),
 }
 
 

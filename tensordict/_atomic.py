@@ -211,3 +211,120 @@ def _indexed_shape(batch_size, index, batch_shape_at):
             ):
                 return (index.numel(),) + tuple(batch_size[1:])
     return tuple(batch_shape_at(batch_size, index))
+
+
+def copy_when_safe(td, source) -> bool:
+    """``td.update_(source)`` without a snapshot, where no write can fail: every
+    level of both sides is a dense tensordict (or, for ``source``, a dict), every
+    entry of ``source`` has a plain tensor of the same shape at its key in ``td``,
+    and nothing torch checks at the write can refuse it (a target that requires grad
+    or is an inference tensor, one with overlapping elements, memory shared with the
+    value). Return False, having written nothing, when that is not certain: the
+    caller then takes the general path (snapshot, then writes)."""
+    pairs: list = []
+    if not _copy_pairs(td, source, pairs):
+        return False
+    grad = torch.is_grad_enabled()
+    inference = torch.is_inference_mode_enabled()
+    for target, value in pairs:
+        if (
+            (grad and target.requires_grad)
+            or (not inference and target.is_inference())
+            or not target.is_contiguous()
+            or _may_overlap(target, value)
+        ):
+            return False
+    for target, value in pairs:
+        target.copy_(value)
+    return True
+
+
+def _copy_pairs(td, source, out: list) -> bool:
+    storage = getattr(td, "_tensordict", None)
+    if type(storage) is not dict:
+        return False
+    if type(source) is dict:
+        items = source.items()
+    elif (
+        isinstance(source, TensorCollection)
+        and type(getattr(source, "_tensordict", None)) is dict
+    ):
+        items = source._tensordict.items()
+    else:
+        return False
+    for key, value in items:
+        target = storage.get(key) if type(key) is str else None
+        if type(value) is Tensor:
+            if type(target) is not Tensor or target.shape != value.shape:
+                return False
+            out.append((target, value))
+        elif not (
+            isinstance(value, (dict, TensorCollection))
+            and not getattr(value, "_is_non_tensor", False)
+            and _copy_pairs(target, value, out)
+        ):
+            return False
+    return True
+
+
+def _may_overlap(target: Tensor, value: Tensor) -> bool:
+    """Whether ``value``'s memory may overlap ``target``'s (contiguous) memory, which
+    ``copy_`` refuses unless they are the same elements."""
+    if value is target:
+        return False
+    if not value.is_contiguous():
+        return True  # its extent is not simply numel * itemsize: not checked here
+    start, end = target.data_ptr(), target.data_ptr() + target.nbytes
+    v_start = value.data_ptr()
+    return v_start < end and start < v_start + value.nbytes
+
+
+def set_when_safe(td, source, clone: bool) -> bool:
+    """``td.update(source)`` without a snapshot, where no write can fail: every level
+    of both sides is dense (``source``'s may be dicts), the levels written are
+    unlocked, a nested entry of ``source`` meets a nested tensordict of ``td``, and
+    every other entry is a plain tensor whose leading dims are its level's batch size
+    (on its device, when the level has one). Return False, having written nothing,
+    when that is not certain: the caller then takes the general path."""
+    writes: list = []
+    if not _set_plan(td, source, writes):
+        return False
+    for storage, key, value in writes:
+        storage[key] = value.clone() if clone else value
+    return True
+
+
+def _set_plan(td, source, out: list) -> bool:
+    storage = getattr(td, "_tensordict", None)
+    if type(storage) is not dict or td._is_locked:
+        return False
+    if type(source) is dict:
+        items = source.items()
+    elif (
+        isinstance(source, TensorCollection)
+        and type(getattr(source, "_tensordict", None)) is dict
+    ):
+        items = source._tensordict.items()
+    else:
+        return False
+    bs = td._batch_size
+    n = len(bs)
+    device = td._device
+    for key, value in items:
+        if type(key) is not str:
+            return False
+        if type(value) is Tensor:
+            if (
+                value.is_nested
+                or value.shape[:n] != bs
+                or (device is not None and value.device != device)
+            ):
+                return False
+            out.append((storage, key, value))
+        elif not (
+            isinstance(value, (dict, TensorCollection))
+            and not getattr(value, "_is_non_tensor", False)
+            and _set_plan(storage.get(key), value, out)
+        ):
+            return False
+    return True

@@ -66,13 +66,17 @@ class _Storage:
     (``leaf.data = ...``, ``leaf.set_(...)``, resizing): the leaves are views of the
     block, which is what travels."""
 
-    __slots__ = ("block", "parts", "memo", "epoch")
+    __slots__ = ("block", "parts", "memo", "epoch", "members")
 
     def __init__(self, block: Tensor) -> None:
         self.block = block
         self.parts = None
         self.memo = None
         self.epoch = -1
+        # the member lists of the lazy stacks in the tree, with their members when
+        # cached: a list changed in place (``stack.tensordicts[0] = other``) needs no
+        # unlock, so it is compared on every use
+        self.members: tuple = ()
 
 
 # How many times a TensorDict was unlocked in this process: a cache made at another
@@ -85,7 +89,34 @@ def _holder(td):
 
 
 def _cached(holder, storage: _Storage) -> bool:
-    return storage.epoch == _UNLOCKS and holder._is_locked
+    return (
+        storage.epoch == _UNLOCKS
+        and holder._is_locked
+        and all(
+            len(members) == len(saved) and all(a is b for a, b in zip(members, saved))
+            for members, saved in storage.members
+        )
+    )
+
+
+def _member_lists(td, out: list) -> list:
+    """``(list, tuple of its members)`` for every lazy stack in ``td``'s tree."""
+    members = getattr(td, "tensordicts", None)
+    if isinstance(members, list):
+        out.append((members, tuple(members)))
+        children = members
+    else:
+        storage = getattr(td, "_tensordict", None)
+        if type(storage) is dict:
+            children = storage.values()
+        elif storage is not None:  # a tensorclass: the tensordict it wraps
+            children = (storage,)
+        else:
+            children = ()
+    for child in children:
+        if hasattr(child, "_is_non_tensor") and not child._is_non_tensor:
+            _member_lists(child, out)
+    return out
 
 
 def consolidated_parts(td):
@@ -109,6 +140,7 @@ def consolidated_parts(td):
     parts = block, [paths[i] for i in order], leaves, layout
     if holder._is_locked and leaves:
         storage.parts, storage.memo, storage.epoch = parts, {}, _UNLOCKS
+        storage.members = tuple(_member_lists(td, []))
     return parts
 
 

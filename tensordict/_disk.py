@@ -13,8 +13,8 @@ schema.
 
 Writing is atomic with respect to the writing process dying: the whole tree is written
 into a new folder beside the target, then swapped with it in one ``renameat2`` exchange
-(Linux; elsewhere two renames), and the old tree is removed. A reader sees the old
-folder or the new one. Files are not synced to the disk (a power failure is not
+(Linux; elsewhere two renames), and the old tree is removed by a background thread. A
+reader sees the old folder or the new one. Files are not synced to the disk (a power failure is not
 covered).
 
 Reading validates everything it is given (format and version, names, dtypes, shapes,
@@ -27,6 +27,7 @@ reads into tensordicts through the class registry.
 
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
 import ctypes.util
 import hashlib
@@ -36,10 +37,12 @@ import pickle
 import re
 import shutil
 import sys
+import threading
 import uuid
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -365,7 +368,9 @@ def write_tree(
     copy_existing: bool,
     num_threads: int,
 ) -> None:
-    """Write ``plan`` to the folder ``dst`` atomically (see the module docstring)."""
+    """Write ``plan`` to the folder ``dst`` atomically (see the module docstring).
+    With ``num_threads > 1`` the files (leaves, pickles, metadata) are written by a
+    pool of threads: ``os.write`` releases the GIL."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_partials(dst)
     tmp = dst.parent / f".{dst.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:12]}"
@@ -376,17 +381,17 @@ def write_tree(
                 (tmp / folder.path).mkdir(parents=True, exist_ok=True)
         for job in plan.leaves:
             _check_copy(job, dst, copy_existing)
-        if num_threads and num_threads > 1 and len(plan.leaves) > 1:
-            with ThreadPoolExecutor(max_workers=num_threads) as pool:
-                list(pool.map(lambda job: _write_leaf(job, dst, tmp), plan.leaves))
+        writes = [partial(_write_leaf, job, dst, tmp) for job in plan.leaves]
+        writes += [partial(_write_folder_files, folder, tmp) for folder in plan.folders]
+        if num_threads and num_threads > 1 and len(writes) > 1:
+            pool = _pool("write", num_threads)
+            futures = [pool.submit(write) for write in writes]
+            concurrent.futures.wait(futures)
+            for future in futures:
+                future.result()  # the first error, once every write has stopped
         else:
-            for job in plan.leaves:
-                _write_leaf(job, dst, tmp)
-        for folder in plan.folders:
-            base = tmp / folder.path if folder.path else tmp
-            for file, data in folder.pickles.items():
-                (base / file).write_bytes(data)
-            (base / META).write_text(json.dumps(folder.meta))
+            for write in writes:
+                write()
         _commit(tmp, dst)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -400,6 +405,14 @@ def write_tree(
             PickledValueWarning,
             stacklevel=_caller_level(),
         )
+
+
+def _write_folder_files(folder: FolderPlan, tmp: Path) -> None:
+    """The pickle files and ``meta.json`` of one folder of the plan."""
+    base = tmp / folder.path if folder.path else tmp
+    for file, data in folder.pickles.items():
+        (base / file).write_bytes(data)
+    (base / META).write_text(json.dumps(folder.meta))
 
 
 def _caller_level() -> int:
@@ -487,7 +500,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def _commit(tmp: Path, dst: Path) -> None:
     """Put the folder ``tmp`` at ``dst`` (replacing what is there) in one step where the
-    system allows it; the replaced folder is removed."""
+    system allows it; the replaced folder is removed in the background."""
     try:
         os.rename(tmp, dst)  # dst missing or empty: one atomic rename
         return
@@ -495,12 +508,57 @@ def _commit(tmp: Path, dst: Path) -> None:
         if not dst.exists():
             raise
     if _exchange(tmp, dst):
-        shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old tree
+        _remove_replaced(tmp)  # tmp now holds the old tree
         return
     old = dst.parent / f".{dst.name}.old-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     os.rename(dst, old)
     os.rename(tmp, dst)
-    shutil.rmtree(old, ignore_errors=True)
+    _remove_replaced(old)
+
+
+def _remove_replaced(path: Path) -> None:
+    """Remove a replaced tree, which nothing reaches any more (it sits at a hidden
+    name beside the target), in a background thread: unlinking every file of a large
+    tree costs tens of milliseconds the caller need not wait for. The interpreter
+    finishes the removals before exiting; if the process dies first, the next writer
+    of the target removes the tree (see :func:`_remove_stale_partials`)."""
+    _pool("remove", 1).submit(_remove_tree, path)
+
+
+def _remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def finish_removals() -> None:
+    """Wait until every replaced tree this process is removing is gone."""
+    _pool("remove", 1).submit(int).result()  # one worker, first in first out
+
+
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(kind: str, workers: int) -> ThreadPoolExecutor:
+    """A thread pool kept for the life of the process: starting a thread costs a
+    round trip through the scheduler (milliseconds on a busy machine), which saves of
+    small trees would otherwise pay for every thread at every call."""
+    with _pools_lock:
+        pool = _pools.get((kind, workers))
+        if pool is None:
+            pool = ThreadPoolExecutor(workers, thread_name_prefix=f"tensordict-{kind}")
+            _pools[(kind, workers)] = pool
+        return pool
+
+
+def _forget_pools() -> None:
+    """In a forked child: the parent's pool threads do not exist here."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
 
 
 def _remove_stale_partials(dst: Path) -> None:

@@ -56,7 +56,10 @@ def functional_call(
     tie_weights: bool = True,
     strict: bool = False,
 ) -> Any:
-    if isinstance(parameter_and_buffer_dicts, TensorDictBase):
+    # a plain dict (what torch's own callers pass) goes straight through
+    if type(parameter_and_buffer_dicts) is dict:
+        pass
+    elif isinstance(parameter_and_buffer_dicts, TensorDictBase):
         parameter_and_buffer_dicts = _as_dict(parameter_and_buffer_dicts)
     elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
         parameter_and_buffer_dicts = type(parameter_and_buffer_dicts)(

@@ -210,7 +210,9 @@ def _swap_into(
 ):
     """Write the leaves of ``td`` into ``module`` (replacing the tensors, not copying
     into them); the storage of the swap tensordict (what was replaced) when
-    ``collect``, else None."""
+    ``collect``, else None. (``with params.to_module(module)`` runs this twice a
+    call, often under ``torch.vmap`` around a small network: the loop is kept to
+    plain dict operations, and ``path`` is only extended for error messages.)"""
     swap = {} if collect else None
     params = module._parameters
     buffers = module._buffers
@@ -222,7 +224,7 @@ def _swap_into(
                 where = buffers
             elif isinstance(value, nn.Parameter):
                 where = params
-            elif isinstance(value, Tensor):
+            elif value is not None:
                 where = buffers
             else:
                 continue
@@ -236,9 +238,10 @@ def _swap_into(
             child = module._modules.get(key)
             if child is None:
                 raise KeyError(_no_submodule(module, path + (key,)))
-            if id(child) in memo:
+            child_id = id(child)
+            if child_id in memo:
                 continue
-            memo.add(id(child))
+            memo.add(child_id)
             sub = _swap_into(value, child, preserve, collect, memo, path + (key,))
             if collect:
                 swap[key] = _new_td(sub)
@@ -320,6 +323,9 @@ class _Restore:
         self.use_state_dict = use_state_dict
 
     def __call__(self) -> None:
+        if not (self.inplace or self.use_state_dict):  # the common case, directly
+            _swap_into(self.swap, self.module, False, False, set(), ())
+            return
         to_module(
             self.swap,
             self.module,

@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from tensordict import _disk, _errors, _pickle
+from tensordict import memmap as _memmap
 from tensordict._disk import PickledValueWarning, SavedDataError
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class
@@ -162,7 +163,8 @@ def _anonymous(job, like, copy_existing) -> MemoryMappedTensor:
 def _mapped(job, dst: Path) -> MemoryMappedTensor:
     if job.linked and isinstance(job.source, MemoryMappedTensor):
         return job.source  # its own file, kept in place
-    return MemoryMappedTensor.from_filename(dst / job.path, job.dtype, job.shape)
+    # the file was just written with this size: map it without checking again
+    return _memmap.map_file(str(dst / job.path), job.dtype, job.shape, True)
 
 
 def _structure_copy(td):
@@ -614,7 +616,7 @@ class PersistenceMixin:
         """``self`` is ``parent[index]``: a view of a memory-mapped tensordict is
         memory-mapped too, and locked, as users of 0.15.3 expect (it has no folder
         of its own: ``saved_path`` is None)."""
-        if parent.is_locked and _marked(parent) is not None and _keeps_file_views(index):
+        if _keeps_file_views(index) and parent.is_locked and _marked(parent) is not None:
             _mark(self, _ANONYMOUS)
             self._is_locked = True  # nested views were locked when they were indexed
 

@@ -21,6 +21,7 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._linked_list import entry_value
 from tensordict._unbatched import is_unbatched
+from tensordict.memmap import MemoryMappedTensor
 from tensordict._atomic import broadcasts_to
 from tensordict._pytree import PytreeMixin
 from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
@@ -36,12 +37,17 @@ from tensordict.base import (
     _has_no_entries,
     _is_node,
     _looks_like_key,
+    _WriteBack,
 )
 
 _CONVERTIBLE = (bool, int, float, complex, list, tuple, np.ndarray, np.generic)
 
 
 _EMPTY_SIZE = torch.Size(())
+
+# The default of TensorDict.get's ``default``: "not given" (not _MISSING, which callers
+# pass as a default to tell a missing entry from a stored None).
+_NOT_GIVEN = object()
 
 
 def _parse_batch_size(batch_size) -> torch.Size:
@@ -79,6 +85,11 @@ def _parse_device(device) -> torch.device | None:
     if device.type == "cuda" and device.index is None and torch.cuda.is_available():
         device = torch.device("cuda", torch.cuda.current_device())
     return device
+
+
+_tensor_getitem = Tensor.__getitem__  # torch's indexing, whatever the leaf's subclass
+_index_select = torch.index_select
+_ROW_INDEX_DTYPES = (torch.int64, torch.int32)
 
 
 def _normalize_index(index, batch_size: torch.Size):
@@ -200,16 +211,10 @@ class TensorDict(
         lock: bool = False,
         **kwargs: Any,
     ) -> None:
-        if isinstance(source, TensorDictBase) and batch_size is None:
-            batch_size = source.batch_size
-        bs = self._batch_size = _parse_batch_size(batch_size)
-        dev = self._device = _parse_device(device)
-        self._names = _parse_names(names, len(bs))
-        self._is_locked = False
-        self._last_lock_op = None
-        self._lock_stack = None
-        storage = self._tensordict = {}
-        if source is None:
+        # the common call, a dict of entries, is told apart first
+        if type(source) is dict and not kwargs:
+            items = source.items()
+        elif source is None:
             items = kwargs.items()
         elif kwargs:
             raise TypeError(
@@ -218,6 +223,8 @@ class TensorDict(
             )
         elif isinstance(source, TensorDictBase):
             items = source._own_items()
+            if batch_size is None:
+                batch_size = source.batch_size
         elif hasattr(source, "items"):
             items = source.items()
         else:
@@ -225,6 +232,13 @@ class TensorDict(
                 f"TensorDict source must be a mapping or a tensordict, got "
                 f"{type(source).__name__}"
             )
+        bs = self._batch_size = _parse_batch_size(batch_size)
+        dev = self._device = None if device is None else _parse_device(device)
+        self._names = None if names is None else _parse_names(names, len(bs))
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+        storage = self._tensordict = {}
         n = len(bs)
         first = bs[0] if n == 1 else None
         for key, value in items:
@@ -414,28 +428,60 @@ class TensorDict(
         """The entry at a flat tuple of strings when every level on the way is a
         dense TensorDict; ``_MISSING`` otherwise (the general path then decides,
         errors included)."""
-        td = self
+        value = self
         try:
-            for part in key[:-1]:
-                td = td._tensordict[part]
-            return td._tensordict[key[-1]]
+            for part in key:
+                value = value._tensordict[part]
         except (KeyError, AttributeError, TypeError):
             return _MISSING
+        return value
 
-    def keys(
-        self, include_nested=False, leaves_only=False, is_leaf=None, *, sort=False
-    ):
+    # The dict-like reads below are called in users' loops. Their signatures have no
+    # keyword-only parameter: CPython (3.11+) specialises calls to such functions
+    # (no generic call path), which is a third of the cost of `key in td.keys()`.
+    # `sort` stays a keyword in every call the library and its users make.
+    def keys(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
         keys view, returned without a further call (the hot path of ``key in td.keys()``).
         """
-        if not (include_nested or leaves_only or sort):
-            return self._tensordict.keys()
-        return TensorDictBase.keys(
-            self, include_nested, leaves_only, is_leaf, sort=sort
-        )
+        if include_nested or leaves_only or sort:
+            return TensorDictBase.keys(
+                self, include_nested, leaves_only, is_leaf, sort=sort
+            )
+        return self._tensordict.keys()
 
-    def get(self, key, *args, **kwargs):
-        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing."""
+    def values(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
+        """As :meth:`TensorDictBase.values`; with no argument, the storage's own view."""
+        if include_nested or leaves_only or sort:
+            return TensorDictBase.values(
+                self, include_nested, leaves_only, is_leaf, sort=sort
+            )
+        return self._tensordict.values()
+
+    def items(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
+        """As :meth:`TensorDictBase.items`; with no argument, the storage's own view."""
+        if include_nested or leaves_only or sort:
+            return TensorDictBase.items(
+                self, include_nested, leaves_only, is_leaf, sort=sort
+            )
+        return self._tensordict.items()
+
+    def get(
+        self,
+        key,
+        default=_NOT_GIVEN,
+        as_list=False,
+        as_padded_tensor=False,
+        as_nested_tensor=False,
+        padding_side="right",
+        layout=None,
+        padding_value=0.0,
+    ):
+        """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing.
+        The other arguments are a lazy stack's: a dense tensordict's entries are one
+        tensor already, so they change nothing here, as in 0.15.3 (code written for
+        either container passes them). No ``**kwargs``: CPython specialises calls to
+        functions without it, and this is the hot read."""
         if type(key) is str:
             value = self._tensordict.get(key, _MISSING)
         elif type(key) is tuple and key and type(key[0]) is str:
@@ -448,7 +494,9 @@ class TensorDict(
             # non-tensor data (stored as the value itself) reads as NonTensorData, as
             # in 0.15.3; td[key] gives the value
             return _non_tensor_entry(self, key, value)
-        return TensorDictBase.get(self, key, *args, **kwargs)
+        if default is _NOT_GIVEN:  # TensorDictBase.get decides: None, or raise
+            return TensorDictBase.get(self, key)
+        return TensorDictBase.get(self, key, default)
 
     def __getitem__(self, index):
         if type(index) is str:
@@ -461,7 +509,12 @@ class TensorDict(
                 return value
             return entry_value(value)
         if type(index) is tuple and index and type(index[0]) is str:
-            value = self._dense_get(index)
+            value = self  # self._dense_get(index), inlined: the hot nested read
+            try:
+                for part in index:
+                    value = value._tensordict[part]
+            except (KeyError, AttributeError, TypeError):
+                value = _MISSING
             if value is not _MISSING:
                 if type(value) is Tensor or type(value) is TensorDict:
                     return value
@@ -491,6 +544,8 @@ class TensorDict(
             if parent is not None:
                 parent._set_str(key[-1], item, inplace=inplace, validated=False)
                 return self
+            if self._set_under_new_levels(key, item):
+                return self
         return TensorDictBase.set(self, key, item, inplace, non_blocking=non_blocking)
 
     def __setitem__(self, index, value) -> None:
@@ -502,7 +557,41 @@ class TensorDict(
             if parent is not None:
                 parent._set_str(index[-1], value, inplace=False, validated=False)
                 return
+            if self._set_under_new_levels(index, value):
+                return
         TensorDictBase.__setitem__(self, index, value)
+
+    def _set_under_new_levels(self, key: tuple, value) -> bool:
+        """Set a flat tuple-of-strings ``key`` some of whose levels are missing, where
+        every level on the way is an unlocked dense TensorDict: ``value`` is
+        validated first, against the deepest existing level (the new ones are empty
+        copies of its batch size, device and names), so a bad value raises before
+        any level is made and no snapshot is needed. False (nothing done) when
+        that does not apply: the general path decides."""
+        td = self
+        depth = 0
+        for part in key[:-1]:
+            if type(part) is not str:
+                return False
+            nested = td._tensordict.get(part, _MISSING)
+            if nested is _MISSING:
+                break
+            if type(nested) is not TensorDict:
+                return False
+            td = nested
+            depth += 1
+        if td._is_locked or type(key[-1]) is not str:
+            return False
+        for part in key[depth:-1]:
+            if type(part) is not str:
+                return False
+        value = td._validate(key[-1], value)
+        for part in key[depth:-1]:
+            nested = td._new_empty()
+            td._tensordict[part] = nested
+            td = nested
+        td._tensordict[key[-1]] = value
+        return True
 
     def _validate(self, key, value):
         """Check (and convert) a value entering at ``key``; return what to store."""
@@ -596,24 +685,70 @@ class TensorDict(
             raise _errors.locked("replace the entries in place")
         self._tensordict = other._tensordict
 
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False):
+        """As :meth:`TensorDictBase.unflatten_keys`: the tree is built as plain dicts,
+        one lookup per key, and each level made once at the end; keys that merge or
+        collide, and entries that are not dense tensordicts, take the general path."""
+        storage = _unflattened(self._tensordict, separator)
+        if storage is None:
+            return TensorDictBase.unflatten_keys(self, separator, inplace)
+        out = _dict_tree_to_td(storage, self)
+        if inplace:
+            self._replace_contents(out)
+            return self
+        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        return out
+
     # ------------------------------------------------------------------ indexing
     def _index(self, index) -> "TensorDict":
+        return self._index_normalized(_normalize_index(index, self._batch_size))
+
+    def _index_normalized(self, idx) -> "TensorDict":
+        """``self[idx]`` for an index ``_normalize_index`` gave (nested levels share
+        it rather than normalising it again)."""
+        if type(idx) is Tensor and idx.ndim == 1 and idx.dtype in _ROW_INDEX_DTYPES:
+            # rows by number (what samplers give): index_select, a fifth cheaper per
+            # leaf than torch's general indexing; it refuses negative or out-of-range
+            # rows and an index on another device, which the general indexing below
+            # then wraps (negatives) or reports
+            try:
+                return self._index_leaves(idx, True)
+            except (IndexError, RuntimeError):
+                pass
+        return self._index_leaves(idx, False)
+
+    def _index_leaves(self, idx, rows: bool) -> "TensorDict":
+        """``self[idx]``; ``rows``: ``idx`` is a 1-D tensor of row numbers, taken with
+        ``index_select`` from contiguous plain and memory-mapped leaves."""
         bs = self._batch_size
         n = len(bs)
-        idx = _normalize_index(index, bs)
+        # a tensor index gives copies, never views: MemoryMappedTensor's own
+        # __getitem__, which only decides which views stay mapped, can be skipped
+        copies = type(idx) is Tensor and idx.ndim > 0
         storage = {}
         new_bs = None
         for key, value in self._tensordict.items():
             if isinstance(value, Tensor):
-                if type(value) is not Tensor and is_unbatched(value):
+                kind = type(value)
+                if rows and (kind is Tensor or kind is MemoryMappedTensor) and value.is_contiguous():
+                    result = _index_select(value, 0, idx)
+                elif kind is Tensor:
+                    result = value[idx]
+                elif copies and kind is MemoryMappedTensor:
+                    result = _tensor_getitem(value, idx)
+                elif is_unbatched(value):
                     storage[key] = value  # no batch dims to index
                     continue
-                result = value[idx]
+                else:
+                    result = value[idx]
                 if new_bs is None:
                     new_bs = result.shape[: result.ndim - value.ndim + n]
                 storage[key] = result
             elif isinstance(value, TensorDict):
-                result = value._index(idx)
+                if type(value) is TensorDict:
+                    result = value._index_leaves(idx, rows)
+                else:
+                    result = value._index(idx)
                 if new_bs is None:
                     rbs = result._batch_size
                     new_bs = rbs[: len(rbs) - len(value._batch_size) + n]
@@ -629,7 +764,8 @@ class TensorDict(
         if self._names is not None:
             names = _index_names(self._names, idx, len(new_bs))
         result = _new_tensordict(storage, new_bs, self._device, names)
-        if self._is_locked:  # a view of a memory-mapped tensordict stays one
+        if self._is_locked and getattr(self, "_memmap_prefix", None) is not None:
+            # a view of a memory-mapped tensordict stays one
             result._memmap_view_from(self, idx)
         return result
 
@@ -715,10 +851,20 @@ class TensorDict(
         _collect_leaves(self, out)
         return out
 
+    def _iter_leaves(self):
+        for value in self._tensordict.values():
+            if type(value) is Tensor or isinstance(value, Tensor):
+                yield value
+            elif isinstance(value, TensorDictBase):
+                yield from value._iter_leaves()
+
     def _leaves_and_rebuild(self):
         leaves: list[Tensor] = []
         _collect_leaves(self, leaves)
         return leaves, self._rebuild_from
+
+    def _map_leaves(self, fn):
+        return _map_same(self, fn)
 
     def _batched_leaves_and_rebuild(self):
         # UnbatchedTensor leaves left out; the rebuild puts them back as they are
@@ -760,7 +906,10 @@ class TensorDict(
             changes.stack_non_tensor = stack_non_tensor
         it = iter(new_leaves)
         try:
-            out = _rebuild(self, it, changes)
+            if changes is None:  # the hot path: only the leaves change
+                out = _rebuild_same(self, it)
+            else:
+                out = _rebuild(self, it, changes)
         except StopIteration:  # fewer new leaves than leaves
             out = None
         if out is None or next(it, NO_DEFAULT) is not NO_DEFAULT:
@@ -787,6 +936,8 @@ class TensorDict(
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDict":
         storage = None  # a copy of the storage, made at the first replaced entry
         for name, value in self._tensordict.items():
+            if type(value) is Tensor:  # the common case first
+                continue
             if isinstance(value, Tensor) or not isinstance(value, TensorDictBase):
                 continue
             dense = value._with_dense_stacks(op, key + (name,))
@@ -927,8 +1078,10 @@ def _collect_batched_leaves(td: TensorDict, out: list) -> bool:
     left some out."""
     skipped = False
     for value in td._tensordict.values():
-        if isinstance(value, Tensor):
-            if type(value) is not Tensor and is_unbatched(value):
+        if type(value) is Tensor:
+            out.append(value)
+        elif isinstance(value, Tensor):
+            if is_unbatched(value):
                 skipped = True
             else:
                 out.append(value)
@@ -940,8 +1093,14 @@ def _collect_batched_leaves(td: TensorDict, out: list) -> bool:
 
 
 def _collect_leaves(td: TensorDict, out: list) -> None:
+    # exact types first: the isinstance checks after them cost more than the op itself
+    # on small leaves (the per-op overhead benchmark)
     for value in td._tensordict.values():
-        if isinstance(value, Tensor):
+        if type(value) is Tensor:
+            out.append(value)
+        elif type(value) is TensorDict:
+            _collect_leaves(value, out)
+        elif isinstance(value, Tensor):
             out.append(value)
         elif isinstance(value, TensorDict):
             _collect_leaves(value, out)
@@ -993,32 +1152,73 @@ class _Changes:
         return rebuild(new_leaves, batch_size=sub_bs, device=self.device, **self.extra)
 
 
-def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
-    """A TensorDict shaped like ``td`` whose tensor leaves are taken from ``it`` in
-    ``_collect_leaves`` order. Without ``changes`` (elementwise ops, the hot path)
-    every level keeps its batch size, device and names."""
+def _rebuild_same(td: TensorDict, it) -> TensorDict:
+    """:func:`_rebuild` without changes (elementwise ops, casts: the hot path): every
+    level keeps its batch size, device and names; exact types are checked first."""
     storage = {}
     for key, value in td._tensordict.items():
-        if isinstance(value, Tensor):
-            if changes is not None and changes.keep_unbatched and is_unbatched(value):
+        if type(value) is Tensor:
+            storage[key] = next(it)
+        elif type(value) is TensorDict:
+            storage[key] = _rebuild_same(value, it)
+        elif isinstance(value, Tensor):
+            storage[key] = next(it)
+        elif isinstance(value, TensorDict):
+            storage[key] = _rebuild_same(value, it)
+        elif isinstance(value, TensorDictBase):
+            sub_leaves, sub_rebuild = value._leaves_and_rebuild()
+            storage[key] = sub_rebuild([next(it) for _ in sub_leaves])
+        else:
+            storage[key] = value
+    return _new_tensordict(storage, td._batch_size, td._device, td._names)
+
+
+def _map_same(td: TensorDict, fn) -> TensorDict:
+    """``TensorDict._map_leaves``: :func:`_rebuild_same` of ``fn`` of every leaf, in
+    the one walk (no leaf list, no second walk)."""
+    storage = {}
+    for key, value in td._tensordict.items():
+        if type(value) is Tensor:
+            storage[key] = fn(value)
+        elif type(value) is TensorDict:
+            storage[key] = _map_same(value, fn)
+        elif isinstance(value, Tensor):
+            storage[key] = fn(value)
+        elif isinstance(value, TensorDict):
+            storage[key] = _map_same(value, fn)
+        elif isinstance(value, TensorDictBase):
+            storage[key] = value._map_leaves(fn)
+        else:
+            storage[key] = value
+    return _new_tensordict(storage, td._batch_size, td._device, td._names)
+
+
+def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
+    """A TensorDict shaped like ``td`` whose tensor leaves are taken from ``it`` in
+    ``_collect_leaves`` order, every level changed as ``changes`` says (without
+    ``changes``, :func:`_rebuild_same`: every level keeps its batch size, device and
+    names)."""
+    if changes is None:
+        return _rebuild_same(td, it)
+    storage = {}
+    for key, value in td._tensordict.items():
+        if type(value) is Tensor:
+            storage[key] = next(it)
+        elif isinstance(value, Tensor):
+            if changes.keep_unbatched and is_unbatched(value):
                 storage[key] = value
             else:
                 storage[key] = next(it)
-        elif isinstance(value, TensorDict):
+        elif type(value) is TensorDict or isinstance(value, TensorDict):
             storage[key] = _rebuild(value, it, changes)
         elif isinstance(value, TensorDictBase):
             sub_leaves, sub_rebuild = value._leaves_and_rebuild()
             new = [next(it) for _ in sub_leaves]
-            if changes is None:
-                storage[key] = sub_rebuild(new)
-            else:
-                storage[key] = changes.node(value, sub_rebuild, new)
-        elif changes is not None and changes.stack_non_tensor:
+            storage[key] = changes.node(value, sub_rebuild, new)
+        elif changes.stack_non_tensor:
             storage[key] = changes.stacked_value(td, value)
         else:
             storage[key] = value
-    if changes is None:
-        return _new_tensordict(storage, td._batch_size, td._device, td._names)
     return changes.level(td, storage)
 
 
@@ -1151,3 +1351,56 @@ def _index_names(names, idx, new_ndim):
             return None
     out.extend(names[pos:])
     return out if len(out) == new_ndim and any(n is not None for n in out) else None
+
+
+def _unflattened(storage: dict, separator: str) -> dict | None:
+    """``storage`` with keys split at ``separator`` as nested plain dicts (the levels
+    to make); None where the general path must decide: a key part is empty, a key
+    names an entry twice (merge or collision), a level is held by an entry, or an
+    entry is a container other than a TensorDict."""
+    root: dict = {}
+    levels = {"": root}  # the dotted prefix of a level -> its dict
+    for key, value in storage.items():
+        if type(value) is TensorDict:
+            value = value.unflatten_keys(separator)
+        elif isinstance(value, TensorDictBase):
+            return None
+        prefix, found, last = key.rpartition(separator)
+        if found and not (prefix and last):
+            return None
+        parent = levels.get(prefix)
+        if parent is None:
+            parent = _dict_level(levels, prefix, separator)
+            if parent is None:
+                return None
+        if last in parent:
+            return None
+        parent[last] = value
+    return root
+
+
+def _dict_level(levels: dict, prefix: str, separator: str) -> dict | None:
+    up, found, last = prefix.rpartition(separator)
+    if found and not (up and last):
+        return None
+    parent = levels.get(up)
+    if parent is None:
+        parent = _dict_level(levels, up, separator)
+        if parent is None:
+            return None
+    level = parent.get(last)
+    if level is None:
+        level = parent[last] = {}
+    elif type(level) is not dict:
+        return None
+    levels[prefix] = level
+    return level
+
+
+def _dict_tree_to_td(level: dict, like: TensorDict) -> TensorDict:
+    """The nested plain dicts of :func:`_unflattened` as TensorDicts with the batch
+    size, device and names of ``like`` (what ``_new_empty`` gives each level)."""
+    for key, value in level.items():
+        if type(value) is dict:
+            level[key] = _dict_tree_to_td(value, like)
+    return _new_tensordict(level, like._batch_size, like._device, like._names)

@@ -210,12 +210,23 @@ class TensorDictBase(
         """Every tensor leaf, depth first, in key order."""
         raise NotImplementedError
 
+    def _iter_leaves(self) -> Iterator[Tensor]:
+        """The leaves of :meth:`_leaves`, one at a time, for a walk that may stop
+        early (``any()``, ``all()``)."""
+        return iter(self._leaves())
+
     def _leaves_and_rebuild(
         self,
     ) -> tuple[list[Tensor], Callable[..., "TensorDictBase"]]:
         """The leaves, and a function building a same-structured container from new
         leaves (``rebuild(new, batch_size=..., device=..., names=...)``)."""
         raise NotImplementedError
+
+    def _map_leaves(self, fn: Callable[[Tensor], Tensor]) -> "TensorDictBase":
+        """``rebuild([fn(x) for x in leaves])`` of :meth:`_leaves_and_rebuild`: the
+        same structure with ``fn`` of every leaf (a container may do it in one walk)."""
+        leaves, rebuild = self._leaves_and_rebuild()
+        return rebuild([fn(x) for x in leaves])
 
     def _batched_leaves_and_rebuild(
         self,
@@ -550,6 +561,13 @@ class TensorDictBase(
             return self
         if kwargs and input_dict_or_td is None:  # update(a=..., b=...)
             input_dict_or_td = kwargs
+        if keys_to_update is None and is_leaf is None:
+            # no write could fail: no snapshot needed
+            if inplace:
+                if _atomic.copy_when_safe(self, input_dict_or_td):
+                    return self
+            elif _atomic.set_when_safe(self, input_dict_or_td, clone):
+                return self
         allowed = (
             None
             if keys_to_update is None
@@ -600,6 +618,8 @@ class TensorDictBase(
         **kwargs,
     ) -> "TensorDictBase":
         """Update existing entries in place; every key must already exist."""
+        if keys_to_update is None and _atomic.copy_when_safe(self, input_dict_or_td):
+            return self  # no write could fail: no snapshot needed
         with _atomic.unchanged_on_error(self) as snapshot:
             _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
             if _stacked_alike(self, input_dict_or_td):
@@ -1253,11 +1273,15 @@ class TensorDictBase(
     ) -> "TensorDictBase":
         """Inverse of :meth:`flatten_keys`: ``"a<sep>b"`` becomes ``("a", "b")``."""
         out = self._new_empty()
+        levels = {(): out}  # path -> nested tensordict of ``out``: each walked once
         for key, value in self._own_items():
             if isinstance(value, TensorDictBase):
                 value = value.unflatten_keys(separator)
             path = tuple(key.split(separator)) if separator in key else (key,)
-            existing = _get_or_missing(out, path)
+            parent = _unflatten_level(levels, path[:-1])
+            if parent is None:  # an entry that is not a tensordict is on the way
+                raise _errors.keys_collide("unflatten_keys", [key, path])
+            existing = parent._get_str(path[-1], _MISSING, missing_ok=True)
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, TensorDictBase
             ):
@@ -1270,7 +1294,7 @@ class TensorDictBase(
                 continue
             if existing is not _MISSING:
                 raise _errors.keys_collide("unflatten_keys", [key, path])
-            out._set_path(path, value, inplace=False, validated=True)
+            parent._set_str(path[-1], value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
             return self
@@ -1622,16 +1646,23 @@ def _expand_names(names: tuple, ndim: int, op: str) -> list:
     return names
 
 
-def _get_or_missing(td, path: tuple):
-    """The entry at ``path``, or ``_MISSING`` (also where a level on the way is not a
-    tensordict: the caller then sees a collision)."""
-    for part in path[:-1]:
-        td = td._get_str(part, _MISSING, missing_ok=True)
-        if td is _MISSING:
-            return _MISSING
-        if not isinstance(td, TensorDictBase):
-            return td
-    return td._get_str(path[-1], _MISSING, missing_ok=True)
+def _unflatten_level(levels: dict, path: tuple):
+    """The nested tensordict at ``path`` of the result ``unflatten_keys`` builds
+    (``levels[()]``), made where missing and remembered in ``levels`` (entries are
+    only added to it, so a level found stays the one at its path); None where an
+    entry that is not a tensordict is on the way."""
+    td = levels.get(path)
+    if td is None:
+        parent = _unflatten_level(levels, path[:-1])
+        if parent is None:
+            return None
+        td = parent._get_str(path[-1], None, missing_ok=True)
+        if td is None:
+            td = parent._create_nested_str(path[-1])
+        elif not isinstance(td, TensorDictBase):
+            return None
+        levels[path] = td
+    return td
 
 
 def _is_node(value) -> bool:

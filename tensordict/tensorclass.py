@@ -328,7 +328,9 @@ def _init_instance(self, values, batch_size, device, names) -> None:
         if spec.cast is not None:
             value = _tc_options.autocast(value, spec.cast)
         if type(value) is Tensor:
-            if value.shape[:n] != bs:
+            # no batch dims (the usual case) needs no check; slicing a torch.Size
+            # costs as much as the rest of this loop
+            if n and value.shape[:n] != bs:
                 raise _errors.batch_mismatch(spec.name, value.shape, bs)
             if dev is not None and value.device != dev:
                 value = value.to(dev)
@@ -336,9 +338,9 @@ def _init_instance(self, values, batch_size, device, names) -> None:
         else:
             storage[spec.name] = _convert(td, spec, value)
     _SET_TD(self, td)
-    post_init = getattr(self, "__post_init__", None)
-    if post_init is not None:
-        post_init()
+    # looked up on the class first: a miss on the instance goes through __getattr__
+    if getattr(cls, "__post_init__", None) is not None:
+        self.__post_init__()
     if "frozen" in cls._tc_options:
         td.lock_()
 

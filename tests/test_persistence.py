@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from tensordict import (
     TensorDict,
     tensorclass,
 )
-from tensordict._disk import PickledValueWarning, SavedDataError
+from tensordict._disk import PickledValueWarning, SavedDataError, finish_removals
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -233,6 +234,36 @@ def test_indexed_memmap_is_locked_like_its_parent(tmp_path, index, stays_memmap)
     assert not td[0].is_locked  # an unlocked parent gives unlocked views
 
 
+@pytest.mark.parametrize(
+    "index",
+    [
+        torch.tensor([2, 0, 2]),
+        torch.tensor([-1, 0]),
+        torch.tensor([[0, 1], [2, 2]]),
+        torch.tensor([True, False, True]),
+        [0, 2],
+    ],
+    ids=["rows", "negative", "2d", "mask", "list"],
+)
+def test_rows_of_memmap_by_tensor_are_copies_in_ram(tmp_path, index):
+    ram = dense()
+    td = ram.clone().memmap_(tmp_path / "p")
+    rows = td[index]
+    expected = ram[index]
+    assert rows.batch_size == expected.batch_size
+    for key in expected.keys(True, True):
+        if key in ("text", "number"):
+            continue
+        value = rows[key]
+        assert type(value) is torch.Tensor, key  # a copy, not a mapped view
+        assert torch.equal(value, expected[key]), key
+    rows["a"].fill_(7.0)
+    rows["nested", "deeper", "d"].fill_(7.0)
+    back = TensorDict.load_memmap(tmp_path / "p")
+    assert torch.equal(back["a"], ram["a"])
+    assert torch.equal(back["nested", "deeper", "d"], ram["nested", "deeper", "d"])
+
+
 def test_indexed_memmap_tensorclass_and_lazy_stack_are_locked():
     inner = Inner(z=torch.zeros(4, 2), batch_size=[4]).memmap_()
     assert inner[0].is_locked and inner[:2].is_locked and not inner[1:].is_locked
@@ -296,6 +327,46 @@ def test_threads_and_return_early(tmp_path):
     assert (saved == td).all()
     future = td.memmap(tmp_path / "u", num_threads=4, return_early=True)
     assert (future.result() == td).all()
+
+
+def test_replacing_with_threads_leaves_only_the_new_tree(tmp_path):
+    leaves = {f"k{i}": torch.full((4, 8), 1.0) for i in range(12)}
+    td = TensorDict({**leaves, "n": {"x": torch.ones(4)}}, batch_size=[4])
+    td.memmap(tmp_path / "t", num_threads=4)
+    td.apply(lambda x: x + 1).memmap(tmp_path / "t", num_threads=4)
+    finish_removals()  # the replaced tree is removed in a background thread
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]
+    back = TensorDict.load_memmap(tmp_path / "t")
+    assert all((v == 2.0).all() for v in back.values(True, True))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_saves_with_threads_after_its_parent(tmp_path):
+    """The write and removal threads are kept for the process; a forked child has none
+    of its parent's and must start its own (not wait for threads that do not exist)."""
+    td = TensorDict({f"k{i}": torch.full((4,), 1.0) for i in range(8)}, batch_size=[4])
+    td.memmap(tmp_path / "p", num_threads=4)
+    td.memmap(tmp_path / "p", num_threads=4)  # the removal thread exists now
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            td.apply(lambda x: x * 3).memmap(tmp_path / "p", num_threads=4)
+            finish_removals()
+            code = 0
+        finally:
+            os._exit(code)
+    for _ in range(600):  # a child waiting for its parent's threads would hang
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child did not finish saving within 60 s")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert TensorDict.load_memmap(tmp_path / "p")["k3"].tolist() == [3.0] * 4
 
 
 def test_existsok_and_what_is_never_replaced(tmp_path):
@@ -497,6 +568,7 @@ def _write_in_child_killed_at(prefix, point, count, how) -> int:
                 disk.shutil.rmtree = _killer(disk.shutil.rmtree, count)
             new = _new()
             new.memmap_(prefix) if how == "memmap_" else new.save(prefix)
+            disk.finish_removals()  # the replaced tree is removed in a thread
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
@@ -542,6 +614,7 @@ def test_a_killed_writer_leaves_old_or_new(how, point, count, had_old, tmp_path)
         assert state == ("old" if had_old else "missing")
     # the next writer cleans up what the killed one left beside the folder
     _old().memmap(prefix)
+    finish_removals()  # the tree it replaced is removed in a thread
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "data"]
     assert leftovers == []
 

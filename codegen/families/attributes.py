@@ -25,7 +25,7 @@ from codegen.rules import Rule, RuleCall, parse_rule_call
 class Combiner:
     """How the per-leaf values become the result."""
 
-    reads: str  # "values" (new), "leaves" (leaves and new), "rebuild", "device" (no walk)
+    reads: str  # "values" (new), "leaves" (leaves and new), "rebuild" (_map_leaves), "device" (no walk)
     code: str  # the result; {args} and {op} are filled in
     args: tuple[str, ...] = ()  # what an entry passes
     dense_stacks: bool = False  # pairs each leaf with its key (joins along a batch dim)
@@ -37,7 +37,7 @@ COMBINERS: dict[str, Combiner] = {
     "common_dtype": Combiner("values", "_ops.common_dtype(new)"),
     "present": Combiner("values", "_ops.present_result(self, new)"),
     "scalars": Combiner("values", "_ops.scalar_result(self, new)"),
-    "tensordict": Combiner("rebuild", "rebuild(new)"),
+    "tensordict": Combiner("rebuild", "self._map_leaves(...)"),  # see tensordict_code
     "total": Combiner("leaves", "_ops.total(leaves, new, {count})", ("count",)),
     "join": Combiner(
         "values", '_ops.join_leaves(self, new, {fn}, {dim}, {sorted}, {out}, "{op}")',
@@ -93,13 +93,14 @@ class AttributeOp(Op):
         combiner = self.combiner
         result = combiner.code.format(op=self.name, **dict(zip(combiner.args, self.combine.args)))
         body = [emit.dense_stacks(self)] if self.needs_dense_stacks else []
-        if combiner.reads == "rebuild":
-            body.append("leaves, rebuild = self._leaves_and_rebuild()")
-        elif combiner.reads in ("values", "leaves"):
-            body.append("leaves = self._leaves()")
-        if combiner.reads != "device":
-            body.append(f"new = {emit.comprehension(self.leaf)}")
-        body.append(emit.result(self, result) if combiner.reads == "rebuild" else f"return {result}")
+        if combiner.reads == "rebuild":  # the structure kept: the leaf expression in one walk
+            body.append(emit.result(self, emit.mapped(self.leaf)))
+        else:
+            if combiner.reads in ("values", "leaves"):
+                body.append("leaves = self._leaves()")
+            if combiner.reads != "device":
+                body.append(f"new = {emit.comprehension(self.leaf)}")
+            body.append(f"return {result}")
         decorators = ("property",) if self.form is Form.PROPERTY else ()
         return emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body), decorators)
 

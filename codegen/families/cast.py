@@ -39,10 +39,9 @@ class CastOp(Op):
     def tensordict_code(self) -> str:
         keep = self.signature.role(Role.CAST_FILTER).name
         body = (
-            "leaves, rebuild = self._leaves_and_rebuild()\n"
             f"if {keep} is None:\n"
-            f"    {emit.result(self, f'rebuild({emit.comprehension(self.leaf)})')}\n"
-            + emit.result(self, f"rebuild([{emit.leaf_expr(self.leaf)} if {keep}(x) else x for x in leaves])")
+            f"    {emit.result(self, emit.mapped(self.leaf))}\n"
+            + emit.result(self, emit.mapped(f"{self.leaf} if {keep}(x) else x"))
         )
         code = emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
         return "\n\n".join([code] + emit.aliases_code(self))

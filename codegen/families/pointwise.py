@@ -37,20 +37,17 @@ class PointwiseOp(Op):
         return cls(**shared, leaf=leaf, foreach=foreach, inplace=inplace)
 
     def tensordict_code(self) -> str:
-        new = emit.comprehension(self.leaf)
         if self.foreach:
             body = (
+                "leaves, rebuild = self._leaves_and_rebuild()\n"
                 f"new = {emit.foreach_call(self.foreach, inplace=False)}\n"
                 "if new is None:  # foreach rejected the leaves: go leaf by leaf\n"
-                f"    new = {new}\n"
+                f"    new = {emit.comprehension(self.leaf)}\n"
                 + emit.result(self, "rebuild(new)")
             )
-        else:
-            body = emit.result(self, f"rebuild({new})")
-        methods = [
-            emit.function(self.name, self.signature.text, emit.op_docstring(self),
-                          "leaves, rebuild = self._leaves_and_rebuild()\n" + body)
-        ]
+        else:  # no foreach: the leaf expression in the one walk
+            body = emit.result(self, emit.mapped(self.leaf))
+        methods = [emit.function(self.name, self.signature.text, emit.op_docstring(self), body)]
         if self.inplace is not None:
             ip = self.inplace
             methods.append(emit.function(

@@ -196,8 +196,15 @@ class ReductionOp(Op):
         body = emit.dense_stacks(self) + "\n" + (self._scan_body() if self.scan else self._reduction_body())
         if self.no_dim in ("all", "any"):  # over every value: no batch dim read, so a
             # lazy stack inside answers with its tensordicts' leaves, whatever their shapes
+            # (the walk stops at the first leaf that decides the answer)
+            test, decided, otherwise = (
+                (self.leaf_all, "True", "False") if self.no_dim == "any"
+                else (f"not {self.leaf_all}", "False", "True"))
             body = (f"if dim is None:  # one bool for every value of every leaf\n"
-                    f"    return {self.no_dim}({self.leaf_all} for x in self._leaves())\n" + body)
+                    f"    for x in self._iter_leaves():\n"
+                    f"        if {test}:\n"
+                    f"            return {decided}\n"
+                    f"    return {otherwise}\n" + body)
         return emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
 
     # ---- LazyStackedTensorDict ----------------------------------------------------------

@@ -4,10 +4,11 @@
 Rendered from the YAML op specs under ``spec/`` by ``python -m codegen``; the reference
 pages under ``docs/reference/`` come from the same entries. Every method does its Python
 work once per call: collect the leaves, make one ``torch._foreach_*`` call where torch
-has one (one list comprehension otherwise), rebuild the tree without re-validating it.
-The methods use the primitives that ``docs/architecture.md`` lists (the leaf
-primitives ``_leaves_and_rebuild``, ``_leaves`` and ``_operand_leaves``, and the runtime
-helpers in ``tensordict/_ops/``).
+has one, rebuild the tree without re-validating it; an op whose new leaves come from one
+leaf expression does the three in one walk (``_map_leaves``). The methods use the
+primitives that ``docs/architecture.md`` lists (the leaf primitives
+``_leaves_and_rebuild``, ``_map_leaves``, ``_leaves``, ``_iter_leaves`` and
+``_operand_leaves``, and the runtime helpers in ``tensordict/_ops/``).
 """
 
 from __future__ import annotations
@@ -112,9 +113,7 @@ class TensorDictGeneratedOps:
             >>> td.data["a"].requires_grad
             False
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        new = [x.data for x in leaves]
-        return _ops.keep_lock(self, rebuild(new))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: x.data))
 
     @property
     def is_cpu(self):
@@ -2304,11 +2303,10 @@ class TensorDictGeneratedOps:
             >>> td.float(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.float() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.float()))
         return _ops.keep_lock(
-            self, rebuild([x.float() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.float() if cast_filter(x) else x)
         )
 
     def double(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2325,11 +2323,10 @@ class TensorDictGeneratedOps:
             >>> td.double(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.double() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.double()))
         return _ops.keep_lock(
-            self, rebuild([x.double() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.double() if cast_filter(x) else x)
         )
 
     def half(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2346,11 +2343,10 @@ class TensorDictGeneratedOps:
             >>> td.half(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.half() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.half()))
         return _ops.keep_lock(
-            self, rebuild([x.half() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.half() if cast_filter(x) else x)
         )
 
     def bfloat16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2367,11 +2363,10 @@ class TensorDictGeneratedOps:
             >>> td.bfloat16(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.bfloat16() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.bfloat16()))
         return _ops.keep_lock(
-            self, rebuild([x.bfloat16() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.bfloat16() if cast_filter(x) else x)
         )
 
     def int(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2388,11 +2383,10 @@ class TensorDictGeneratedOps:
             >>> td.int(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.int() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.int()))
         return _ops.keep_lock(
-            self, rebuild([x.int() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.int() if cast_filter(x) else x)
         )
 
     def bool(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2409,11 +2403,10 @@ class TensorDictGeneratedOps:
             >>> td.bool(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.bool() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.bool()))
         return _ops.keep_lock(
-            self, rebuild([x.bool() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.bool() if cast_filter(x) else x)
         )
 
     def float16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2430,11 +2423,10 @@ class TensorDictGeneratedOps:
             >>> td.float16(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.half() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.half()))
         return _ops.keep_lock(
-            self, rebuild([x.half() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.half() if cast_filter(x) else x)
         )
 
     def float32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2451,11 +2443,10 @@ class TensorDictGeneratedOps:
             >>> td.float32(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.float() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.float()))
         return _ops.keep_lock(
-            self, rebuild([x.float() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.float() if cast_filter(x) else x)
         )
 
     def float64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2472,11 +2463,10 @@ class TensorDictGeneratedOps:
             >>> td.float64(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.double() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.double()))
         return _ops.keep_lock(
-            self, rebuild([x.double() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.double() if cast_filter(x) else x)
         )
 
     def int8(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2493,11 +2483,10 @@ class TensorDictGeneratedOps:
             >>> td.int8(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.char() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.char()))
         return _ops.keep_lock(
-            self, rebuild([x.char() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.char() if cast_filter(x) else x)
         )
 
     def int16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2514,11 +2503,10 @@ class TensorDictGeneratedOps:
             >>> td.int16(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.short() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.short()))
         return _ops.keep_lock(
-            self, rebuild([x.short() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.short() if cast_filter(x) else x)
         )
 
     def int32(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2535,11 +2523,10 @@ class TensorDictGeneratedOps:
             >>> td.int32(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.int() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.int()))
         return _ops.keep_lock(
-            self, rebuild([x.int() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.int() if cast_filter(x) else x)
         )
 
     def int64(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2556,11 +2543,10 @@ class TensorDictGeneratedOps:
             >>> td.int64(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.long() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.long()))
         return _ops.keep_lock(
-            self, rebuild([x.long() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.long() if cast_filter(x) else x)
         )
 
     def uint8(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2577,11 +2563,10 @@ class TensorDictGeneratedOps:
             >>> td.uint8(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.byte() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.byte()))
         return _ops.keep_lock(
-            self, rebuild([x.byte() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.byte() if cast_filter(x) else x)
         )
 
     def uint16(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2596,28 +2581,21 @@ class TensorDictGeneratedOps:
             >>> td.uint16(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
             return _ops.keep_lock(
                 self,
-                rebuild(
-                    [
-                        x if x.dtype is torch.uint16 else x.to(torch.uint16)
-                        for x in leaves
-                    ]
+                self._map_leaves(
+                    lambda x: x if x.dtype is torch.uint16 else x.to(torch.uint16)
                 ),
             )
         return _ops.keep_lock(
             self,
-            rebuild(
-                [
-                    (
-                        x
-                        if x.dtype is torch.uint16
-                        else x.to(torch.uint16) if cast_filter(x) else x
-                    )
-                    for x in leaves
-                ]
+            self._map_leaves(
+                lambda x: (
+                    x
+                    if x.dtype is torch.uint16
+                    else x.to(torch.uint16) if cast_filter(x) else x
+                )
             ),
         )
 
@@ -2633,28 +2611,21 @@ class TensorDictGeneratedOps:
             >>> td.uint32(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
             return _ops.keep_lock(
                 self,
-                rebuild(
-                    [
-                        x if x.dtype is torch.uint32 else x.to(torch.uint32)
-                        for x in leaves
-                    ]
+                self._map_leaves(
+                    lambda x: x if x.dtype is torch.uint32 else x.to(torch.uint32)
                 ),
             )
         return _ops.keep_lock(
             self,
-            rebuild(
-                [
-                    (
-                        x
-                        if x.dtype is torch.uint32
-                        else x.to(torch.uint32) if cast_filter(x) else x
-                    )
-                    for x in leaves
-                ]
+            self._map_leaves(
+                lambda x: (
+                    x
+                    if x.dtype is torch.uint32
+                    else x.to(torch.uint32) if cast_filter(x) else x
+                )
             ),
         )
 
@@ -2670,28 +2641,21 @@ class TensorDictGeneratedOps:
             >>> td.uint64(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
             return _ops.keep_lock(
                 self,
-                rebuild(
-                    [
-                        x if x.dtype is torch.uint64 else x.to(torch.uint64)
-                        for x in leaves
-                    ]
+                self._map_leaves(
+                    lambda x: x if x.dtype is torch.uint64 else x.to(torch.uint64)
                 ),
             )
         return _ops.keep_lock(
             self,
-            rebuild(
-                [
-                    (
-                        x
-                        if x.dtype is torch.uint64
-                        else x.to(torch.uint64) if cast_filter(x) else x
-                    )
-                    for x in leaves
-                ]
+            self._map_leaves(
+                lambda x: (
+                    x
+                    if x.dtype is torch.uint64
+                    else x.to(torch.uint64) if cast_filter(x) else x
+                )
             ),
         )
 
@@ -2707,28 +2671,21 @@ class TensorDictGeneratedOps:
             >>> td.complex32(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
             return _ops.keep_lock(
                 self,
-                rebuild(
-                    [
-                        x if x.dtype is torch.complex32 else x.to(torch.complex32)
-                        for x in leaves
-                    ]
+                self._map_leaves(
+                    lambda x: x if x.dtype is torch.complex32 else x.to(torch.complex32)
                 ),
             )
         return _ops.keep_lock(
             self,
-            rebuild(
-                [
-                    (
-                        x
-                        if x.dtype is torch.complex32
-                        else x.to(torch.complex32) if cast_filter(x) else x
-                    )
-                    for x in leaves
-                ]
+            self._map_leaves(
+                lambda x: (
+                    x
+                    if x.dtype is torch.complex32
+                    else x.to(torch.complex32) if cast_filter(x) else x
+                )
             ),
         )
 
@@ -2744,11 +2701,10 @@ class TensorDictGeneratedOps:
             >>> td.complex64(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.cfloat() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.cfloat()))
         return _ops.keep_lock(
-            self, rebuild([x.cfloat() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.cfloat() if cast_filter(x) else x)
         )
 
     def complex128(self, *, cast_filter: Callable | None = None) -> Self:
@@ -2763,11 +2719,10 @@ class TensorDictGeneratedOps:
             >>> td.complex128(cast_filter=lambda t: t.is_floating_point())["b"].dtype
             torch.int64
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return _ops.keep_lock(self, rebuild([x.cdouble() for x in leaves]))
+            return _ops.keep_lock(self, self._map_leaves(lambda x: x.cdouble()))
         return _ops.keep_lock(
-            self, rebuild([x.cdouble() if cast_filter(x) else x for x in leaves])
+            self, self._map_leaves(lambda x: x.cdouble() if cast_filter(x) else x)
         )
 
     def type(
@@ -2784,10 +2739,9 @@ class TensorDictGeneratedOps:
             >>> td.type(torch.int64, cast_filter=lambda t: t.dtype == torch.float32)["a"]
             tensor([ 1, -2])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
         if cast_filter is None:
-            return rebuild([x.to(dst_type) for x in leaves])
-        return rebuild([x.to(dst_type) if cast_filter(x) else x for x in leaves])
+            return self._map_leaves(lambda x: x.type(dst_type))
+        return self._map_leaves(lambda x: x.type(dst_type) if cast_filter(x) else x)
 
     # ---- Devices, memory and copies (spec/device.yaml) ----
 
@@ -4527,8 +4481,7 @@ class TensorDictGeneratedOps:
             >>> td.isfinite()["a"]
             tensor([ True, False, False])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(self, rebuild([torch.isfinite(x) for x in leaves]))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: torch.isfinite(x)))
 
     def isnan(self) -> Self:
         """Whether each element of every leaf is ``nan``.
@@ -4540,8 +4493,7 @@ class TensorDictGeneratedOps:
             >>> td.isnan()["a"]
             tensor([False, False,  True])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(self, rebuild([torch.isnan(x) for x in leaves]))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: torch.isnan(x)))
 
     def isneginf(self) -> Self:
         """Whether each element of every leaf is negative infinity.
@@ -4553,8 +4505,7 @@ class TensorDictGeneratedOps:
             >>> td.isneginf()["a"]
             tensor([ True, False, False])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(self, rebuild([torch.isneginf(x) for x in leaves]))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: torch.isneginf(x)))
 
     def isposinf(self) -> Self:
         """Whether each element of every leaf is positive infinity.
@@ -4566,8 +4517,7 @@ class TensorDictGeneratedOps:
             >>> td.isposinf()["a"]
             tensor([False,  True, False])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(self, rebuild([torch.isposinf(x) for x in leaves]))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: torch.isposinf(x)))
 
     def isreal(self) -> Self:
         """Whether each element of every leaf is real (zero imaginary part).
@@ -4581,8 +4531,7 @@ class TensorDictGeneratedOps:
             >>> td.isreal()["b"]
             tensor([True, True])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(self, rebuild([torch.isreal(x) for x in leaves]))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: torch.isreal(x)))
 
     def __invert__(self) -> Self:
         """Bitwise NOT of every leaf (``~td``).
@@ -4596,8 +4545,7 @@ class TensorDictGeneratedOps:
             >>> (~td)["b"]
             tensor([-1, -6])
         """
-        leaves, rebuild = self._leaves_and_rebuild()
-        return _ops.keep_lock(self, rebuild([~x for x in leaves]))
+        return _ops.keep_lock(self, self._map_leaves(lambda x: ~x))
 
     # ---- Reductions (spec/reduction.yaml) ----
 
@@ -5228,7 +5176,10 @@ class TensorDictGeneratedOps:
             tensor([ True, False])
         """
         if dim is None:  # one bool for every value of every leaf
-            return all(torch.all(x) for x in self._leaves())
+            for x in self._iter_leaves():
+                if not x.all():
+                    return False
+            return True
         dense = self._with_dense_stacks("all")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.all(dim)
@@ -5259,7 +5210,10 @@ class TensorDictGeneratedOps:
             tensor([ True, False])
         """
         if dim is None:  # one bool for every value of every leaf
-            return any(torch.any(x) for x in self._leaves())
+            for x in self._iter_leaves():
+                if x.any():
+                    return True
+            return False
         dense = self._with_dense_stacks("any")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return dense.any(dim)

@@ -117,19 +117,11 @@ def zeros_like(
         >>> torch.zeros_like(td)["b"]
         tensor([0, 0])
     """
-    device, new_device = _ops.new_device_rule(self._device, device, "zeros_like")
+    like, new_device = _ops.like_device_rule(
+        self._device, dtype, layout, device, requires_grad, memory_format, "zeros_like"
+    )
     leaves, rebuild = self._leaves_and_rebuild()
-    new = [
-        torch.zeros_like(
-            x,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            memory_format=memory_format,
-        )
-        for x in leaves
-    ]
+    new = [torch.zeros_like(x, **like) for x in leaves]
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
@@ -151,19 +143,11 @@ def ones_like(
         >>> torch.ones_like(td, dtype=torch.int32)["a"]
         tensor([1, 1], dtype=torch.int32)
     """
-    device, new_device = _ops.new_device_rule(self._device, device, "ones_like")
+    like, new_device = _ops.like_device_rule(
+        self._device, dtype, layout, device, requires_grad, memory_format, "ones_like"
+    )
     leaves, rebuild = self._leaves_and_rebuild()
-    new = [
-        torch.ones_like(
-            x,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            memory_format=memory_format,
-        )
-        for x in leaves
-    ]
+    new = [torch.ones_like(x, **like) for x in leaves]
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
@@ -185,19 +169,11 @@ def empty_like(
         >>> torch.empty_like(td)["a"].shape
         torch.Size([2, 3])
     """
-    device, new_device = _ops.new_device_rule(self._device, device, "empty_like")
+    like, new_device = _ops.like_device_rule(
+        self._device, dtype, layout, device, requires_grad, memory_format, "empty_like"
+    )
     leaves, rebuild = self._leaves_and_rebuild()
-    new = [
-        torch.empty_like(
-            x,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            memory_format=memory_format,
-        )
-        for x in leaves
-    ]
+    new = [torch.empty_like(x, **like) for x in leaves]
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
@@ -221,20 +197,11 @@ def full_like(
         >>> out["a"], out["b"]
         (tensor([3., 3.]), tensor([3, 3]))
     """
-    device, new_device = _ops.new_device_rule(self._device, device, "full_like")
+    like, new_device = _ops.like_device_rule(
+        self._device, dtype, layout, device, requires_grad, memory_format, "full_like"
+    )
     leaves, rebuild = self._leaves_and_rebuild()
-    new = [
-        torch.full_like(
-            x,
-            fill_value,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            memory_format=memory_format,
-        )
-        for x in leaves
-    ]
+    new = [torch.full_like(x, fill_value, **like) for x in leaves]
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
@@ -258,19 +225,11 @@ def rand_like(
         >>> sample.shape, bool(((sample >= 0) & (sample < 1)).all())
         (torch.Size([2, 3]), True)
     """
-    device, new_device = _ops.new_device_rule(self._device, device, "rand_like")
+    like, new_device = _ops.like_device_rule(
+        self._device, dtype, layout, device, requires_grad, memory_format, "rand_like"
+    )
     leaves, rebuild = self._leaves_and_rebuild()
-    new = [
-        torch.rand_like(
-            x,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            memory_format=memory_format,
-        )
-        for x in leaves
-    ]
+    new = [torch.rand_like(x, **like) for x in leaves]
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 
@@ -292,19 +251,11 @@ def randn_like(
         >>> torch.randn_like(td)["a"].dtype
         torch.float32
     """
-    device, new_device = _ops.new_device_rule(self._device, device, "randn_like")
+    like, new_device = _ops.like_device_rule(
+        self._device, dtype, layout, device, requires_grad, memory_format, "randn_like"
+    )
     leaves, rebuild = self._leaves_and_rebuild()
-    new = [
-        torch.randn_like(
-            x,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            memory_format=memory_format,
-        )
-        for x in leaves
-    ]
+    new = [torch.randn_like(x, **like) for x in leaves]
     return _ops.keep_lock(self, rebuild(new, device=new_device))
 
 

@@ -78,7 +78,10 @@ def shape_arg(args: tuple, op: str, what: str = "shape") -> tuple[int, ...]:
     ``op([2, 6])`` or ``op(torch.Size([2, 6]))``."""
     if len(args) == 1 and isinstance(args[0], _SEQUENCES):
         args = tuple(args[0])
-    return tuple(as_int(a, op, what) for a in args)
+    for a in args:
+        if type(a) is not int:  # tensors, numpy ints, bools: checked one by one
+            return tuple(as_int(a, op, what) for a in args)
+    return args if type(args) is tuple else tuple(args)
 
 
 def _numel(shape) -> int:
@@ -91,6 +94,8 @@ def _numel(shape) -> int:
 def infer_shape(shape: tuple[int, ...], batch_size: torch.Size, op: str) -> torch.Size:
     """``shape`` (one ``-1`` allowed) as the new batch size for the same elements."""
     numel = _numel(batch_size)
+    if -1 not in shape and _numel(shape) == numel and min(shape, default=0) >= 0:
+        return torch.Size(shape)  # every size given, and they fit
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in shape):
         raise RuntimeError(
@@ -165,9 +170,11 @@ def view_rule(
                     f"({_describe(x.shape[:n])})"
                 )
         return batch_size, dtype, len(batch_size), False
-    given = {"size": size, "batch_size": new_batch_size}
-    kwargs = {k: v for k, v in given.items() if v is not None}
-    shape = shape_arg(_positional(shape, kwargs, ("size", "batch_size"), op), op)
+    if size is not None or new_batch_size is not None:  # the shape as a keyword
+        given = {"size": size, "batch_size": new_batch_size}
+        kwargs = {k: v for k, v in given.items() if v is not None}
+        shape = _positional(shape, kwargs, ("size", "batch_size"), op)
+    shape = shape_arg(shape, op)
     new = infer_shape(shape, batch_size, op)
     return new, None, len(batch_size), new == batch_size
 

@@ -108,6 +108,27 @@ def new_device_rule(current, device: Any, op: str):
     return parsed, parsed
 
 
+def like_device_rule(
+    current, dtype: Any, layout: Any, device: Any, requires_grad: bool, memory_format: Any, op: str
+):
+    """zeros_like & co.: ``(like, new_device)``: the keyword arguments for each leaf's
+    ``torch.*_like`` call, only those that differ from torch's defaults, and the
+    result's device (NO_DEFAULT: the input's)."""
+    device, new_device = new_device_rule(current, device, op)
+    like = {}
+    if dtype is not None:
+        like["dtype"] = dtype
+    if layout is not None:
+        like["layout"] = layout
+    if device is not None:
+        like["device"] = device
+    if requires_grad:
+        like["requires_grad"] = requires_grad
+    if memory_format is not torch.preserve_format:
+        like["memory_format"] = memory_format
+    return like, new_device
+
+
 def new_rule(batch_size, size: Any, op: str):
     """new_zeros & co.: ``(new_batch_size, batch_dims)``: the new batch size, from
     ``*size`` or ``size`` (ints, a list, a tuple or a torch.Size), and the number of

@@ -71,8 +71,15 @@ def chunk_rule(batch_size, chunks: Any, dim: Any, op: str):
     chunks = as_int(chunks, op, "chunks")
     if chunks <= 0:
         raise ValueError(f"{op}(): chunks must be > 0, got {chunks}")
-    parts = torch.chunk(_stand_in(batch_size), chunks, d)
-    return chunks, d, [p.shape for p in parts]
+    size = batch_size[d]
+    if size == 0:  # torch gives `chunks` empty pieces: its own rule, on a stand-in
+        parts = torch.chunk(_stand_in(batch_size), chunks, d)
+        return chunks, d, [p.shape for p in parts]
+    # torch.chunk's rule, computed: pieces of ceil(size / chunks), the last one shorter
+    step = -(-size // chunks)
+    sizes = [step] * (size // step) + ([size % step] if size % step else [])
+    head, tail = batch_size[:d], batch_size[d + 1 :]
+    return chunks, d, [head + (s,) + tail for s in sizes]
 
 
 def tensor_split_rule(batch_size, indices_or_sections: Any, dim: Any, op: str):
@@ -167,7 +174,10 @@ def dense_class() -> type:
 def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense, names=None) -> list:
     storages = [{} for _ in batch_sizes]
     for key, value in td._tensordict.items():
-        if isinstance(value, torch.Tensor) and _base.is_unbatched(value):
+        if type(value) is torch.Tensor:  # the common case first
+            for storage, part in zip(storages, next(it)):
+                storage[key] = part
+        elif isinstance(value, torch.Tensor) and _base.is_unbatched(value):
             for storage in storages:  # no batch dims to cut: kept as it is
                 storage[key] = value
         elif isinstance(value, torch.Tensor):
