@@ -1504,10 +1504,14 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
 
     @classmethod
     def from_nontensordata(cls, non_tensor: NonTensorData) -> "NonTensorStack":
-        """The stack of a NonTensorData's value over its batch."""
-        return cls._from_array(
-            _object_array(non_tensor.data, non_tensor.batch_size), non_tensor.device
+        """The stack of a NonTensorData's value over its batch: one value seen
+        through a read-only broadcast view (shape ops that give a non-tensor value a
+        batch, e.g. ``unsqueeze``, cost nothing per element; the first write copies,
+        see :meth:`_set_at_index`)."""
+        values = np.broadcast_to(
+            _object_array(non_tensor.data), tuple(non_tensor.batch_size)
         )
+        return cls._from_array(values, non_tensor.device)
 
     def tolist(self) -> list:
         """The values, as nested lists shaped like the batch."""
@@ -1518,7 +1522,10 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
         """The value every element holds (as on a NonTensorData); an AttributeError
         when the elements differ, since no one value stands for them (read
         :meth:`tolist`)."""
-        flat = self._values.reshape(-1)
+        values = self._values
+        if values.size and not any(values.strides):  # one value, broadcast
+            return values.flat[0]
+        flat = values.reshape(-1)
         if flat.size and all(_same(flat[0], v) for v in flat[1:]):
             return flat[0]
         raise AttributeError(
@@ -1633,6 +1640,8 @@ class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
         idx = _normalize_index(index, self._batch_size)
         shape = _indexed_batch_shape(self._batch_size, idx)
         idx = _numpy_index(idx)
+        if not self._values.flags.writeable:  # a broadcast view of one value
+            self._values = self._values.copy()
         if isinstance(value, NonTensorStack):
             self._values[idx] = value._values
         elif not shape:  # one element: the value itself (a list value stays one)

@@ -13,6 +13,7 @@ from tensordict import (
     LazyStackedTensorDict,
     MetaData,
     NonTensorData,
+    NonTensorStack,
     TensorClass,
     TensorDict,
 )
@@ -268,3 +269,19 @@ def test_row13_from_schema_allocates_zeros(storage, tmp_path):
         TensorDict.from_schema(schema, storage="bogus")
     with pytest.raises(TypeError, match="'a'"):
         TensorDict.from_schema({"a": ([3], "float32")})
+
+
+def test_row7_unsqueeze_of_a_non_tensor_value_then_writes_stay_per_element():
+    # unsqueeze/expand give the value a batch (a NonTensorStack of one value, not
+    # copied per element); a write afterwards changes that element only, and the
+    # source keeps its value
+    td = TensorDict(a=torch.zeros(300, 400), s="x", batch_size=[300, 400])
+    wide = td.unsqueeze(0)
+    stack = wide.get("s")
+    assert isinstance(stack, NonTensorStack) and stack.batch_size == (1, 300, 400)
+    assert stack.data == "x" and wide[0, 7, 9]["s"] == "x"
+    wide[0, 1, 2] = TensorDict(a=torch.ones(()), s="y", batch_size=[])
+    assert wide[0, 1, 2]["s"] == "y" and wide[0, 1, 3]["s"] == "x"
+    assert td["s"] == "x" and td.expand(2, 300, 400).get("s").data == "x"
+    with pytest.raises(AttributeError, match="tolist"):
+        wide.get("s").data
