@@ -11,6 +11,7 @@ checks where that is the real work (the batch dims of a constructed or set value
 
 import pytest
 import torch
+from _floor import floor_construct, floor_leaf_items, floor_map, floor_map2
 from tensordict import TensorDict
 
 B = 64
@@ -36,40 +37,9 @@ def make_nested(seed=0):
 
 
 # ---------------------------------------------------------------------------------------
-# The floor: what a careful user writes by hand on nested dicts of tensors.
+# The floor: what a careful user writes by hand on nested dicts of tensors (the
+# shared helpers are in _floor.py).
 # ---------------------------------------------------------------------------------------
-
-
-def floor_construct(src, batch=BATCH):
-    n = len(batch)
-    out = {}
-    for key, value in src.items():
-        if isinstance(value, dict):
-            out[key] = floor_construct(value, batch)
-        else:
-            if value.shape[:n] != batch:
-                raise ValueError(f"{key}: bad shape {value.shape}")
-            out[key] = value
-    return out
-
-
-def floor_map(d, fn):
-    return {k: floor_map(v, fn) if isinstance(v, dict) else fn(v) for k, v in d.items()}
-
-
-def floor_map2(d, other, fn):
-    return {
-        k: floor_map2(v, other[k], fn) if isinstance(v, dict) else fn(v, other[k])
-        for k, v in d.items()
-    }
-
-
-def floor_leaf_items(d, prefix=()):
-    for key, value in d.items():
-        if isinstance(value, dict):
-            yield from floor_leaf_items(value, prefix + (key,))
-        else:
-            yield (prefix + (key,) if prefix else key), value
 
 
 def floor_set_nested(d, value):
@@ -101,21 +71,23 @@ def _double(x):
 
 def _data(impl, seed=0):
     src = make_nested(seed)
-    return TensorDict(src, batch_size=[B]) if impl == "td" else floor_construct(src)
+    return (
+        TensorDict(src, batch_size=[B]) if impl == "td" else floor_construct(src, BATCH)
+    )
 
 
 def case_construct_flat(impl):
     src = make_flat()
     if impl == "td":
         return lambda: TensorDict(src, batch_size=[B])
-    return lambda: floor_construct(src)
+    return lambda: floor_construct(src, BATCH)
 
 
 def case_construct_nested(impl):
     src = make_nested()
     if impl == "td":
         return lambda: TensorDict(src, batch_size=[B])
-    return lambda: floor_construct(src)
+    return lambda: floor_construct(src, BATCH)
 
 
 def case_get_nested(impl):

@@ -11,6 +11,7 @@ tensorclass field holding one more.
 
 import pytest
 import torch
+from _floor import floor_construct, floor_index, floor_map
 from tensordict import tensorclass
 
 B = 32
@@ -51,39 +52,19 @@ def make_sample(fields, batch=B):
 
 
 # ---------------------------------------------------------------------------------------
-# The floor: what a careful user writes by hand on dicts of tensors.
+# The floor: what a careful user writes by hand on dicts of tensors (the shared
+# helpers are in _floor.py).
 # ---------------------------------------------------------------------------------------
-
-
-def floor_construct(fields, batch):
-    n = len(batch)
-    out = {}
-    for key, value in fields.items():
-        if isinstance(value, dict):
-            out[key] = floor_construct(value, batch)
-        else:
-            if value.shape[:n] != batch:
-                raise ValueError(f"{key}: bad shape {value.shape}")
-            out[key] = value
-    return out
-
-
-def floor_map(d, fn):
-    return {k: floor_map(v, fn) if isinstance(v, dict) else fn(v) for k, v in d.items()}
-
-
-def floor_index(d, idx):
-    return {
-        k: floor_index(v, idx) if isinstance(v, dict) else v[idx] for k, v in d.items()
-    }
 
 
 def floor_stack(ds, dim):
     first = ds[0]
     return {
-        k: floor_stack([d[k] for d in ds], dim)
-        if isinstance(v, dict)
-        else torch.stack([d[k] for d in ds], dim)
+        k: (
+            floor_stack([d[k] for d in ds], dim)
+            if isinstance(v, dict)
+            else torch.stack([d[k] for d in ds], dim)
+        )
         for k, v in first.items()
     }
 
