@@ -243,14 +243,8 @@ def _copy_pairs(td, source, out: list) -> bool:
     storage = getattr(td, "_tensordict", None)
     if type(storage) is not dict:
         return False
-    if type(source) is dict:
-        items = source.items()
-    elif (
-        isinstance(source, TensorCollection)
-        and type(getattr(source, "_tensordict", None)) is dict
-    ):
-        items = source._tensordict.items()
-    else:
+    items = _dense_items(source)
+    if items is None:
         return False
     for key, value in items:
         target = storage.get(key) if type(key) is str else None
@@ -265,6 +259,17 @@ def _copy_pairs(td, source, out: list) -> bool:
         ):
             return False
     return True
+
+
+def _dense_items(source):
+    """The items of a plain dict, or of a dense container's storage dict; None for
+    anything else (the fast paths then leave it to the general one)."""
+    if type(source) is dict:
+        return source.items()
+    storage = getattr(source, "_tensordict", None)
+    if isinstance(source, TensorCollection) and type(storage) is dict:
+        return storage.items()
+    return None
 
 
 def _may_overlap(target: Tensor, value: Tensor) -> bool:
@@ -298,14 +303,8 @@ def _set_plan(td, source, out: list) -> bool:
     storage = getattr(td, "_tensordict", None)
     if type(storage) is not dict or td._is_locked:
         return False
-    if type(source) is dict:
-        items = source.items()
-    elif (
-        isinstance(source, TensorCollection)
-        and type(getattr(source, "_tensordict", None)) is dict
-    ):
-        items = source._tensordict.items()
-    else:
+    items = _dense_items(source)
+    if items is None:
         return False
     bs = td._batch_size
     n = len(bs)
