@@ -207,12 +207,16 @@ def _swap_into(
     collect: bool,
     memo: set,
     path: tuple,
+    undo: list | None = None,
 ):
     """Write the leaves of ``td`` into ``module`` (replacing the tensors, not copying
     into them); the storage of the swap tensordict (what was replaced) when
-    ``collect``, else None. (``with params.to_module(module)`` runs this twice a
-    call, often under ``torch.vmap`` around a small network: the loop is kept to
-    plain dict operations, and ``path`` is only extended for error messages.)"""
+    ``collect``, else None. With ``undo``, each write is also recorded there as
+    ``(tensor dict of the module, key, storage of the swap at that level)``, so that
+    :class:`_Restore` puts the old tensors back without walking the tensordict and the
+    module again. (``with params.to_module(module)`` runs this once a call, often under
+    ``torch.vmap`` around a small network: the loop is kept to plain dict operations,
+    and ``path`` is only extended for error messages.)"""
     swap = {} if collect else None
     params = module._parameters
     buffers = module._buffers
@@ -229,12 +233,18 @@ def _swap_into(
             else:
                 continue
             old = where.get(key)
-            if preserve and value is not None:
+            if (
+                preserve
+                and value is not None
+                and not (value.requires_grad or is_functorch_wrapped_tensor(value))
+            ):  # (under vmap, every value stops at the cheap test)
                 value = _wrap_as_parameter(value, old)
             where[key] = value
             if collect:
                 swap[key] = old
-        elif _is_node(value):
+                if undo is not None:
+                    undo.append((where, key, swap))
+        elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
             child = module._modules.get(key)
             if child is None:
                 raise KeyError(_no_submodule(module, path + (key,)))
@@ -242,7 +252,7 @@ def _swap_into(
             if child_id in memo:
                 continue
             memo.add(child_id)
-            sub = _swap_into(value, child, preserve, collect, memo, path + (key,))
+            sub = _swap_into(value, child, preserve, collect, memo, path + (key,), undo)
             if collect:
                 swap[key] = _new_td(sub)
     return swap
@@ -314,16 +324,24 @@ class _Restore:
     """What ``with params.to_module(module):`` runs on exit (also when the block
     raises): the swap tensordict written back into the module."""
 
-    __slots__ = ("swap", "module", "inplace", "use_state_dict")
+    __slots__ = ("swap", "module", "inplace", "use_state_dict", "undo")
 
-    def __init__(self, swap, module, inplace, use_state_dict) -> None:
+    def __init__(self, swap, module, inplace, use_state_dict, undo=None) -> None:
         self.swap = swap
         self.module = module
         self.inplace = inplace
         self.use_state_dict = use_state_dict
+        self.undo = undo
 
     def __call__(self) -> None:
-        if not (self.inplace or self.use_state_dict):  # the common case, directly
+        if self.undo is not None:  # the common case: the writes recorded on entry
+            # read back from the swap's storage, so that a value the block set in the
+            # swap tensordict is the one restored (as a walk of the swap would)
+            for where, key, swap in reversed(self.undo):
+                if key in swap:
+                    where[key] = swap[key]
+            return
+        if not (self.inplace or self.use_state_dict):
             _swap_into(self.swap, self.module, False, False, set(), ())
             return
         to_module(
@@ -353,6 +371,7 @@ def to_module(
         raise TypeError(f"to_module expects an nn.Module, got {type(module).__name__}")
     inplace = bool(inplace)
     memo = set() if memo is None else memo
+    undo = None
     if use_state_dict:
         swap = None
         if return_swap:
@@ -366,15 +385,19 @@ def to_module(
         storage = _copy_into(td, module, return_swap, non_blocking, memo)
         swap = _new_td(storage) if return_swap else None
     else:
-        storage = _swap_into(td, module, preserve_module_state, return_swap, memo, ())
+        undo = [] if return_swap and swap_dest is None else None
+        storage = _swap_into(
+            td, module, preserve_module_state, return_swap, memo, (), undo
+        )
         swap = _new_td(storage) if return_swap else None
     if swap is None:
         return None
     if swap_dest is not None:
         swap_dest.update(swap)
         swap = swap_dest
+        undo = None  # swap_dest may hold more than this call replaced: walk it
     # used as a context manager, the swap writes itself back on exit
-    swap._last_lock_op = _Restore(swap, module, inplace, use_state_dict)
+    swap._last_lock_op = _Restore(swap, module, inplace, use_state_dict, undo)
     return swap
 
 
@@ -411,7 +434,8 @@ def _shape_metadata(td) -> collections.OrderedDict:
     """``{"": {"batch_size", "device"}, "a.b": {...}}`` for the tensordict and each
     nested one, kept as ``state_dict()._metadata`` (as ``nn.Module`` keeps its own
     there) so that loading into an empty tensordict restores the batch sizes
-    (TorchRL's ``TensorStorage.load_state_dict`` does ``TensorDict().load_state_dict``)."""
+    (TorchRL's ``TensorStorage.load_state_dict`` does ``TensorDict().load_state_dict``).
+    """
     meta = collections.OrderedDict()
     meta[""] = {"batch_size": td.batch_size, "device": td.device}
     for key, value in td.items(True, False, is_leaf=_is_leaf_for_metadata):

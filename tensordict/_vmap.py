@@ -98,9 +98,7 @@ def _flat(args: tuple) -> tuple[list, Any]:
             return _pytree.tree_flatten(args, is_leaf=_is_collection)
     spec = _TUPLE_SPECS.get(len(args))
     if spec is None:
-        spec = _TUPLE_SPECS[len(args)] = _pytree.tree_structure(
-            (0,) * len(args)
-        )
+        spec = _TUPLE_SPECS[len(args)] = _pytree.tree_structure((0,) * len(args))
     return list(args), spec
 
 
@@ -138,6 +136,22 @@ def _without(names, dim: int):
     return None if names is None else names[:dim] + names[dim + 1 :]
 
 
+_DROPPED: dict[tuple, torch.Size] = {}
+
+
+def _dropped(batch_size: torch.Size, dim: int) -> torch.Size:
+    """``batch_size`` without ``dim`` (a batch dim), from a cache: slicing and adding
+    ``torch.Size`` objects costs as much as batching a tensor, and an ensemble's vmap
+    drops the same dim of the same few batch sizes at every call."""
+    key = (batch_size, dim)
+    dropped = _DROPPED.get(key)
+    if dropped is None:
+        if len(_DROPPED) > 1024:  # many shapes seen: start over rather than grow
+            _DROPPED.clear()
+        dropped = _DROPPED[key] = batch_size[:dim] + batch_size[dim + 1 :]
+    return dropped
+
+
 def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
     """``td`` as the vmapped function sees it: each tensor batched along ``dim`` (a
     non-negative dim of the tensordict), batch dim ``dim`` gone."""
@@ -152,8 +166,12 @@ def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
                 storage[key] = value  # non-tensor data: the same for every sample
         bs = td._batch_size
         if dim < len(bs):
+            names = td._names
             return TensorDict._new_unsafe(
-                storage, bs[:dim] + bs[dim + 1 :], td._device, _without(td._names, dim)
+                storage,
+                _dropped(bs, dim),
+                td._device,
+                None if names is None else _without(names, dim),
             )
         return TensorDict._new_unsafe(storage, bs, td._device, td._names)
     if getattr(td, "_is_tensorclass", False):
@@ -336,24 +354,42 @@ def _create_batched_inputs(flat_in_dims, flat_args, vmap_level: int, args_spec):
         )
     add, _ = _batch_dim_ops()
     batched = [
-        arg
-        if in_dim is None
-        else (
-            _batched(arg, in_dim, vmap_level, add)
-            if isinstance(arg, TensorDictBase)
-            else add(arg, in_dim, vmap_level)
+        (
+            arg
+            if in_dim is None
+            else (
+                _batched(arg, in_dim, vmap_level, add)
+                if isinstance(arg, TensorDictBase)
+                else add(arg, in_dim, vmap_level)
+            )
         )
         for in_dim, arg in zip(flat_in_dims, flat_args)
     ]
+    if args_spec is _TUPLE_SPECS.get(len(batched)):  # the arguments as they were given
+        return tuple(batched)
     return _pytree.tree_unflatten(batched, args_spec)
 
 
 def _unwrap_batched(batched_outputs, out_dims, vmap_level: int, batch_size: int, func):
+    _, remove = _batch_dim_ops()
+    if type(out_dims) is int:  # the common call: one output, one out dim
+        if isinstance(batched_outputs, TensorDictBase):
+            return _unbatched_output(
+                batched_outputs,
+                out_dims,
+                out_dims,
+                vmap_level,
+                batch_size,
+                func,
+                remove,
+            )
+        if isinstance(batched_outputs, Tensor):
+            # what torch's step does with one tensor, without its pytree round trip
+            return remove(batched_outputs, vmap_level, batch_size, out_dims)
     if not _holds_collection(batched_outputs):
         return _TORCH["_unwrap_batched"](
             batched_outputs, out_dims, vmap_level, batch_size, func
         )
-    name = _name(func)
     flat_outputs, output_spec = _pytree.tree_flatten(
         batched_outputs, is_leaf=_is_collection
     )
@@ -362,41 +398,56 @@ def _unwrap_batched(batched_outputs, out_dims, vmap_level: int, batch_size: int,
         out_dims = out_dims[0] if len(out_dims) == 1 else out_dims
     flat_out_dims = _leaf_dims(out_dims, batched_outputs, flat_outputs, output_spec)
     if flat_out_dims is None:
+        name = _name(func)
         raise ValueError(
             f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
             f"compatible with the structure of `outputs`: out_dims has structure "
             f"{_pytree.tree_flatten(out_dims)[1]} but outputs has structure "
             f"{output_spec}."
         )
-    _, remove = _batch_dim_ops()
     unbatched = []
     for output, out_dim in zip(flat_outputs, flat_out_dims):
-        if not isinstance(output, TensorDictBase):
-            unbatched.append(
-                _vmap_module._maybe_remove_batch_dim(
-                    name, output, vmap_level, batch_size, out_dim
-                )
+        if isinstance(output, TensorDictBase):
+            output = _unbatched_output(
+                output, out_dim, out_dims, vmap_level, batch_size, func, remove
             )
-            continue
-        if out_dim is None:
-            if _has_batched_leaf(output, vmap_level):
-                raise ValueError(
-                    f"vmap({name}, ...): `{name}` returned a {type(output).__name__} "
-                    f"holding batched tensors, but its out_dim is None"
-                )
-            unbatched.append(output)
-            continue
-        ndim = output.batch_dims
-        dim = out_dim + ndim + 1 if out_dim < 0 else out_dim
-        if dim < 0:
-            raise ValueError(
-                f"vmap({name}, ..., out_dims={out_dims}): out_dim={out_dim} for a "
-                f"{type(output).__name__} of batch size {list(output.batch_size)}: a "
-                f"negative out_dim counts from the end of its batch dims, so it must "
-                f"be at least {-ndim - 1}"
+        else:
+            output = _vmap_module._maybe_remove_batch_dim(
+                _name(func), output, vmap_level, batch_size, out_dim
             )
-        unbatched.append(_unbatched(output, vmap_level, batch_size, dim, remove))
+        unbatched.append(output)
     return _pytree.tree_unflatten(unbatched, output_spec)
+
+
+def _unbatched_output(
+    output: TensorDictBase,
+    out_dim,
+    out_dims,
+    vmap_level: int,
+    batch_size: int,
+    func,
+    remove,
+):
+    """One tensordict returned by the vmapped function, given its ``out_dim`` (an
+    int counted along its batch dims, or None)."""
+    if out_dim is None:
+        if _has_batched_leaf(output, vmap_level):
+            name = _name(func)
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` returned a {type(output).__name__} "
+                f"holding batched tensors, but its out_dim is None"
+            )
+        return output
+    ndim = output.batch_dims
+    dim = out_dim + ndim + 1 if out_dim < 0 else out_dim
+    if dim < 0:
+        raise ValueError(
+            f"vmap({_name(func)}, ..., out_dims={out_dims}): out_dim={out_dim} for a "
+            f"{type(output).__name__} of batch size {list(output.batch_size)}: a "
+            f"negative out_dim counts from the end of its batch dims, so it must "
+            f"be at least {-ndim - 1}"
+        )
+    return _unbatched(output, vmap_level, batch_size, dim, remove)
 
 
 def _flatten_chunks_output(chunks_output: list):

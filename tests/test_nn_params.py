@@ -403,3 +403,28 @@ def test_ensemble_module():
     ].shape == (3, 5, 2)
     with pytest.raises(ValueError, match="first batch dim is 3"):
         per_copy(TensorDict(x=torch.randn(5, 3), batch_size=[5]))
+
+
+def test_to_module_context_manager_restores_shared_and_nested():
+    # a submodule held twice, and nested swaps of the same module, unwind in order
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, nn.ReLU(), shared)
+    weight = shared.weight
+    params = TensorDict.from_module(model)
+    ones = params.detach().clone().zero_() + 1
+    twos = ones + 1
+    with ones.to_module(model):
+        with twos.to_module(model):
+            assert (model[2].weight == 2).all()
+        assert (model[0].weight == 1).all()
+    assert model[0].weight is weight and model[2].weight is weight
+
+
+def test_to_module_restores_what_the_swap_holds_on_exit():
+    # the swap tensordict is what is written back, also when the block changed it
+    model = nn.Linear(2, 2)
+    zeros = TensorDict.from_module(model).detach().clone().zero_()
+    replacement = nn.Parameter(torch.full((2,), 5.0))
+    with zeros.to_module(model) as swap:
+        swap["bias"] = replacement
+    assert model.bias is replacement

@@ -149,3 +149,38 @@ def test_ensemble_module_vmaps_copies():
     out = ensemble(TensorDict(x=torch.randn(6, 3), batch_size=[6]))
     assert out["y"].shape == (4, 6, 2)
     assert not torch.equal(out["y"][0], out["y"][1])
+
+
+@pytest.mark.parametrize("out_dim", [0, 1, -1])
+def test_vmap_with_to_module_returns_tensors_at_the_out_dim(out_dim):
+    # one tensor returned with an int out_dim: the vmapped dim lands where torch puts it
+    model, stacked = _ensemble()
+    x = torch.randn(10, 3)
+
+    def func(x, params):
+        with params.to_module(model):
+            return model(x)
+
+    y = torch.vmap(func, (None, 0), out_dims=out_dim)(x, stacked)
+    expected = torch.vmap(func, (None, 0))(x, stacked).movedim(0, out_dim)
+    assert torch.equal(y, expected)
+    # an input passed through unbatched comes back expanded along the vmapped dim
+    same = torch.vmap(lambda x, p: x, (None, 0))(x, stacked)
+    assert torch.equal(same, x.expand(2, 10, 3))
+    with pytest.raises(ValueError, match="BatchedTensor when out_dim is None"):
+        torch.vmap(func, (None, 0), out_dims=None)(x, stacked)
+
+
+def test_vmap_to_module_restores_the_module_after_each_call():
+    model, stacked = _ensemble()
+    weight = model[0].weight
+    x = torch.randn(10, 3)
+
+    def failing(x, params):
+        with params.to_module(model):
+            raise RuntimeError("inside the vmapped block")
+
+    with pytest.raises(RuntimeError, match="inside the vmapped block"):
+        torch.vmap(failing, (None, 0))(x, stacked)
+    assert model[0].weight is weight
+    assert isinstance(model[0].weight, nn.Parameter)
