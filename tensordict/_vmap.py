@@ -91,8 +91,10 @@ def _flat(args: tuple) -> tuple[list, Any]:
     container (the common call, ``vmap(f)(td, x)``), without walking anything."""
     nodes = _pytree.SUPPORTED_NODES
     for arg in args:
+        if type(arg) is Tensor or isinstance(arg, TensorDictBase):
+            continue  # leaves here (before the slower namedtuple test)
         kind = type(arg)
-        if kind in nodes and not isinstance(arg, TensorDictBase):
+        if kind in nodes:
             return _pytree.tree_flatten(args, is_leaf=_is_collection)
         if _pytree.is_namedtuple_class(kind):
             return _pytree.tree_flatten(args, is_leaf=_is_collection)
@@ -112,10 +114,12 @@ def _leaf_dims(dims: Any, tree: Any, flat: list, spec) -> list | None:
         type(dims) is tuple
         and type(tree) is tuple
         and len(dims) == len(tree) == len(flat)
-        and all(item is leaf for item, leaf in zip(tree, flat))
-        and all(d is None or isinstance(d, int) for d in dims)
     ):
-        return list(dims)
+        for d, item, leaf in zip(dims, tree, flat):
+            if item is not leaf or not (d is None or isinstance(d, int)):
+                break
+        else:
+            return list(dims)
     return _pytree._broadcast_to_and_flatten(dims, spec, is_leaf=_is_collection)
 
 
@@ -150,6 +154,23 @@ def _dropped(batch_size: torch.Size, dim: int) -> torch.Size:
             _DROPPED.clear()
         dropped = _DROPPED[key] = batch_size[:dim] + batch_size[dim + 1 :]
     return dropped
+
+
+_INSERTED: dict[tuple, torch.Size] = {}
+
+
+def _inserted(batch_size: torch.Size, dim: int, size: int) -> torch.Size:
+    """``batch_size`` with a dim of ``size`` inserted at ``dim`` (cached, as
+    :func:`_dropped`)."""
+    key = (batch_size, dim, size)
+    inserted = _INSERTED.get(key)
+    if inserted is None:
+        if len(_INSERTED) > 1024:
+            _INSERTED.clear()
+        inserted = _INSERTED[key] = torch.Size(
+            (*batch_size[:dim], size, *batch_size[dim:])
+        )
+    return inserted
 
 
 def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
@@ -227,7 +248,7 @@ def _unbatched(
             if names is not None:
                 names = names[:dim] + [None] + names[dim:]
             return TensorDict._new_unsafe(
-                storage, bs[:dim] + (size,) + bs[dim:], td._device, names
+                storage, _inserted(bs, dim, size), td._device, names
             )
         return TensorDict._new_unsafe(storage, bs, td._device, td._names)
     if getattr(td, "_is_tensorclass", False):
