@@ -227,6 +227,21 @@ def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
     )
 
 
+def _structure_copy(td: TensorDictBase) -> TensorDictBase:
+    """``td.copy()`` (new tensordicts over the same tensors), with the dense
+    tensordicts of a vmap argument copied directly."""
+    if type(td) is not TensorDict:
+        return td.copy()
+    storage = {
+        key: _structure_copy(value) if isinstance(value, TensorDictBase) else value
+        for key, value in td._tensordict.items()
+    }
+    names = td._names
+    return TensorDict._new_unsafe(
+        storage, td._batch_size, td._device, None if names is None else list(names)
+    )
+
+
 def _unbatched(
     td: TensorDictBase, level: int, size: int, dim: int, remove
 ) -> TensorDictBase:
@@ -374,18 +389,19 @@ def _create_batched_inputs(flat_in_dims, flat_args, vmap_level: int, args_spec):
             flat_in_dims, flat_args, vmap_level, args_spec
         )
     add, _ = _batch_dim_ops()
-    batched = [
-        (
-            arg
-            if in_dim is None
-            else (
-                _batched(arg, in_dim, vmap_level, add)
-                if isinstance(arg, TensorDictBase)
-                else add(arg, in_dim, vmap_level)
+    batched = []
+    for in_dim, arg in zip(flat_in_dims, flat_args):
+        if isinstance(arg, TensorDictBase):
+            # not mapped: a shallow copy, so that what the function writes into it
+            # (batched tensors, dead once vmap returns) stays out of the caller's
+            arg = (
+                _structure_copy(arg)
+                if in_dim is None
+                else _batched(arg, in_dim, vmap_level, add)
             )
-        )
-        for in_dim, arg in zip(flat_in_dims, flat_args)
-    ]
+        elif in_dim is not None:
+            arg = add(arg, in_dim, vmap_level)
+        batched.append(arg)
     if args_spec is _TUPLE_SPECS.get(len(batched)):  # the arguments as they were given
         return tuple(batched)
     return _pytree.tree_unflatten(batched, args_spec)

@@ -184,3 +184,23 @@ def test_vmap_to_module_restores_the_module_after_each_call():
         torch.vmap(failing, (None, 0))(x, stacked)
     assert model[0].weight is weight
     assert isinstance(model[0].weight, nn.Parameter)
+
+
+def test_vmap_leaves_an_unmapped_tensordict_of_the_caller_unchanged():
+    # in_dims=None: the function gets a shallow copy (as with 0.15.3), so the batched
+    # tensors it writes (dead once vmap returns) never reach the caller's tensordict
+    module = TensorDictModule(nn.Linear(3, 2), in_keys=["x"], out_keys=["y"])
+    params = TensorDict.from_modules(module, module).lock_()
+    data = TensorDict(x=torch.randn(4, 3), nested={"z": torch.zeros(4)}, batch_size=[4])
+    x = data["x"]
+
+    def func(data, params):
+        with params.to_module(module):
+            data["nested", "w"] = data["x"].sum(-1)
+            return module(data)
+
+    out = torch.vmap(func, (None, 0))(data, params)
+    assert out.batch_size == (2, 4) and out["y"].shape == (2, 4, 2)
+    assert out["nested", "w"].shape == (2, 4)
+    assert set(data.keys(True, True)) == {"x", ("nested", "z")}
+    assert data["x"] is x
