@@ -56,8 +56,9 @@ def functional_call(
     tie_weights: bool = True,
     strict: bool = False,
 ) -> Any:
-    # a plain dict (what torch's own callers pass) goes straight through
-    if type(parameter_and_buffer_dicts) is dict:
+    # a dict (what torch's own callers pass: a state_dict is an OrderedDict) goes
+    # straight through
+    if isinstance(parameter_and_buffer_dicts, dict):
         pass
     elif isinstance(parameter_and_buffer_dicts, TensorDictBase):
         parameter_and_buffer_dicts = _as_dict(parameter_and_buffer_dicts)
