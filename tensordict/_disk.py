@@ -27,6 +27,7 @@ reads into tensordicts through the class registry.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import ctypes
 import ctypes.util
@@ -534,6 +535,34 @@ def finish_removals() -> None:
     _pool("remove", 1).submit(int).result()  # one worker, first in first out
 
 
+# the data bytes of the saves started with return_early that have not finished yet
+_BACKLOG_BYTES = 1 << 30
+_pending: collections.deque = collections.deque()  # (future, nbytes), oldest first
+
+
+def in_background(save, nbytes: int) -> concurrent.futures.Future:
+    """Run ``save`` (a ``return_early`` save of ``nbytes`` bytes of data) in the
+    process's save thread and return its future. Saves run one at a time, in call
+    order (two saves to one folder cannot overtake each other). Unfinished saves hold
+    at most ``_BACKLOG_BYTES`` (besides the oldest one): a caller that saves faster
+    than the disk takes the data waits for the oldest saves to finish, instead of
+    queueing without bound (each queued save keeps its tensors alive, and its data
+    ends as dirty pages that the kernel must write, which slows every later write)."""
+    while True:
+        with _pools_lock:
+            while _pending and _pending[0][0].done():
+                _pending.popleft()
+            queued = sum(size for _, size in _pending)
+            if not _pending or queued + nbytes <= _BACKLOG_BYTES:
+                break
+            oldest = _pending[0][0]
+        concurrent.futures.wait([oldest])
+    future = _pool("save", 1).submit(save)
+    with _pools_lock:
+        _pending.append((future, nbytes))
+    return future
+
+
 _pools: dict = {}
 _pools_lock = threading.Lock()
 
@@ -554,6 +583,7 @@ def _forget_pools() -> None:
     """In a forked child: the parent's pool threads do not exist here."""
     global _pools_lock
     _pools.clear()
+    _pending.clear()
     _pools_lock = threading.Lock()
 
 

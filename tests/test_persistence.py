@@ -30,6 +30,7 @@ from tensordict import (
     tensorclass,
 )
 from tensordict._disk import PickledValueWarning, SavedDataError, finish_removals
+from tensordict import _disk
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -327,6 +328,28 @@ def test_threads_and_return_early(tmp_path):
     assert (saved == td).all()
     future = td.memmap(tmp_path / "u", num_threads=4, return_early=True)
     assert (future.result() == td).all()
+
+
+def test_return_early_saves_run_in_order_and_queue_boundedly(tmp_path, monkeypatch):
+    """Saves that return early run one after another in call order (the last one wins
+    on a shared folder), and a caller saving faster than the disk waits instead of
+    queueing without bound: the unfinished saves hold at most the backlog's bytes
+    besides the oldest one."""
+    td = TensorDict({f"k{i}": torch.zeros(64, 256) for i in range(8)}, batch_size=[64])
+    nbytes = 8 * 64 * 256 * 4
+    monkeypatch.setattr(_disk, "_BACKLOG_BYTES", 2 * nbytes)  # two saves
+    futures = []
+    for step in range(12):
+        futures.append(
+            td.apply(lambda x: x + step).memmap(
+                tmp_path / "t", num_threads=4, return_early=True
+            )
+        )
+        assert sum(not f.done() for f in futures) <= 2
+    results = [f.result() for f in futures]
+    assert all((r["k0"] == step).all() for step, r in enumerate(results))
+    back = TensorDict.load_memmap(tmp_path / "t")
+    assert all((v == 11).all() for v in back.values())
 
 
 def test_replacing_with_threads_leaves_only_the_new_tree(tmp_path):
