@@ -357,7 +357,8 @@ def test_replacing_with_threads_leaves_only_the_new_tree(tmp_path):
     td = TensorDict({**leaves, "n": {"x": torch.ones(4)}}, batch_size=[4])
     td.memmap(tmp_path / "t", num_threads=4)
     td.apply(lambda x: x + 1).memmap(tmp_path / "t", num_threads=4)
-    finish_removals()  # the replaced tree is removed in a background thread
+    finish_removals()  # a replaced tree is removed in a background thread
+    _disk.release_spares()  # ... or kept, for the next save, until the process exits
     assert [p.name for p in tmp_path.iterdir()] == ["t"]
     back = TensorDict.load_memmap(tmp_path / "t")
     assert all((v == 2.0).all() for v in back.values(True, True))
@@ -587,8 +588,8 @@ def _write_in_child_killed_at(prefix, point, count, how) -> int:
                 disk.json.dumps = _killer(disk.json.dumps, count)
             elif point == "commit":
                 disk._commit = _killer(disk._commit, count)
-            elif point == "cleanup":
-                disk.shutil.rmtree = _killer(disk.shutil.rmtree, count)
+            elif point == "cleanup":  # the old tree is swapped out, not yet let go
+                disk._keep_or_remove = _killer(disk._keep_or_remove, count)
             new = _new()
             new.memmap_(prefix) if how == "memmap_" else new.save(prefix)
             disk.finish_removals()  # the replaced tree is removed in a thread
@@ -638,8 +639,83 @@ def test_a_killed_writer_leaves_old_or_new(how, point, count, had_old, tmp_path)
     # the next writer cleans up what the killed one left beside the folder
     _old().memmap(prefix)
     finish_removals()  # the tree it replaced is removed in a thread
+    _disk.release_spares()  # ... or kept for the next save until the process exits
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "data"]
     assert leftovers == []
+
+
+@pytest.mark.parametrize(
+    "point, count", [("overwrite", 1), ("overwrite", 5), ("meta", 3), ("commit", 2)]
+)
+def test_a_killed_writer_reusing_the_spare_leaves_old_or_new(point, count, tmp_path):
+    """A re-save writes into the tree the previous save replaced (the spare); killed
+    mid-way, it leaves the live tree untouched. "overwrite" is reached only if the
+    files of the spare are written over, so the child dying there shows that they are."""
+    prefix = tmp_path / "data"
+    _old().memmap(prefix)
+    pid = os.fork()
+    if pid == 0:  # the child saves twice: the second save reuses the first's spare
+        try:
+            memmap_module = sys.modules["tensordict.memmap"]
+            _old().memmap(prefix)
+            if point == "overwrite":
+                memmap_module.overwrite_tensor_file = _killer(
+                    memmap_module.overwrite_tensor_file, count
+                )
+            elif point == "meta":
+                _disk.json.dumps = _killer(_disk.json.dumps, count - 2)
+            else:
+                _disk._commit = _killer(_disk._commit, count - 1)
+            _new().memmap(prefix)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    assert _state(prefix) == "old"
+    _new().memmap(prefix)  # the next writer removes the killed one's trees
+    finish_removals()
+    _disk.release_spares()
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]
+    assert _state(prefix) == "new"
+
+
+def test_a_resave_does_not_write_over_what_a_reader_maps(tmp_path):
+    """The spare tree's files are written over only when nobody holds them: a tensor
+    loaded from the replaced tree, here or in another process, keeps its values."""
+    prefix = tmp_path / "data"
+    _old().memmap(prefix)
+    held = TensorDict.load_memmap(prefix)  # maps the tree that the next save replaces
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import sys, time
+            from tensordict import TensorDict
+            td = TensorDict.load_memmap(sys.argv[1])
+            print("loaded", flush=True)
+            sys.stdin.readline()
+            print(float(td["k0"].sum()), float(td["n", "x"].sum()), flush=True)
+            """
+        ), str(prefix)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "loaded"
+        del held  # this process lets go of it: only the child holds the old tree now
+        _new().memmap(prefix)  # replaces the child's tree, which becomes the spare
+        _new().apply(lambda x: x * 3).memmap(prefix)  # writes into the spare (6.0)
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.stdout.readline().split() == [str(4.0 * 256), str(4.0)]
+    finally:
+        child.kill()
+        child.wait()
+    held = TensorDict.load_memmap(prefix)
+    assert all((v == 6.0).all() for v in held.values(True, True))
+    # and the same within this process
+    _new().memmap(prefix)  # `held`'s tree becomes the spare
+    _old().memmap(prefix)
+    assert all((v == 6.0).all() for v in held.values(True, True))
+    assert _state(prefix) == "old"
 
 
 def test_writers_killed_at_random_times(tmp_path):
