@@ -570,24 +570,30 @@ def _commit(tmp: Path, dst: Path) -> None:
 # or another (a reader that loaded the old tree keeps its data): a write lease, which
 # Linux grants only on a file nobody else holds, says so; otherwise (or where leases
 # do not exist) the file is unlinked and written anew. Spares are kept for trees of at
-# most _SPARE_BYTES (all spares together), and removed when the process exits.
+# most _SPARE_BYTES, all spares together (the most recently replaced trees are kept),
+# and removed when the process exits.
 
 _SPARE_BYTES = 256 << 20
 _spares: dict = {}  # str(target) -> (spare tree, its bytes)
 
 
 def _keep_or_remove(dst: Path, old: Path) -> None:
-    """Keep the replaced tree ``old`` as ``dst``'s spare if it fits, else remove it."""
+    """Keep the replaced tree ``old`` as ``dst``'s spare if it is at most
+    ``_SPARE_BYTES``, making room by removing the spares kept longest; else remove it."""
+    size = _tree_bytes(old, _SPARE_BYTES)
+    if size is None:
+        _remove_replaced(old)
+        return
+    evicted = []
     with _pools_lock:
-        room = _SPARE_BYTES - sum(size for _, size in _spares.values())
-        keep = str(dst) not in _spares and room > 0
-    size = _tree_bytes(old, room) if keep else None
-    if size is not None:
-        with _pools_lock:
-            if str(dst) not in _spares:
-                _spares[str(dst)] = (old, size)
-                return
-    _remove_replaced(old)
+        previous = _spares.pop(str(dst), None)  # a concurrent save's: replaced by this one
+        if previous is not None:
+            evicted.append(previous[0])
+        while _spares and sum(kept for _, kept in _spares.values()) + size > _SPARE_BYTES:
+            evicted.append(_spares.pop(next(iter(_spares)))[0])
+        _spares[str(dst)] = (old, size)
+    for path in evicted:
+        _remove_replaced(path)
 
 
 def _take_spare(dst: Path) -> Path | None:

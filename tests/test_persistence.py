@@ -868,3 +868,22 @@ def test_dumps_is_save(tmp_path):
     loaded = TensorDict.load_memmap(tmp_path / "saved")
     assert (loaded == td).all()
     assert TensorDict.dumps is TensorDict.save
+
+
+def test_spare_trees_are_capped_and_the_latest_kept(tmp_path, monkeypatch):
+    """Replaced trees kept for the next save hold at most _SPARE_BYTES in all: a new
+    one pushes out those kept longest, and a tree larger than the cap is not kept."""
+    _disk.release_spares()
+    small = TensorDict(a=torch.zeros(256), batch_size=[])  # 1 KiB of data
+    monkeypatch.setattr(_disk, "_SPARE_BYTES", 2600)  # two small trees and their metadata
+    for name in ("a", "b", "c"):
+        small.memmap(tmp_path / name)
+        small.memmap(tmp_path / name)  # replaces the first save: kept as the spare
+    assert sorted(str(Path(k).name) for k in _disk._spares) == ["b", "c"]
+    big = TensorDict(a=torch.zeros(4096), batch_size=[])
+    big.memmap(tmp_path / "d")
+    big.memmap(tmp_path / "d")
+    assert "d" not in {Path(k).name for k in _disk._spares}
+    _disk.release_spares()
+    finish_removals()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c", "d"]
