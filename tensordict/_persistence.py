@@ -17,7 +17,6 @@ it was saved. See ``docs/persistence.md``.
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import sys
 from pathlib import Path
@@ -174,11 +173,13 @@ def _structure_copy(td):
     return td.copy()
 
 
-def _in_background(fn) -> concurrent.futures.Future:
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    future = pool.submit(fn)
-    pool.shutdown(wait=False)
-    return future
+def _data_bytes(td) -> int:
+    """The bytes of tensor data a save of ``td`` writes (what a queued save holds)."""
+    return sum(
+        value.numel() * value.element_size()
+        for value in td.values(include_nested=True, leaves_only=True)
+        if isinstance(value, torch.Tensor)
+    )
 
 
 def _refuse_archive(archive, compression) -> None:
@@ -466,13 +467,14 @@ class PersistenceMixin:
         True True True MemoryMappedTensor
         """
         if return_early and num_threads > 1:
-            return _in_background(
+            return _disk.in_background(
                 lambda: self.memmap_(
                     prefix,
                     copy_existing,
                     num_threads=num_threads,
                     existsok=existsok,
-                )
+                ),
+                _data_bytes(self),
             )
         return _memmap_in_place(
             self,
@@ -521,7 +523,7 @@ class PersistenceMixin:
             )
 
         if return_early and num_threads > 1:
-            return _in_background(run)
+            return _disk.in_background(run, _data_bytes(self))
         return run()
 
     def save(
@@ -595,7 +597,7 @@ class PersistenceMixin:
             )
 
         if return_early and num_threads > 1:
-            return _in_background(run)
+            return _disk.in_background(run, 0)  # sparse files: no data
         return run()
 
     def memmap_refresh_(self, *, allow_pickle: bool | None = None):

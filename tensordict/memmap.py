@@ -216,6 +216,16 @@ def write_tensor_file(path: str | os.PathLike, tensor: Tensor) -> None:
         os.close(fd)
 
 
+def overwrite_tensor_file(fd: int, tensor: Tensor) -> None:
+    """Write ``tensor``'s elements over the start of the open file ``fd`` and cut the
+    file to their size: the file's pages, already in the page cache, are reused
+    (truncating to zero first would drop them and, on ext4, start their writeback)."""
+    _write_tensor_to_fd(fd, tensor)
+    nbytes = nbytes_of(tensor.shape, tensor.dtype)
+    if os.fstat(fd).st_size != nbytes:
+        os.ftruncate(fd, nbytes)
+
+
 def _write_tensor_to_fd(fd: int, tensor: Tensor) -> None:
     tensor = tensor.detach()
     if type(tensor) is not Tensor:

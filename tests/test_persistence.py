@@ -30,6 +30,7 @@ from tensordict import (
     tensorclass,
 )
 from tensordict._disk import PickledValueWarning, SavedDataError, finish_removals
+from tensordict import _disk
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -329,12 +330,35 @@ def test_threads_and_return_early(tmp_path):
     assert (future.result() == td).all()
 
 
+def test_return_early_saves_run_in_order_and_queue_boundedly(tmp_path, monkeypatch):
+    """Saves that return early run one after another in call order (the last one wins
+    on a shared folder), and a caller saving faster than the disk waits instead of
+    queueing without bound: the unfinished saves hold at most the backlog's bytes
+    besides the oldest one."""
+    td = TensorDict({f"k{i}": torch.zeros(64, 256) for i in range(8)}, batch_size=[64])
+    nbytes = 8 * 64 * 256 * 4
+    monkeypatch.setattr(_disk, "_BACKLOG_BYTES", 2 * nbytes)  # two saves
+    futures = []
+    for step in range(12):
+        futures.append(
+            td.apply(lambda x: x + step).memmap(
+                tmp_path / "t", num_threads=4, return_early=True
+            )
+        )
+        assert sum(not f.done() for f in futures) <= 2
+    results = [f.result() for f in futures]
+    assert all((r["k0"] == step).all() for step, r in enumerate(results))
+    back = TensorDict.load_memmap(tmp_path / "t")
+    assert all((v == 11).all() for v in back.values())
+
+
 def test_replacing_with_threads_leaves_only_the_new_tree(tmp_path):
     leaves = {f"k{i}": torch.full((4, 8), 1.0) for i in range(12)}
     td = TensorDict({**leaves, "n": {"x": torch.ones(4)}}, batch_size=[4])
     td.memmap(tmp_path / "t", num_threads=4)
     td.apply(lambda x: x + 1).memmap(tmp_path / "t", num_threads=4)
-    finish_removals()  # the replaced tree is removed in a background thread
+    finish_removals()  # a replaced tree is removed in a background thread
+    _disk.release_spares()  # ... or kept, for the next save, until the process exits
     assert [p.name for p in tmp_path.iterdir()] == ["t"]
     back = TensorDict.load_memmap(tmp_path / "t")
     assert all((v == 2.0).all() for v in back.values(True, True))
@@ -564,8 +588,8 @@ def _write_in_child_killed_at(prefix, point, count, how) -> int:
                 disk.json.dumps = _killer(disk.json.dumps, count)
             elif point == "commit":
                 disk._commit = _killer(disk._commit, count)
-            elif point == "cleanup":
-                disk.shutil.rmtree = _killer(disk.shutil.rmtree, count)
+            elif point == "cleanup":  # the old tree is swapped out, not yet let go
+                disk._keep_or_remove = _killer(disk._keep_or_remove, count)
             new = _new()
             new.memmap_(prefix) if how == "memmap_" else new.save(prefix)
             disk.finish_removals()  # the replaced tree is removed in a thread
@@ -615,8 +639,83 @@ def test_a_killed_writer_leaves_old_or_new(how, point, count, had_old, tmp_path)
     # the next writer cleans up what the killed one left beside the folder
     _old().memmap(prefix)
     finish_removals()  # the tree it replaced is removed in a thread
+    _disk.release_spares()  # ... or kept for the next save until the process exits
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "data"]
     assert leftovers == []
+
+
+@pytest.mark.parametrize(
+    "point, count", [("overwrite", 1), ("overwrite", 5), ("meta", 3), ("commit", 2)]
+)
+def test_a_killed_writer_reusing_the_spare_leaves_old_or_new(point, count, tmp_path):
+    """A re-save writes into the tree the previous save replaced (the spare); killed
+    mid-way, it leaves the live tree untouched. "overwrite" is reached only if the
+    files of the spare are written over, so the child dying there shows that they are."""
+    prefix = tmp_path / "data"
+    _old().memmap(prefix)
+    pid = os.fork()
+    if pid == 0:  # the child saves twice: the second save reuses the first's spare
+        try:
+            memmap_module = sys.modules["tensordict.memmap"]
+            _old().memmap(prefix)
+            if point == "overwrite":
+                memmap_module.overwrite_tensor_file = _killer(
+                    memmap_module.overwrite_tensor_file, count
+                )
+            elif point == "meta":
+                _disk.json.dumps = _killer(_disk.json.dumps, count - 2)
+            else:
+                _disk._commit = _killer(_disk._commit, count - 1)
+            _new().memmap(prefix)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    assert _state(prefix) == "old"
+    _new().memmap(prefix)  # the next writer removes the killed one's trees
+    finish_removals()
+    _disk.release_spares()
+    assert [p.name for p in tmp_path.iterdir()] == ["data"]
+    assert _state(prefix) == "new"
+
+
+def test_a_resave_does_not_write_over_what_a_reader_maps(tmp_path):
+    """The spare tree's files are written over only when nobody holds them: a tensor
+    loaded from the replaced tree, here or in another process, keeps its values."""
+    prefix = tmp_path / "data"
+    _old().memmap(prefix)
+    held = TensorDict.load_memmap(prefix)  # maps the tree that the next save replaces
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import sys, time
+            from tensordict import TensorDict
+            td = TensorDict.load_memmap(sys.argv[1])
+            print("loaded", flush=True)
+            sys.stdin.readline()
+            print(float(td["k0"].sum()), float(td["n", "x"].sum()), flush=True)
+            """
+        ), str(prefix)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "loaded"
+        del held  # this process lets go of it: only the child holds the old tree now
+        _new().memmap(prefix)  # replaces the child's tree, which becomes the spare
+        _new().apply(lambda x: x * 3).memmap(prefix)  # writes into the spare (6.0)
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.stdout.readline().split() == [str(4.0 * 256), str(4.0)]
+    finally:
+        child.kill()
+        child.wait()
+    held = TensorDict.load_memmap(prefix)
+    assert all((v == 6.0).all() for v in held.values(True, True))
+    # and the same within this process
+    _new().memmap(prefix)  # `held`'s tree becomes the spare
+    _old().memmap(prefix)
+    assert all((v == 6.0).all() for v in held.values(True, True))
+    assert _state(prefix) == "old"
 
 
 def test_writers_killed_at_random_times(tmp_path):
@@ -769,3 +868,22 @@ def test_dumps_is_save(tmp_path):
     loaded = TensorDict.load_memmap(tmp_path / "saved")
     assert (loaded == td).all()
     assert TensorDict.dumps is TensorDict.save
+
+
+def test_spare_trees_are_capped_and_the_latest_kept(tmp_path, monkeypatch):
+    """Replaced trees kept for the next save hold at most _SPARE_BYTES in all: a new
+    one pushes out those kept longest, and a tree larger than the cap is not kept."""
+    _disk.release_spares()
+    small = TensorDict(a=torch.zeros(256), batch_size=[])  # 1 KiB of data
+    monkeypatch.setattr(_disk, "_SPARE_BYTES", 2600)  # two small trees and their metadata
+    for name in ("a", "b", "c"):
+        small.memmap(tmp_path / name)
+        small.memmap(tmp_path / name)  # replaces the first save: kept as the spare
+    assert sorted(str(Path(k).name) for k in _disk._spares) == ["b", "c"]
+    big = TensorDict(a=torch.zeros(4096), batch_size=[])
+    big.memmap(tmp_path / "d")
+    big.memmap(tmp_path / "d")
+    assert "d" not in {Path(k).name for k in _disk._spares}
+    _disk.release_spares()
+    finish_removals()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c", "d"]
