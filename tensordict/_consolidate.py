@@ -50,11 +50,6 @@ HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
 # this trailer: the description's length (little-endian uint64) and a magic string.
 _MAGIC = b"TDCONS01"
 _TRAILER = struct.Struct("<Q8s")
-# ``consolidate(filename=...)`` writes the leaves in pieces of at most this many bytes:
-# on this machine's filesystem, once earlier files' dirty pages pile up, writes of 1 MiB
-# and more were ~10x slower per byte than 64 KiB ones (8 leaves of 8 MB: 700 ms in
-# whole-leaf writes, 50-75 ms in 64 KiB pieces; 0.15.3: 200 ms).
-_WRITE_BYTES = 1 << 16
 
 
 class _Storage:
@@ -399,57 +394,26 @@ def _write_file(path: Path, layout: "Layout", leaves: list, desc: dict) -> Tenso
     """Write the packed leaves + description + trailer to ``path`` and return the block
     mapped from the file (shared: in-place writes into the leaves reach the file).
 
-    The bytes go to a temporary file that is then renamed into place, so a writer
-    killed midway leaves ``path`` as it was. CPU leaves are written with ``write``
-    straight from their memory, in block order (the kernel copies them into the page
-    cache once); packing them into a fresh map of the file instead costs a page fault
-    per 4 KB page written. The returned map reads the page cache lazily. As for
-    ``memmap_`` (docs/persistence.md), nothing is synced to the disk.
+    The leaves are packed straight into a map of a temporary file that is then renamed
+    into place, so the bytes are copied once and a writer killed midway leaves ``path``
+    as it was. As for ``memmap_`` (docs/persistence.md), nothing is synced to the disk.
     """
     meta = json.dumps(desc).encode()
     tmp = path.with_name(path.name + ".tmp")
-    written = all(t.device.type == "cpu" for t in leaves)
     with open(tmp, "wb") as f:
-        if written:
-            _write_packed(f, layout, leaves)
-        else:
-            f.truncate(layout.nbytes)
-            f.seek(layout.nbytes)
+        f.truncate(layout.nbytes)
+        f.seek(layout.nbytes)
         f.write(meta)
         f.write(_TRAILER.pack(len(meta), _MAGIC))
     if layout.nbytes:
         block = torch.from_file(
             str(tmp), shared=True, size=layout.nbytes, dtype=torch.uint8
         )
-        if not written:
-            layout.pack(leaves, block)
+        layout.pack(leaves, block)
     else:
         block = torch.empty(0, dtype=torch.uint8)
     os.replace(tmp, path)
     return block
-
-
-def _write_packed(f, layout: "Layout", leaves: list) -> None:
-    """Write the CPU ``leaves`` (canonical order) to ``f`` at their ``layout`` offsets,
-    zeros between dtype groups: the block's bytes, without building the block (in
-    pieces of ``_WRITE_BYTES``)."""
-    position = 0
-    for offset, pos in sorted(zip(layout.offsets, range(len(leaves)))):
-        if offset > position:
-            f.write(bytes(offset - position))
-        data = _leaf_bytes(leaves[pos])
-        for start in range(0, data.nbytes, _WRITE_BYTES):
-            f.write(data[start : start + _WRITE_BYTES])
-        position = offset + data.nbytes
-    if layout.nbytes > position:
-        f.write(bytes(layout.nbytes - position))
-
-
-def _leaf_bytes(leaf: Tensor) -> memoryview:
-    """A CPU leaf's bytes in row-major order (copied only when it is not contiguous
-    or carries a lazy conjugate or negative bit)."""
-    leaf = leaf.detach().resolve_conj().resolve_neg().contiguous()
-    return memoryview(leaf.reshape(-1).view(torch.uint8).numpy())
 
 
 def from_consolidated(filename):
