@@ -282,10 +282,10 @@ def _fits_inline(plan: _Plan, nbytes: int) -> bool:
     return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
 
 
-def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, as_path=None):
+def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, folder):
     """Post every message of one transfer; ``(works, last tag used, release)``:
-    ``release()`` may be called once the works are done (buffers to reuse)."""
-    folder = _folder_of(td, as_path)
+    ``release()`` may be called once the works are done (buffers to reuse).
+    ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None."""
     plan = _Plan.of(td)
     device = _comm_device(group)
     large = []
@@ -776,14 +776,11 @@ class DistributedMixin:
         ``as_path=False`` sends the data."""
         peer = _peer("dst", dst, group_dst, group)
         source = self
-        if (
-            consolidated
-            and _folder_of(self, as_path) is None
-            and consolidated_parts(self) is None
-        ):
+        folder = _folder_of(self, as_path)
+        if consolidated and folder is None and consolidated_parts(self) is None:
             source = self.consolidate()
         works, last_tag, release = _post_send(
-            source, peer, group, init_tag, pseudo_rand, as_path
+            source, peer, group, init_tag, pseudo_rand, folder
         )
         if return_early:
             return works
