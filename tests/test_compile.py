@@ -151,3 +151,51 @@ def test_compiled_function_taking_and_returning_tensordicts_matches_eager():
         torch.testing.assert_close(mean, ref_mean)
         state = out
     assert sum(counters["graph_break"].values()) == 0
+
+
+def _same_shape_td():
+    # five leaves of one shape and dtype, one of them nested
+    gen = torch.Generator().manual_seed(0)
+    leaves = {f"k{i}": torch.randn(4, 3, 2, generator=gen) for i in range(4)}
+    leaves["nested"] = {"a": torch.randn(4, 3, 2, generator=gen)}
+    return TensorDict(leaves, batch_size=[4, 3])
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda t: t.sum(0),
+        lambda t: t.sum(-1, keepdim=True),
+        lambda t: t.mean((0, 1)),
+        lambda t: t.std(1, correction=0),
+        lambda t: t.amax(-2),
+        lambda t: t.logsumexp(0),
+        lambda t: t.sum("feature"),
+        lambda t: t.set("other", torch.arange(12).reshape(4, 3)).prod(1),
+        lambda t: (t > 0).any(0),
+    ],
+)
+def test_compiled_reduction_of_same_shape_leaves_matches_eager(op):
+    # under compile, leaves of one shape/dtype are reduced as one stacked tensor
+    # (_ops.reduce_leaves); the leaves' values, shapes and the batch size stay eager's
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(op, backend="aot_eager", fullgraph=True)
+    out, eager = compiled(_same_shape_td()), op(_same_shape_td())
+    assert sum(counters["graph_break"].values()) == 0, dict(counters["graph_break"])
+    assert out.batch_size == eager.batch_size
+    torch.testing.assert_close(out, eager)
+
+
+def test_compiled_sum_of_same_shape_leaves_is_one_stacked_reduction():
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    out = torch.compile(lambda t: t.sum(0), backend=backend, fullgraph=True)(_same_shape_td())
+    torch.testing.assert_close(out, _same_shape_td().sum(0))
+    targets = [n.target for n in graphs[0].graph.nodes if n.op == "call_function"]
+    assert targets.count(torch.sum) == 1 and targets.count(torch.stack) == 1, targets

@@ -174,7 +174,10 @@ class ReductionOp(Op):
                    if keepdim == "keepdim" else "leaves, dim = _ops.flatten_features(self, leaves), -1")
         body.append("if dim == \"feature\":  # each leaf's feature dims, flattened into its last dim\n"
                     + emit.indent(flatten))
-        body.append(f"new = {emit.comprehension(self.leaf)}")
+        if self._has(Role.RETURN_INDICES) or self.batch_prefix:
+            body.append(f"new = {emit.comprehension(self.leaf)}")
+        else:  # the result of each leaf has its shape, less the dims reduced
+            body.append(f"new = _ops.reduce_leaves(lambda x, dim: {emit.leaf_expr(self.leaf)}, leaves, dim)")
         # the names of the dims kept stay with them
         options = ", batch_size=new_batch_size, names=self._names and _ops.reduced_names(self._names, dim, new_batch_size)"
         if self._has(Role.RETURN_INDICES):

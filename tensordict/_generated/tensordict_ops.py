@@ -4602,7 +4602,9 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.sum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.sum(x, dim, keepdim=keepdim, dtype=dtype), leaves, dim
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -4650,7 +4652,11 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.nansum(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.nansum(x, dim, keepdim=keepdim, dtype=dtype),
+            leaves,
+            dim,
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -4706,7 +4712,9 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.mean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.mean(x, dim, keepdim=keepdim, dtype=dtype), leaves, dim
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -4754,7 +4762,11 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.nanmean(x, dim, keepdim=keepdim, dtype=dtype),
+            leaves,
+            dim,
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -4803,7 +4815,9 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.prod(x, dim, keepdim=keepdim, dtype=dtype) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.prod(x, dim, keepdim=keepdim, dtype=dtype), leaves, dim
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -4861,9 +4875,11 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [
-            torch.std(x, dim, correction=correction, keepdim=keepdim) for x in leaves
-        ]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.std(x, dim, correction=correction, keepdim=keepdim),
+            leaves,
+            dim,
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -4920,9 +4936,11 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [
-            torch.var(x, dim, correction=correction, keepdim=keepdim) for x in leaves
-        ]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.var(x, dim, correction=correction, keepdim=keepdim),
+            leaves,
+            dim,
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -5106,7 +5124,9 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.amin(x, dim, keepdim=keepdim) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.amin(x, dim, keepdim=keepdim), leaves, dim
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -5153,7 +5173,9 @@ class TensorDictGeneratedOps:
             return result
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.amax(x, dim, keepdim=keepdim) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.amax(x, dim, keepdim=keepdim), leaves, dim
+        )
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -5187,7 +5209,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
-        new = [torch.all(x, dim) for x in leaves]
+        new = _ops.reduce_leaves(lambda x, dim: torch.all(x, dim), leaves, dim)
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -5221,7 +5243,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim = _ops.flatten_features(self, leaves), -1
-        new = [torch.any(x, dim) for x in leaves]
+        new = _ops.reduce_leaves(lambda x, dim: torch.any(x, dim), leaves, dim)
         result = rebuild(
             new,
             batch_size=new_batch_size,
@@ -5250,7 +5272,9 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._batched_leaves_and_rebuild()
         if dim == "feature":  # each leaf's feature dims, flattened into its last dim
             leaves, dim, keepdim = _ops.flatten_features(self, leaves), -1, False
-        new = [torch.logsumexp(x, dim, keepdim=keepdim) for x in leaves]
+        new = _ops.reduce_leaves(
+            lambda x, dim: torch.logsumexp(x, dim, keepdim=keepdim), leaves, dim
+        )
         if out is not None:
             return _ops.write_into(self, out, new, "logsumexp")
         result = rebuild(

@@ -210,3 +210,40 @@ def loss_result(
     if reduction == "none":
         return td._leaves_and_rebuild()[1](new)
     return _rebuild_levels(td, iter(new), (), False)
+
+
+# Leaves up to this many elements (all of them together) are reduced as one stacked
+# tensor under torch.compile; past it the copy into the stack costs more than the graph
+# nodes it saves.
+STACKED_REDUCTION_MAX_NUMEL = 1 << 16
+
+
+def reduce_leaves(reduce: Callable, leaves: list, dim: Any) -> list:
+    """``[reduce(x, dim) for x in leaves]``; under ``torch.compile``, leaves of one
+    shape, dtype and device (small ones) are stacked and reduced by one call.
+
+    A backend that does not fuse (``eager``, ``aot_eager``) runs each graph node as its
+    own dispatch: 50 per-leaf ``sum`` nodes cost more than one ``stack``, one ``sum``
+    and the ``unbind`` views (``td.sum(0)`` of 50 [32, 2] leaves, compiled with
+    ``aot_eager``: ~500 -> ~190 us a call). Eager keeps the per-leaf calls, which read
+    each leaf once instead of copying it first. The stack is dim 0, so a batch dim
+    ``d >= 0`` is ``d + 1`` in it (negative dims count from the end: unchanged).
+    """
+    if len(leaves) < 2 or not torch.compiler.is_compiling():
+        return [reduce(x, dim) for x in leaves]
+    first = leaves[0]
+    for x in leaves:
+        if (
+            type(x) is not torch.Tensor
+            or x.shape != first.shape
+            or x.dtype != first.dtype
+            or x.device != first.device
+        ):
+            return [reduce(x, dim) for x in leaves]
+    if first.numel() * len(leaves) > STACKED_REDUCTION_MAX_NUMEL:
+        return [reduce(x, dim) for x in leaves]
+    if isinstance(dim, _SEQUENCES):
+        shifted = tuple(d + 1 if d >= 0 else d for d in dim)
+    else:
+        shifted = dim + 1 if dim >= 0 else dim
+    return list(reduce(torch.stack(leaves), shifted).unbind(0))
