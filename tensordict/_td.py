@@ -36,6 +36,8 @@ from tensordict.base import (
     TensorDictBase,
     _has_no_entries,
     _is_node,
+    _is_leaf_default,
+    _KeysView,
     _looks_like_key,
     _WriteBack,
 )
@@ -48,6 +50,41 @@ _EMPTY_SIZE = torch.Size(())
 # The default of TensorDict.get's ``default``: "not given" (not _MISSING, which callers
 # pass as a default to tell a missing entry from a stored None).
 _NOT_GIVEN = object()
+
+
+class _DenseKeysView(_KeysView):
+    """``td.keys(include_nested, ...)`` of a TensorDict: ``key in`` it reads the storage
+    dicts directly while every level is a dense TensorDict, so a miss costs a dict
+    lookup, not a raised and caught KeyError per call (``("a",) in td.keys(True)`` in
+    users' loops). Any other level or key goes the general way."""
+
+    __slots__ = ()
+
+    def __contains__(self, key) -> bool:
+        if type(key) is str:
+            path = (key,)
+        elif type(key) is tuple and key:
+            path = key
+        else:
+            return _KeysView.__contains__(self, key)
+        if len(path) > 1 and not self._include_nested:
+            return _KeysView.__contains__(self, key)
+        node = self._td
+        for part in path[:-1]:
+            if type(node) is not TensorDict or type(part) is not str:
+                return _KeysView.__contains__(self, key)
+            node = node._tensordict.get(part, _MISSING)
+            if node is _MISSING:
+                return False
+        last = path[-1]
+        if type(node) is not TensorDict or type(last) is not str:
+            return _KeysView.__contains__(self, key)
+        value = node._tensordict.get(last, _MISSING)
+        if value is _MISSING:
+            return False
+        if self._leaves_only:
+            return (self._is_leaf or _is_leaf_default)(type(value))
+        return True
 
 
 def _parse_batch_size(batch_size) -> torch.Size:
@@ -445,9 +482,7 @@ class TensorDict(
         keys view, returned without a further call (the hot path of ``key in td.keys()``).
         """
         if include_nested or leaves_only or sort:
-            return TensorDictBase.keys(
-                self, include_nested, leaves_only, is_leaf, sort=sort
-            )
+            return _DenseKeysView(self, include_nested, leaves_only, is_leaf, sort)
         return self._tensordict.keys()
 
     def values(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):

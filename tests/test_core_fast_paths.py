@@ -152,6 +152,32 @@ class TestDictReads:
         assert ("n", "b") in td.keys(include_nested=True, leaves_only=True)
         assert list(td.keys(sort=True)) == ["a", "n", "z"]
 
+    def test_nested_membership_as_the_general_view(self):
+        # `key in td.keys(...)` reads the storage dicts of dense levels directly; every
+        # answer must be the general view's, through other containers and odd keys too
+        from tensordict import LazyStackedTensorDict
+        from tensordict.base import _KeysView
+
+        td = nested()
+        td["s"] = "text"
+        td["n", "deep"] = TensorDict({"x": torch.zeros(3)}, [3])
+        td["lazy"] = LazyStackedTensorDict(
+            *[TensorDict({"y": torch.zeros(())}, []) for _ in range(3)], stack_dim=0
+        )
+        keys = [
+            "a", "n", "s", "missing", ("a",), ("n", "b"), ("n", "missing"),
+            ("a", "b"), ("s", "x"), ("missing", "b"), ("n", "deep", "x"),
+            ("n", ("deep", "x")), ("lazy", "y"), ("lazy", "z"), (), 3, ("n", 3),
+        ]
+        is_tensor = lambda cls: issubclass(cls, torch.Tensor)  # noqa: E731
+        for options in [(True, False, None), (True, True, None), (False, True, None),
+                        (True, True, is_tensor), (False, False, None)]:
+            view = td.keys(*options, sort=True)
+            general = _KeysView(td, *options, True)
+            for key in keys:
+                assert (key in view) == (key in general), (options, key)
+        assert ("n", "b") in td.keys(True) and ("n", "deep") not in td.keys(True, True)
+
     def test_get_default(self):
         td = nested()
         assert td.get("missing") is None
