@@ -230,3 +230,19 @@ class TestSetUnderNewLevels:
         with pytest.raises(Exception):
             td["a", "x", "y"] = torch.ones(3)
         assert set(td.keys(True)) == {"a", "n", ("n", "b")}
+
+
+def test_share_memory_shares_every_leaf_and_again_is_a_no_op():
+    # leaves already shared are skipped; new and subclass (Parameter) leaves are shared
+    td = nested()
+    td["p"] = torch.nn.Parameter(torch.zeros(3))
+    assert td.share_memory_() is td and td.is_locked
+    leaves = list(td.values(True, True))
+    assert all(x.is_shared() for x in leaves)
+    storages = [x.untyped_storage().data_ptr() for x in leaves]
+    td.unlock_()
+    td["new"] = torch.zeros(3)
+    assert not td["new"].is_shared()
+    td.share_memory_()
+    assert td["new"].is_shared()
+    assert [x.untyped_storage().data_ptr() for x in leaves] == storages
