@@ -543,18 +543,30 @@ class TensorDict(
             if type(value) is Tensor or type(value) is TensorDict:
                 return value
             return entry_value(value)
-        if type(index) is tuple and index and type(index[0]) is str:
-            value = self  # self._dense_get(index), inlined: the hot nested read
+        if type(index) is tuple:
+            # self._dense_get(index), inlined and unrolled for the first three levels:
+            # the hot nested read, where a loop and checks of the key cost as much as
+            # the lookups. A tuple that is no key (empty, or a batch index) fails here
+            # at its first part and goes on below.
             try:
-                for part in index:
-                    value = value._tensordict[part]
-            except (KeyError, AttributeError, TypeError):
+                value = self._tensordict[index[0]]
+                depth = len(index)
+                if depth > 1:
+                    value = value._tensordict[index[1]]
+                    if depth > 2:
+                        value = value._tensordict[index[2]]
+                        if depth > 3:
+                            for part in index[3:]:
+                                value = value._tensordict[part]
+            except (KeyError, AttributeError, TypeError, IndexError):
                 value = _MISSING
+            if type(value) is Tensor:
+                return value
             if value is not _MISSING:
-                if type(value) is Tensor or type(value) is TensorDict:
+                if type(value) is TensorDict:
                     return value
                 return entry_value(value)
-            if _looks_like_key(index):
+            if index and _looks_like_key(index):
                 return entry_value(self._get_path(unravel_key_to_tuple(index)))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             return entry_value(self._get_path(unravel_key_to_tuple(index)))

@@ -178,6 +178,26 @@ class TestDictReads:
                 assert (key in view) == (key in general), (options, key)
         assert ("n", "b") in td.keys(True) and ("n", "deep") not in td.keys(True, True)
 
+    def test_tuple_reads_keys_and_indices_as_before(self):
+        # td[tuple] tries the storage dicts first (unrolled for three levels): keys of
+        # any depth read their entry, other tuples index the batch dims
+        td = TensorDict(
+            {"a": torch.arange(6).reshape(3, 2), "s": "text",
+             "n": {"m": {"k": {"deep": torch.ones(3)}, "x": torch.zeros(3)}}},
+            batch_size=[3],
+        )
+        assert td["a",] is td["a"] and td["n", "m", "x"] is td["n"]["m"]["x"]
+        assert td["n", "m", "k", "deep"] is td["n"]["m"]["k"]["deep"]
+        assert td["n", ("m", "x")] is td["n", "m", "x"] and td["s",] == "text"
+        assert td[()].batch_size == (3,) and td[0, ...].batch_size == ()
+        assert torch.equal(td[(slice(0, 2),)]["a"], td["a"][:2])
+        assert torch.equal(td[(torch.tensor([2, 0]),)]["a"], td["a"][[2, 0]])
+        for missing in (("zz",), ("n", "zz"), ("n", "m", "zz"), ("n", "m", "k", "zz")):
+            with pytest.raises(KeyError, match="zz"):
+                td[missing]
+        with pytest.raises(KeyError):
+            td["a", "b"]  # a tensor on the way
+
     def test_get_default(self):
         td = nested()
         assert td.get("missing") is None
