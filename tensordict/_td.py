@@ -519,12 +519,14 @@ class TensorDict(
         functions without it, and this is the hot read."""
         if type(key) is str:
             value = self._tensordict.get(key, _MISSING)
+            if type(value) is Tensor:  # the usual entry: one check, then return
+                return value
         elif type(key) is tuple and key and type(key[0]) is str:
             value = self._dense_get(key)
         else:
             value = _MISSING
         if value is not _MISSING:
-            if type(value) is Tensor or isinstance(value, (Tensor, TensorDictBase)):
+            if isinstance(value, (Tensor, TensorDictBase)):
                 return value
             # non-tensor data (stored as the value itself) reads as NonTensorData, as
             # in 0.15.3; td[key] gives the value
