@@ -277,20 +277,24 @@ class TensorDict(
         self._lock_stack = None
         storage = self._tensordict = {}
         n = len(bs)
-        first = bs[0] if n == 1 else None
+        first = bs[0] if n else None
+        second = bs[1] if n == 2 else None
         for key, value in items:
             if type(key) is str and type(value) is Tensor:
                 # the common case, inlined: a plain tensor under a plain key
-                # (a one-dim batch, the most frequent, is checked without slicing)
+                # (one- and two-dim batches, the most frequent, are checked by
+                # indexing: slicing and comparing a torch.Size costs twice as much)
                 try:
                     shape = value.shape
                 except RuntimeError:  # a strided nested tensor has no sizes
                     shape = batch_shape(value)
-                if (
-                    (not shape or shape[0] != first)
-                    if n == 1
-                    else (n and shape[:n] != bs)
-                ):
+                if n == 1:
+                    wrong = not shape or shape[0] != first
+                elif n == 2:
+                    wrong = len(shape) < 2 or shape[0] != first or shape[1] != second
+                else:
+                    wrong = n and shape[:n] != bs
+                if wrong:
                     raise _errors.batch_mismatch(key, shape, bs)
                 if dev is not None and value.device != dev:
                     value = value.to(dev, non_blocking=bool(non_blocking))
