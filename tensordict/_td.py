@@ -36,6 +36,8 @@ from tensordict.base import (
     TensorDictBase,
     _has_no_entries,
     _is_node,
+    _is_leaf_default,
+    _KeysView,
     _looks_like_key,
     _WriteBack,
 )
@@ -48,6 +50,41 @@ _EMPTY_SIZE = torch.Size(())
 # The default of TensorDict.get's ``default``: "not given" (not _MISSING, which callers
 # pass as a default to tell a missing entry from a stored None).
 _NOT_GIVEN = object()
+
+
+class _DenseKeysView(_KeysView):
+    """``td.keys(include_nested, ...)`` of a TensorDict: ``key in`` it reads the storage
+    dicts directly while every level is a dense TensorDict, so a miss costs a dict
+    lookup, not a raised and caught KeyError per call (``("a",) in td.keys(True)`` in
+    users' loops). Any other level or key goes the general way."""
+
+    __slots__ = ()
+
+    def __contains__(self, key) -> bool:
+        if type(key) is str:
+            path = (key,)
+        elif type(key) is tuple and key:
+            path = key
+        else:
+            return _KeysView.__contains__(self, key)
+        if len(path) > 1 and not self._include_nested:
+            return _KeysView.__contains__(self, key)
+        node = self._td
+        for part in path[:-1]:
+            if type(node) is not TensorDict or type(part) is not str:
+                return _KeysView.__contains__(self, key)
+            node = node._tensordict.get(part, _MISSING)
+            if node is _MISSING:
+                return False
+        last = path[-1]
+        if type(node) is not TensorDict or type(last) is not str:
+            return _KeysView.__contains__(self, key)
+        value = node._tensordict.get(last, _MISSING)
+        if value is _MISSING:
+            return False
+        if self._leaves_only:
+            return (self._is_leaf or _is_leaf_default)(type(value))
+        return True
 
 
 def _parse_batch_size(batch_size) -> torch.Size:
@@ -240,20 +277,24 @@ class TensorDict(
         self._lock_stack = None
         storage = self._tensordict = {}
         n = len(bs)
-        first = bs[0] if n == 1 else None
+        first = bs[0] if n else None
+        second = bs[1] if n == 2 else None
         for key, value in items:
             if type(key) is str and type(value) is Tensor:
                 # the common case, inlined: a plain tensor under a plain key
-                # (a one-dim batch, the most frequent, is checked without slicing)
+                # (one- and two-dim batches, the most frequent, are checked by
+                # indexing: slicing and comparing a torch.Size costs twice as much)
                 try:
                     shape = value.shape
                 except RuntimeError:  # a strided nested tensor has no sizes
                     shape = batch_shape(value)
-                if (
-                    (not shape or shape[0] != first)
-                    if n == 1
-                    else (n and shape[:n] != bs)
-                ):
+                if n == 1:
+                    wrong = not shape or shape[0] != first
+                elif n == 2:
+                    wrong = len(shape) < 2 or shape[0] != first or shape[1] != second
+                else:
+                    wrong = n and shape[:n] != bs
+                if wrong:
                     raise _errors.batch_mismatch(key, shape, bs)
                 if dev is not None and value.device != dev:
                     value = value.to(dev, non_blocking=bool(non_blocking))
@@ -445,9 +486,7 @@ class TensorDict(
         keys view, returned without a further call (the hot path of ``key in td.keys()``).
         """
         if include_nested or leaves_only or sort:
-            return TensorDictBase.keys(
-                self, include_nested, leaves_only, is_leaf, sort=sort
-            )
+            return _DenseKeysView(self, include_nested, leaves_only, is_leaf, sort)
         return self._tensordict.keys()
 
     def values(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
@@ -484,12 +523,14 @@ class TensorDict(
         functions without it, and this is the hot read."""
         if type(key) is str:
             value = self._tensordict.get(key, _MISSING)
+            if type(value) is Tensor:  # the usual entry: one check, then return
+                return value
         elif type(key) is tuple and key and type(key[0]) is str:
             value = self._dense_get(key)
         else:
             value = _MISSING
         if value is not _MISSING:
-            if type(value) is Tensor or isinstance(value, (Tensor, TensorDictBase)):
+            if isinstance(value, (Tensor, TensorDictBase)):
                 return value
             # non-tensor data (stored as the value itself) reads as NonTensorData, as
             # in 0.15.3; td[key] gives the value
@@ -508,18 +549,30 @@ class TensorDict(
             if type(value) is Tensor or type(value) is TensorDict:
                 return value
             return entry_value(value)
-        if type(index) is tuple and index and type(index[0]) is str:
-            value = self  # self._dense_get(index), inlined: the hot nested read
+        if type(index) is tuple:
+            # self._dense_get(index), inlined and unrolled for the first three levels:
+            # the hot nested read, where a loop and checks of the key cost as much as
+            # the lookups. A tuple that is no key (empty, or a batch index) fails here
+            # at its first part and goes on below.
             try:
-                for part in index:
-                    value = value._tensordict[part]
-            except (KeyError, AttributeError, TypeError):
+                value = self._tensordict[index[0]]
+                depth = len(index)
+                if depth > 1:
+                    value = value._tensordict[index[1]]
+                    if depth > 2:
+                        value = value._tensordict[index[2]]
+                        if depth > 3:
+                            for part in index[3:]:
+                                value = value._tensordict[part]
+            except (KeyError, AttributeError, TypeError, IndexError):
                 value = _MISSING
+            if type(value) is Tensor:
+                return value
             if value is not _MISSING:
-                if type(value) is Tensor or type(value) is TensorDict:
+                if type(value) is TensorDict:
                     return value
                 return entry_value(value)
-            if _looks_like_key(index):
+            if index and _looks_like_key(index):
                 return entry_value(self._get_path(unravel_key_to_tuple(index)))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             return entry_value(self._get_path(unravel_key_to_tuple(index)))

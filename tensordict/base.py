@@ -988,6 +988,11 @@ class TensorDictBase(
     def lock_(self) -> "TensorDictBase":
         """Refuse new keys and deletions (here and in nested tensordicts) until
         unlocked. Also a context manager: ``with td.lock_(): ...``."""
+        if self._is_locked:
+            # a locked tensordict's tree is locked and recorded already (no nested one
+            # can be unlocked, nor an unlocked one set, while it is): nothing to walk
+            self._last_lock_op = "lock"
+            return self
         with _atomic.unchanged_on_error(self):
             self._set_lock(True)
         _lock_graph.record(self)

@@ -180,3 +180,19 @@ def test_row8_lock_as_context_manager_on_a_nested_level():
     with td["b"].lock_():
         assert td["b"].is_locked
     assert not td["b"].is_locked
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy", "tensorclass"])
+def test_row8_locking_a_locked_tensordict_again(kind):
+    # lock_() of a locked tensordict returns at once: its tree must stay as locked and
+    # as guarded as after the first lock, and `with td.lock_():` still unlocks on exit
+    td = make(kind)
+    nested = td.get("nested")
+    assert td.lock_() is td and td.share_memory_() is td
+    assert td.is_locked and nested.is_locked
+    with pytest.raises(RuntimeError, match="entry 'nested'|member 0"):
+        nested.unlock_()
+    assert nested.lock_() is nested and td.is_locked
+    with td.lock_():
+        assert td.is_locked and td.get("nested").is_locked
+    assert not td.is_locked and not td.get("nested").is_locked

@@ -183,6 +183,25 @@ class TestValidation:
         assert_mentions_shape(msg, (3, 5))
         assert_mentions_shape(msg, (3, 4))
 
+    @pytest.mark.parametrize(
+        "batch_size, shape, ok",
+        [
+            ([3, 4], (3, 4), True), ([3, 4], (3, 4, 2), True), ([3, 4], (3,), False),
+            ([3, 4], (), False), ([3, 4], (2, 4), False), ([3, 4], (4, 3), False),
+            ([3], (3, 1), True), ([3], (), False), ([3], (1, 3), False),
+            ([2, 3, 4], (2, 3, 4), True), ([2, 3, 4], (2, 3), False), ([], (), True),
+        ],
+    )
+    def test_constructor_checks_every_batch_dim(self, batch_size, shape, ok):
+        # one- and two-dim batches are checked by indexing, others by slicing
+        if ok:
+            assert TensorDict({"x": torch.zeros(shape)}, batch_size).batch_size == (
+                torch.Size(batch_size)
+            )
+        else:
+            with pytest.raises(RuntimeError, match="x"):
+                TensorDict({"x": torch.zeros(shape)}, batch_size)
+
     def test_constructor_mismatch_in_nested_dict_names_the_leaf(self):
         with pytest.raises(RuntimeError) as err:
             TensorDict({"outer": {"leafy": torch.zeros(3, 5)}}, batch_size=[3, 4])

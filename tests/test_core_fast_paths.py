@@ -152,6 +152,52 @@ class TestDictReads:
         assert ("n", "b") in td.keys(include_nested=True, leaves_only=True)
         assert list(td.keys(sort=True)) == ["a", "n", "z"]
 
+    def test_nested_membership_as_the_general_view(self):
+        # `key in td.keys(...)` reads the storage dicts of dense levels directly; every
+        # answer must be the general view's, through other containers and odd keys too
+        from tensordict import LazyStackedTensorDict
+        from tensordict.base import _KeysView
+
+        td = nested()
+        td["s"] = "text"
+        td["n", "deep"] = TensorDict({"x": torch.zeros(3)}, [3])
+        td["lazy"] = LazyStackedTensorDict(
+            *[TensorDict({"y": torch.zeros(())}, []) for _ in range(3)], stack_dim=0
+        )
+        keys = [
+            "a", "n", "s", "missing", ("a",), ("n", "b"), ("n", "missing"),
+            ("a", "b"), ("s", "x"), ("missing", "b"), ("n", "deep", "x"),
+            ("n", ("deep", "x")), ("lazy", "y"), ("lazy", "z"), (), 3, ("n", 3),
+        ]
+        is_tensor = lambda cls: issubclass(cls, torch.Tensor)  # noqa: E731
+        for options in [(True, False, None), (True, True, None), (False, True, None),
+                        (True, True, is_tensor), (False, False, None)]:
+            view = td.keys(*options, sort=True)
+            general = _KeysView(td, *options, True)
+            for key in keys:
+                assert (key in view) == (key in general), (options, key)
+        assert ("n", "b") in td.keys(True) and ("n", "deep") not in td.keys(True, True)
+
+    def test_tuple_reads_keys_and_indices_as_before(self):
+        # td[tuple] tries the storage dicts first (unrolled for three levels): keys of
+        # any depth read their entry, other tuples index the batch dims
+        td = TensorDict(
+            {"a": torch.arange(6).reshape(3, 2), "s": "text",
+             "n": {"m": {"k": {"deep": torch.ones(3)}, "x": torch.zeros(3)}}},
+            batch_size=[3],
+        )
+        assert td["a",] is td["a"] and td["n", "m", "x"] is td["n"]["m"]["x"]
+        assert td["n", "m", "k", "deep"] is td["n"]["m"]["k"]["deep"]
+        assert td["n", ("m", "x")] is td["n", "m", "x"] and td["s",] == "text"
+        assert td[()].batch_size == (3,) and td[0, ...].batch_size == ()
+        assert torch.equal(td[(slice(0, 2),)]["a"], td["a"][:2])
+        assert torch.equal(td[(torch.tensor([2, 0]),)]["a"], td["a"][[2, 0]])
+        for missing in (("zz",), ("n", "zz"), ("n", "m", "zz"), ("n", "m", "k", "zz")):
+            with pytest.raises(KeyError, match="zz"):
+                td[missing]
+        with pytest.raises(KeyError):
+            td["a", "b"]  # a tensor on the way
+
     def test_get_default(self):
         td = nested()
         assert td.get("missing") is None
@@ -204,3 +250,19 @@ class TestSetUnderNewLevels:
         with pytest.raises(Exception):
             td["a", "x", "y"] = torch.ones(3)
         assert set(td.keys(True)) == {"a", "n", ("n", "b")}
+
+
+def test_share_memory_shares_every_leaf_and_again_is_a_no_op():
+    # leaves already shared are skipped; new and subclass (Parameter) leaves are shared
+    td = nested()
+    td["p"] = torch.nn.Parameter(torch.zeros(3))
+    assert td.share_memory_() is td and td.is_locked
+    leaves = list(td.values(True, True))
+    assert all(x.is_shared() for x in leaves)
+    storages = [x.untyped_storage().data_ptr() for x in leaves]
+    td.unlock_()
+    td["new"] = torch.zeros(3)
+    assert not td["new"].is_shared()
+    td.share_memory_()
+    assert td["new"].is_shared()
+    assert [x.untyped_storage().data_ptr() for x in leaves] == storages

@@ -2882,7 +2882,7 @@ class TensorDictGeneratedOps:
         """
         leaves = self._leaves()
         for x in leaves:
-            x.share_memory_()
+            _ops.share_memory_leaf(x)
         return self.lock_()
 
     def detach(self) -> Self:

@@ -194,6 +194,15 @@ def zero_grad_leaf(x: torch.Tensor, set_to_none: bool) -> None:
         grad.zero_()
 
 
+def share_memory_leaf(x: torch.Tensor) -> None:
+    """``x.share_memory_()``, skipped for a plain tensor whose storage is shared
+    already (a no-op for torch too, but one that builds a typed storage first: most of
+    a repeated ``share_memory_()``'s time)."""
+    if type(x) is torch.Tensor and x.untyped_storage().is_shared():
+        return
+    x.share_memory_()
+
+
 def plain_tensor(x: torch.Tensor) -> torch.Tensor:
     """``x`` as a plain ``torch.Tensor`` (a subclass, e.g. a memory-mapped tensor, is
     viewed as one over the same storage)."""
