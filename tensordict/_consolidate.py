@@ -29,7 +29,15 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from tensordict._structure import Layout, build, canonical_order, describe, leaf_items
+from tensordict._disk import _pool
+from tensordict._structure import (
+    Layout,
+    advise_huge_pages,
+    build,
+    canonical_order,
+    describe,
+    leaf_items,
+)
 
 __all__ = [
     "ConsolidateMixin",
@@ -45,6 +53,10 @@ __all__ = [
 # of the storage for leaves of a few KB; nothing travels or is saved from it but by
 # such a transfer.
 HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
+
+# Storages of this many bytes and more are asked for huge pages (advise_huge_pages):
+# fewer page faults when the leaves are packed into them.
+HUGE_PAGES_BYTES = 1 << 23
 
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
@@ -253,7 +265,9 @@ class ConsolidateMixin:
         ``device`` chooses its device (the tensordict's, or the CPU, by default). An
         already consolidated tensordict is returned as it is unless ``filename``,
         ``device``, ``share_memory`` or ``pin_memory`` ask for another storage.
-        ``metadata`` is accepted for compatibility: the structure is always known.
+        ``num_threads > 1`` spreads the copies over that many threads (kept for the
+        next call). ``metadata`` is accepted for compatibility: the structure is always
+        known.
 
         >>> td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
         >>> c = td.consolidate()
@@ -267,6 +281,7 @@ class ConsolidateMixin:
             future: Future = pool.submit(
                 self.consolidate,
                 filename,
+                num_threads=num_threads,
                 device=device,
                 non_blocking=non_blocking,
                 inplace=inplace,
@@ -300,16 +315,22 @@ class ConsolidateMixin:
                     f"file-backed storage lives on the CPU; move the result afterwards"
                 )
             desc = description(self, [paths[i] for i in order], leaves)
-            block = _write_file(Path(filename), layout, leaves, desc)
+            block = _write_file(
+                Path(filename), layout, leaves, desc, *_copy_threads(num_threads)
+            )
         else:
             room = min(HEADROOM_BASE + HEADROOM_PER_LEAF * len(leaves), HEADROOM_MAX)
-            storage = torch.empty(room + layout.nbytes, dtype=torch.uint8, device=device)
+            storage = torch.empty(
+                room + layout.nbytes, dtype=torch.uint8, device=device
+            )
             if share_memory:
                 storage.share_memory_()
             if pin_memory:
                 storage = storage.pin_memory()
+            if layout.nbytes >= HUGE_PAGES_BYTES and not (share_memory or pin_memory):
+                advise_huge_pages(storage)
             block = storage[room:]
-            layout.pack(leaves, block)
+            layout.pack(leaves, block, *_copy_threads(num_threads))
         views = layout.views(block)
         in_order = [None] * len(views)
         for pos, i in enumerate(order):
@@ -385,12 +406,22 @@ class ConsolidateMixin:
         return _rebuild_consolidated, (block, json.dumps(desc), bool(self.is_locked))
 
 
+def _copy_threads(num_threads: int) -> tuple:
+    """``(pool, n)``: the threads ``consolidate(num_threads=n)`` packs with (n > 1),
+    kept for the life of the process; ``(None, 1)``: the caller's thread packs."""
+    if num_threads and num_threads > 1:
+        return _pool("consolidate", num_threads), num_threads
+    return None, 1
+
+
 def _common_device(leaves: list) -> torch.device:
     devices = {t.device for t in leaves}
     return devices.pop() if len(devices) == 1 else torch.device("cpu")
 
 
-def _write_file(path: Path, layout: "Layout", leaves: list, desc: dict) -> Tensor:
+def _write_file(
+    path: Path, layout: "Layout", leaves: list, desc: dict, pool=None, pieces: int = 1
+) -> Tensor:
     """Write the packed leaves + description + trailer to ``path`` and return the block
     mapped from the file (shared: in-place writes into the leaves reach the file).
 
@@ -409,7 +440,7 @@ def _write_file(path: Path, layout: "Layout", leaves: list, desc: dict) -> Tenso
         block = torch.from_file(
             str(tmp), shared=True, size=layout.nbytes, dtype=torch.uint8
         )
-        layout.pack(leaves, block)
+        layout.pack(leaves, block, pool, pieces)
     else:
         block = torch.empty(0, dtype=torch.uint8)
     os.replace(tmp, path)

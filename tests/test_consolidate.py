@@ -78,7 +78,9 @@ def test_the_structure_cache_never_outlives_a_structural_change():
     c.lock_()
     assert c.is_consolidated()
     renamed = _Plan.of(c)
-    assert renamed is not plan and b'"a2"' in renamed.sig and b'["a"]' not in renamed.sig
+    assert (
+        renamed is not plan and b'"a2"' in renamed.sig and b'["a"]' not in renamed.sig
+    )
     assert renamed.fp != plan.fp
     # any unlock of any TensorDict drops the caches; an unlocked one is never cached
     TensorDict(x=torch.zeros(1)).lock_().unlock_()
@@ -167,7 +169,6 @@ def test_consolidated_file_round_trip(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-
 def test_consolidated_file_holds_every_kind_of_leaf(tmp_path):
     # the file is written leaf by leaf: odd sizes between dtype groups, views that are
     # not contiguous, lazy conjugates and leaves that need grad must all land intact
@@ -189,6 +190,31 @@ def test_consolidated_file_holds_every_kind_of_leaf(tmp_path):
             assert torch.equal(got[key], value.detach().resolve_conj()), key
     c["strided"].fill_(-1.0)  # the returned leaves map the file
     assert (from_consolidated(path)["strided"] == -1).all()
+
+
+@pytest.mark.parametrize("num_threads", [0, 3, 8])
+@pytest.mark.parametrize("to_file", [False, True])
+def test_consolidate_with_threads_of_large_and_many_small_leaves(
+    tmp_path, num_threads, to_file
+):
+    # 12 MB in all (a storage large enough to be asked for huge pages), leaves of
+    # 1 MiB and more (copied one memmove each), a run of 50 same-shaped leaves (stacked
+    # in as many pieces as threads), a strided leaf and an odd-sized dtype group
+    gen = torch.Generator().manual_seed(0)
+    base = torch.randn(64, 8, generator=gen)
+    td = TensorDict(
+        big={f"b{i}": torch.randn(1 << 18, generator=gen) for i in range(11)},
+        small={f"s{i}": torch.randn(64, 4, generator=gen) for i in range(50)},
+        strided=base[:, ::2],
+        odd=torch.arange(7, dtype=torch.int8),
+    )
+    filename = tmp_path / "td.bin" if to_file else None
+    c = td.consolidate(filename=filename, num_threads=num_threads)
+    assert c.is_consolidated() and len(_storages(c)) == 1
+    _same_values(c, td)
+    if to_file:
+        _same_values(from_consolidated(filename), td)
+
 
 def test_from_consolidated_refuses_other_files(tmp_path):
     path = tmp_path / "other.bin"
@@ -230,8 +256,11 @@ def _count_tensor_to(monkeypatch) -> list:
 def test_to_of_a_consolidated_tensordict_is_one_copy(monkeypatch, how):
     c = _nested().consolidate()
     calls = _count_tensor_to(monkeypatch)
-    moved = {"to": lambda: c.to("cpu"), "cpu": c.cpu,
-             "to_device_kw": lambda: c.to(device="cpu", non_blocking=True)}[how]()
+    moved = {
+        "to": lambda: c.to("cpu"),
+        "cpu": c.cpu,
+        "to_device_kw": lambda: c.to(device="cpu", non_blocking=True),
+    }[how]()
     assert len(calls) == 1  # the one storage, not one call per leaf
     assert moved.is_consolidated() and moved.is_locked
     assert moved.device == torch.device("cpu") and moved["text"] == "kept"
