@@ -6,13 +6,18 @@
 pytest-benchmark times one process; these need two, so this script spawns a two-rank
 gloo group per implementation and round (ours and the reference alternate, each from a
 scratch directory with PYTHONPATH cleared so that each imports its own package). In a
-group, one rank sends and the other receives ``REPEAT`` transfers back to back after a
-barrier (the ranks swap roles every sample, after a warm-up of each case in both
-directions); the time per transfer is measured on each rank and rank 1's is kept. The cases of one leaf size
-are sampled in turn (``SAMPLES`` samples each, the order rotated), so that a busy
-machine slows them alike; each case reports its median, and its median ratio to
-``hand`` over the samples. The table gives the median over rounds and every round's
-ratio (the noise of a shared machine). Ours and the reference run in different groups,
+group, after a warm-up of each case in both directions, one rank sends and the other
+receives, ``SAMPLES`` times (the ranks swap roles every sample) after a barrier,
+``REPEAT`` sweeps of one transfer of each case in turn (``A B C D A B ...``, the order
+rotated every sweep): every transfer has a ``hand`` transfer of the same sweep beside
+it in time, so that a busy machine slows the two alike (on the shared 2-core machine a
+wake-up that waits for a core costs a scheduler tick, 4 ms, whatever sent the message;
+sampled case by case, 20 transfers at a time, one case's ratio to ``hand`` could come
+out 1.5x in one round from that alone). Each transfer is timed on each rank and rank
+1's times are kept; each case reports the median time of one transfer, the median over
+the sweeps of its ratio to that sweep's ``hand`` transfer, and the ratio of the process
+CPU time of its transfers to ``hand``'s (time spent waiting for a core is not CPU
+time). The table gives the median over rounds and every round's ratio. Ours and the reference run in different groups,
 at different moments of a shared machine's load, so their absolute times also carry
 the load's swings; the last column divides them out: per round, the reference's
 time/hand over ours' time/hand, each measured against the ``hand`` transfer sampled
@@ -74,31 +79,43 @@ def _worker(rank, port, out_path):
     results = {}
 
     def timed(cases: dict, repeat: int) -> None:
-        """Time the cases interleaved (one sample of each in turn, the order rotated
-        every sample), so that a busy machine slows them alike; per case the median
-        time per transfer, and per sample the ratio of each case to ``hand``."""
-        samples = {name: [] for name in cases}
+        """Time the cases transfer by transfer, in turn (``A B C D A B C D ...``, the
+        order rotated every sweep), so that each transfer of a case has a ``hand``
+        transfer next to it in time: a busy machine slows neighbours alike. Per case:
+        the median time of one transfer, the median over the sweeps of its ratio to
+        the ``hand`` transfer of the same sweep, and the ratio of the process CPU time
+        of all its transfers to ``hand``'s (not counting time spent waiting for a
+        core that another job holds)."""
+        walls = {name: [] for name in cases}
+        cpus = {name: 0.0 for name in cases}
         names = list(cases)
         other = 1 - rank
+        clock, cpu_clock = time.perf_counter, time.process_time
         for name in names:  # warm-up, both directions
             for sender in (0, 1, 0, 1):
                 send, recv = cases[name]
                 send(other) if rank == sender else recv(other)
+        sweep = 0
         for i in range(SAMPLES):
             sender = i % 2  # the ranks swap roles every sample
-            for name in names[i % len(names) :] + names[: i % len(names)]:
-                send, recv = cases[name]
-                dist.barrier()
-                t0 = time.perf_counter()
-                for _ in range(repeat):
+            dist.barrier()
+            for _ in range(repeat):
+                k = sweep % len(names)
+                sweep += 1
+                for name in names[k:] + names[:k]:
+                    send, recv = cases[name]
+                    c0, t0 = cpu_clock(), clock()
                     send(other) if rank == sender else recv(other)
-                samples[name].append((time.perf_counter() - t0) / repeat * 1e6)
-        for name, values in samples.items():
+                    t1, c1 = clock(), cpu_clock()
+                    walls[name].append((t1 - t0) * 1e6)
+                    cpus[name] += c1 - c0
+        hand = next(name for name in names if name.startswith("hand["))
+        for name, values in walls.items():
             results[name] = statistics.median(values)
-            hand = [v for k, v in samples.items() if k.startswith("hand")][0]
             results[f"{name}/hand"] = statistics.median(
-                a / b for a, b in zip(values, hand)
+                a / b for a, b in zip(values, walls[hand])
             )
+            results[f"{name}/hand cpu"] = cpus[name] / cpus[hand]
 
     header = torch.zeros(3265, dtype=torch.uint8)  # our header + signature, 100 leaves
 
@@ -209,8 +226,9 @@ def main() -> None:
     lines = [
         "| case | ours (µs) | reference 0.15.3 (µs) | ratio ref/ours (>1: ours faster) "
         "| per-round ratios ref/ours | ours / hand (per round) "
+        "| ours / hand, CPU time (per round) "
         "| per-round ratios ref/ours, each against its group's hand |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for case in rounds["ours"][0]:
         if case.startswith("check") or "/" in case:
@@ -221,6 +239,7 @@ def main() -> None:
             b[case] / a[case] for a, b in zip(rounds["ours"], rounds["reference"])
         ]
         to_hand = [r[f"{case}/hand"] for r in rounds["ours"]]
+        to_hand_cpu = [r[f"{case}/hand cpu"] for r in rounds["ours"]]
         against_hand = [
             b[f"{case}/hand"] / a[f"{case}/hand"]
             for a, b in zip(rounds["ours"], rounds["reference"])
@@ -229,6 +248,7 @@ def main() -> None:
             f"| {case} | {ours:,.0f} | {ref:,.0f} | {ref / ours:.2f} | "
             f"{', '.join(f'{x:.2f}' for x in ratios)} | "
             f"{', '.join(f'{x:.2f}' for x in to_hand)} | "
+            f"{', '.join(f'{x:.2f}' for x in to_hand_cpu)} | "
             f"{', '.join(f'{x:.2f}' for x in against_hand)} |"
         )
     for size in SIZES:
