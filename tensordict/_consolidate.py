@@ -58,6 +58,11 @@ HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
 # fewer page faults when the leaves are packed into them.
 HUGE_PAGES_BYTES = 1 << 23
 
+# ``consolidate(filename=...)`` writes the leaves in pieces of at most this many bytes:
+# on the 2-core CI machine, writes of 64 KiB to 1 MiB cost half the CPU time of
+# packing into a map of the file, writes of 8 MiB four times more (docs/distributed.md)
+_WRITE_BYTES = 1 << 18
+
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
 _MAGIC = b"TDCONS01"
@@ -425,26 +430,59 @@ def _write_file(
     """Write the packed leaves + description + trailer to ``path`` and return the block
     mapped from the file (shared: in-place writes into the leaves reach the file).
 
-    The leaves are packed straight into a map of a temporary file that is then renamed
-    into place, so the bytes are copied once and a writer killed midway leaves ``path``
-    as it was. As for ``memmap_`` (docs/persistence.md), nothing is synced to the disk.
+    The bytes go to a temporary file that is then renamed into place, so a writer
+    killed midway leaves ``path`` as it was. CPU leaves are written with ``write``
+    straight from their memory, in block order and in pieces of ``_WRITE_BYTES`` (the
+    kernel copies them into the page cache once); packing them into a fresh map of
+    the file costs a page fault per 4 KiB page, about twice the CPU time (see
+    ``docs/distributed.md``). Other leaves are packed into the map (with ``pool``'s
+    threads when given). As for ``memmap_`` (docs/persistence.md), nothing is synced
+    to the disk.
     """
     meta = json.dumps(desc).encode()
     tmp = path.with_name(path.name + ".tmp")
+    written = all(t.device.type == "cpu" for t in leaves)
     with open(tmp, "wb") as f:
-        f.truncate(layout.nbytes)
-        f.seek(layout.nbytes)
+        if written:
+            _write_packed(f, layout, leaves)
+        else:
+            f.truncate(layout.nbytes)
+            f.seek(layout.nbytes)
         f.write(meta)
         f.write(_TRAILER.pack(len(meta), _MAGIC))
     if layout.nbytes:
         block = torch.from_file(
             str(tmp), shared=True, size=layout.nbytes, dtype=torch.uint8
         )
-        layout.pack(leaves, block, pool, pieces)
+        if not written:
+            layout.pack(leaves, block, pool, pieces)
     else:
         block = torch.empty(0, dtype=torch.uint8)
     os.replace(tmp, path)
     return block
+
+
+def _write_packed(f, layout: "Layout", leaves: list) -> None:
+    """Write the CPU ``leaves`` (canonical order) to ``f`` at their ``layout``
+    offsets, zeros between dtype groups: the block's bytes without building the
+    block."""
+    position = 0
+    for offset, pos in sorted(zip(layout.offsets, range(len(leaves)))):
+        if offset > position:
+            f.write(bytes(offset - position))
+        data = _leaf_bytes(leaves[pos])
+        for start in range(0, data.nbytes, _WRITE_BYTES):
+            f.write(data[start : start + _WRITE_BYTES])
+        position = offset + data.nbytes
+    if layout.nbytes > position:
+        f.write(bytes(layout.nbytes - position))
+
+
+def _leaf_bytes(leaf: Tensor) -> memoryview:
+    """A CPU leaf's bytes in row-major order (copied only when it is not contiguous
+    or carries a lazy conjugate or negative bit)."""
+    leaf = leaf.detach().resolve_conj().resolve_neg().contiguous()
+    return memoryview(leaf.reshape(-1).view(torch.uint8).numpy())
 
 
 def from_consolidated(filename):
