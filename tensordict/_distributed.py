@@ -361,7 +361,6 @@ class _PendingRecv:
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
 
     def __init__(self, td, peer: dict, group, init_tag: int, pseudo_rand: bool):
-        self._plan = _Plan.of(td)
         self._peer = peer
         self._group = group
         self._init_tag = init_tag
@@ -382,6 +381,11 @@ class _PendingRecv:
         tag = _tags(init_tag, pseudo_rand, 1)[0]
         self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
         self.last_tag = None
+        # what the check needs is worked out while the first message travels: posting
+        # the receive first takes the plan (and, for a plain tensordict, the signature
+        # and its hash) off the time between the sender's post and ours (gloo moves a
+        # message once both sides posted it)
+        self._plan = _Plan.of(td)
 
     def is_completed(self) -> bool:
         return self.last_tag is not None
