@@ -187,6 +187,31 @@ def test_h5_read_key(benchmark, impl, h5_file):
     assert torch.equal(got, ram["next", "obs"])
 
 
+def test_h5_read_all(benchmark, impl, h5_file):
+    """Every dataset of the file into RAM: ``to_tensordict`` against h5py by hand."""
+    import h5py
+
+    path, ram = h5_file
+    if impl == "floor":
+        file = h5py.File(path, "r")
+
+        def read():
+            return {
+                "obs": torch.from_numpy(file["obs"][()]),
+                "action": torch.from_numpy(file["action"][()]),
+                "next": {"obs": torch.from_numpy(file["next"]["obs"][()])},
+            }
+
+        got = benchmark(read)
+        file.close()
+        assert torch.equal(got["next"]["obs"], ram["next", "obs"])
+        return
+    h5 = PersistentTensorDict.from_h5(path)
+    got = benchmark(h5.to_tensordict)
+    h5.close()
+    assert (got == ram).all()
+
+
 # ------------------------------------------------- the operations of 0.15.3's memmap suite
 
 

@@ -227,6 +227,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         "_lock_stack",
         "_nested",
         "_entries",
+        "_objects",
         "_memmap_prefix",
         "__weakref__",
     )
@@ -263,6 +264,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         self._device = _parse_device(device)
         self._nested = {}
         self._entries = None
+        self._objects = None
         self._is_locked = False
         self._last_lock_op = None
         self._lock_stack = None
@@ -288,6 +290,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         self._device = parent._device
         self._nested = {}
         self._entries = None
+        self._objects = None
         self._is_locked = parent._is_locked
         self._last_lock_op = None
         self._lock_stack = None
@@ -427,13 +430,38 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         return list(self._group.keys())
 
     def _own_items(self):
-        return [(key, self._get_str(key, NO_DEFAULT)) for key in self._group.keys()]
+        items = []
+        for key, what, ndim in self._read_entries():
+            if ndim is not None:
+                items.append((key, self._read_dataset(what)))
+            elif what is None:
+                items.append((key, self._get_str(key, NO_DEFAULT)))
+            else:
+                items.append((key, what))
+        return items
 
     def _own_values(self):
         return [value for _, value in self._own_items()]
 
+    def _item(self, key: str):
+        """The h5py object at ``key`` (``None`` if missing). h5py's lookup of a name
+        costs about 20 µs, as much as reading a small dataset, so the objects looked
+        up are kept until this tensordict writes to its group (or the group's entry
+        count changes), as :meth:`_read_entries` keeps its list."""
+        group = self._group
+        count = len(group)
+        cache = self._objects
+        if cache is None or cache[0] != count:
+            cache = self._objects = (count, {})
+        item = cache[1].get(key)
+        if item is None:
+            item = group.get(key)
+            if item is not None:
+                cache[1][key] = item
+        return item
+
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
-        item = self._group.get(key)
+        item = self._item(key)
         if item is None:
             if default is NO_DEFAULT and not missing_ok:
                 raise _errors.key_missing(key, self._group.keys())
@@ -446,6 +474,11 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
             return nested
         if _is_value_dataset(item):
             return _read_value(item)
+        return self._read_dataset(item)
+
+    def _read_dataset(self, item) -> Tensor:
+        """The whole tensor of the dataset ``item`` (a tensor that writes itself back
+        to the dataset on a writable file)."""
         tensor = torch.from_numpy(np.asarray(item[()]))
         if self._device is not None and self._device.type != "cpu":
             return tensor.to(self._device)
@@ -499,6 +532,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
     ) -> None:
         self._check_writable(f"set the key {key!r}")
         self._entries = None
+        self._objects = None
         group = self._group
         exists = key in group
         if not exists and self._is_locked:
@@ -550,6 +584,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         del self._group[key]
         self._nested.pop(key, None)
         self._entries = None
+        self._objects = None
 
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         # results of ops live in RAM

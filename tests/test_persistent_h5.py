@@ -98,6 +98,23 @@ def test_indexing_sees_entries_written_after_a_read(h5):
     assert h5[2]["by_hand"] == 2
 
 
+def test_whole_reads_see_entries_written_after_a_read(h5):
+    # get and to_tensordict keep the h5py objects they looked up; writes must show
+    assert h5["a"].dtype == torch.float32 and "new" not in h5.to_tensordict().keys()
+    h5["a"] = torch.zeros(6, 4, dtype=torch.int64)  # same key, another dtype
+    h5["new"] = torch.full((6,), 3.0)
+    h5["n", "e"] = torch.ones(6)
+    del h5["flag"]
+    assert h5["a"].dtype == torch.int64 and h5["n", "e"].tolist() == [1.0] * 6
+    ram = h5.to_tensordict()
+    assert set(ram.keys()) == {"a", "i", "new", "n", "s"} and ram["a"].dtype == torch.int64
+    with pytest.raises(KeyError, match="flag"):
+        h5["flag"]
+    h5.file.create_dataset("by_hand", data=np.arange(6))  # written behind its back
+    assert h5["by_hand"].tolist() == list(range(6))
+    assert h5.to_tensordict()["by_hand"].tolist() == list(range(6))
+
+
 def test_writes_go_to_the_file(h5, tmp_path):
     h5["a"][0] = 100.0  # the form users write: into the tensor `get` returns
     h5["i"].add_(1)
