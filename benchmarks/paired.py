@@ -23,6 +23,7 @@ libraries share; each worker checks its result against plain torch before timing
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -201,6 +202,39 @@ def _tc_field_read(kind):
     return lambda: data.a
 
 
+def _op_overhead(family, name):
+    """``op_overhead[NAME]``: the call ``test_bench_op_overhead.py`` times for op NAME
+    (one-element leaves: the library's per-call bookkeeping)."""
+    sys.path.insert(0, BENCH_DIR)
+    from _op_calls import call_for, make_td
+
+    call, td, other = call_for(family, name), make_td(), make_td()
+    call(td, other)
+    return lambda: call(td, other)
+
+
+def _op_of(case):
+    """``"softmax"`` for the case ``op_overhead[softmax]``, else ``None``."""
+    prefix = "op_overhead["
+    return case[len(prefix) : -1] if case.startswith(prefix) else None
+
+
+def op_families(names):
+    """``{op: family}`` for the ``op_overhead[op]`` cases among ``names`` (the spec is
+    read here, in the parent: 0.15.3's venv need not have pyyaml)."""
+    ops = {_op_of(n) for n in names} - {None}
+    if not ops:
+        return {}
+    sys.path.insert(0, BENCH_DIR)
+    from test_bench_op_overhead import spec_ops
+
+    families = {name: family for family, name in spec_ops() if name in ops}
+    missing = sorted(ops - set(families))
+    if missing:
+        sys.exit(f"no op {missing} in spec/")
+    return families
+
+
 CASES = {
     "vmap_ensemble[False]": lambda: _ensemble(False),
     "vmap_ensemble[True]": lambda: _ensemble(True),
@@ -219,12 +253,15 @@ CASES = {
 # ---------------------------------------------------------------------------- worker
 
 
-def worker(names):
+def worker(names, families):
     import tensordict
     import torch
 
     torch.set_num_threads(1)
-    calls = {name: CASES[name]() for name in names}
+    calls = {}
+    for name in names:
+        op = _op_of(name)
+        calls[name] = _op_overhead(families[op], op) if op else CASES[name]()
     print(os.path.realpath(tensordict.__file__), flush=True)
     for line in sys.stdin:
         name, count = line.split()
@@ -240,11 +277,12 @@ def worker(names):
 
 
 class Side:
-    def __init__(self, label, python, names, env):
+    def __init__(self, label, python, names, families, env):
         self.label = label
         self.scratch = tempfile.TemporaryDirectory(prefix=f"tdpaired-{label}-")
         self.proc = subprocess.Popen(
-            [python, os.path.abspath(__file__), "--worker", *names],
+            [python, os.path.abspath(__file__), "--worker", *names]
+            + ["--op-families", json.dumps(families)],
             cwd=self.scratch.name,
             env=env,
             stdin=subprocess.PIPE,
@@ -282,13 +320,18 @@ def main(argv=None):
     p.add_argument("--blocks", type=int, default=15, help="pairs of blocks a round")
     p.add_argument("--block", type=int, default=50, help="calls a block")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--op-families", default="{}", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     names = args.cases or list(CASES)
-    unknown = [n for n in names if n not in CASES]
-    if unknown:
-        sys.exit(f"unknown cases {unknown}; known: {list(CASES)}")
     if args.worker:
-        return worker(names)
+        return worker(names, json.loads(args.op_families))
+    unknown = [n for n in names if n not in CASES and not _op_of(n)]
+    if unknown:
+        sys.exit(
+            f"unknown cases {unknown}; known: {list(CASES)} and op_overhead[OP] for "
+            f"any op of spec/"
+        )
+    families = op_families(names)
 
     env = dict(os.environ)
     for var in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
@@ -296,8 +339,8 @@ def main(argv=None):
     env["PYTHONSAFEPATH"] = "1"
     env["OMP_NUM_THREADS"] = "1"
     ref_python = os.path.join(os.path.abspath(args.reference_venv), "bin", "python")
-    ours = Side("ours", args.ours_python, names, env)
-    ref = Side("reference", ref_python, names, env)
+    ours = Side("ours", args.ours_python, names, families, env)
+    ref = Side("reference", ref_python, names, families, env)
     print(f"ours:      {ours.path}\nreference: {ref.path}")
     if ref.path.startswith(REPO_ROOT + os.sep):
         sys.exit("the reference worker imported tensordict from inside the repo")
