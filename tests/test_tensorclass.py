@@ -498,6 +498,11 @@ def test_field_reads_follow_every_write_path(cls):
     assert data.a is None and "a" not in data._tensordict.keys()
     data._tensordict = TensorDict(a=torch.full((2,), 6.0), batch_size=[2])  # rewrapped
     assert torch.equal(data.a, torch.full((2,), 6.0))
+    data.b = torch.ones(2)
+    storage = data._tensordict._tensordict
+    data.select("a", inplace=True)  # the wrapped tensordict takes a new storage dict
+    assert data._tensordict._tensordict is not storage
+    assert data.b is None and torch.equal(data.a, torch.full((2,), 6.0))
     # wrapping a lazy stack (not a TensorDict): the read goes through its ``get``
     lazy = TensorDict.lazy_stack([TensorDict(a=torch.ones(2))] * 2)
     assert torch.equal(cls.from_tensordict(lazy).a, torch.ones(2, 2))
