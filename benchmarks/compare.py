@@ -151,6 +151,15 @@ def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
         cmd += ["-k", args.keyword]
     if args.cpu_time:
         cmd.append("--benchmark-timer=time.process_time")
+    if args.suite and not any(
+        a.startswith("--benchmark-warmup") for a in args.pytest_args
+    ):
+        # Files from outside (0.15.3's suite) get the warm-up that pytest.ini gives
+        # ours. Without it pytest-benchmark picks a case's iterations per round from
+        # its first, cold call alone: a sub-µs case whose first call happened to take
+        # over 2.5 µs ran 1 iteration a round (the timer's own ~70 ns in every sample)
+        # on one side and 20-100 on the other, in no fixed order.
+        cmd += ["--benchmark-warmup=on", "--benchmark-warmup-iterations=200"]
     cmd += list(extra_pytest) + list(args.pytest_args)
     env = dict(os.environ)
     # nothing but the interpreter's own environment decides what `import tensordict` finds

@@ -17,11 +17,13 @@ the reference's median block over ours. Every round's ratio is printed.
 
 The cases are the issue targets that ``compare.py`` measured noisily (issue 11's vmap
 ensemble and its pure-torch floor, issue 13's compiled ops, and the three cases of 0.15.3's
-``functional_benchmarks_test.py`` that time only torch), written with the API both
+``functional_benchmarks_test.py`` that time only torch, and a field read of its
+``test_tensorclass_speed.py``), written with the API both
 libraries share; each worker checks its result against plain torch before timing.
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -170,6 +172,69 @@ def _torch_only(case):
     return lambda: fmodule(params, buffers, x)
 
 
+def _tc_field_read(kind):
+    """0.15.3's ``tc_first_layer_tensor_only`` / ``tc_first_layer_tensor``
+    (``test_tensorclass_speed.py``): ``data.a`` on a tensorclass; pytest-benchmark
+    times a call of ~0.15 µs with 1 or ~30 iterations a round depending on how long
+    the first call happened to take, which swings that file's ratio by 1.5x."""
+    import torch
+    from tensordict import TensorClass, tensorclass
+
+    if kind == "tensor_only":
+
+        class Data(TensorClass["tensor_only"]):
+            a: torch.Tensor
+            b: torch.Tensor
+            c: torch.Tensor | None
+
+        data = Data(a=torch.zeros(()), b=torch.ones(()), c=None)
+    else:
+
+        @tensorclass
+        class Data:
+            a: torch.Tensor
+            b: torch.Tensor
+            c: str
+            d: "Data" = None
+
+        data = Data(a=0, b=1, c="a string", d=Data(None, None, None))
+    assert torch.equal(data.a, torch.zeros(()))
+    return lambda: data.a
+
+
+def _op_overhead(family, name):
+    """``op_overhead[NAME]``: the call ``test_bench_op_overhead.py`` times for op NAME
+    (one-element leaves: the library's per-call bookkeeping)."""
+    sys.path.insert(0, BENCH_DIR)
+    from _op_calls import call_for, make_td
+
+    call, td, other = call_for(family, name), make_td(), make_td()
+    call(td, other)
+    return lambda: call(td, other)
+
+
+def _op_of(case):
+    """``"softmax"`` for the case ``op_overhead[softmax]``, else ``None``."""
+    prefix = "op_overhead["
+    return case[len(prefix) : -1] if case.startswith(prefix) else None
+
+
+def op_families(names):
+    """``{op: family}`` for the ``op_overhead[op]`` cases among ``names`` (the spec is
+    read here, in the parent: 0.15.3's venv need not have pyyaml)."""
+    ops = {_op_of(n) for n in names} - {None}
+    if not ops:
+        return {}
+    sys.path.insert(0, BENCH_DIR)
+    from test_bench_op_overhead import spec_ops
+
+    families = {name: family for family, name in spec_ops() if name in ops}
+    missing = sorted(ops - set(families))
+    if missing:
+        sys.exit(f"no op {missing} in spec/")
+    return families
+
+
 CASES = {
     "vmap_ensemble[False]": lambda: _ensemble(False),
     "vmap_ensemble[True]": lambda: _ensemble(True),
@@ -180,18 +245,23 @@ CASES = {
     "instantiation_functorch": lambda: _torch_only("instantiation"),
     "exec_functorch": lambda: _torch_only("functional_call"),
     "exec_functional_call": lambda: _torch_only("functorch_call"),
+    "tc_field_read[tensor_only]": lambda: _tc_field_read("tensor_only"),
+    "tc_field_read[tensorclass]": lambda: _tc_field_read("tensorclass"),
 }
 
 
 # ---------------------------------------------------------------------------- worker
 
 
-def worker(names):
+def worker(names, families):
     import tensordict
     import torch
 
     torch.set_num_threads(1)
-    calls = {name: CASES[name]() for name in names}
+    calls = {}
+    for name in names:
+        op = _op_of(name)
+        calls[name] = _op_overhead(families[op], op) if op else CASES[name]()
     print(os.path.realpath(tensordict.__file__), flush=True)
     for line in sys.stdin:
         name, count = line.split()
@@ -207,11 +277,12 @@ def worker(names):
 
 
 class Side:
-    def __init__(self, label, python, names, env):
+    def __init__(self, label, python, names, families, env):
         self.label = label
         self.scratch = tempfile.TemporaryDirectory(prefix=f"tdpaired-{label}-")
         self.proc = subprocess.Popen(
-            [python, os.path.abspath(__file__), "--worker", *names],
+            [python, os.path.abspath(__file__), "--worker", *names]
+            + ["--op-families", json.dumps(families)],
             cwd=self.scratch.name,
             env=env,
             stdin=subprocess.PIPE,
@@ -249,13 +320,18 @@ def main(argv=None):
     p.add_argument("--blocks", type=int, default=15, help="pairs of blocks a round")
     p.add_argument("--block", type=int, default=50, help="calls a block")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--op-families", default="{}", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     names = args.cases or list(CASES)
-    unknown = [n for n in names if n not in CASES]
-    if unknown:
-        sys.exit(f"unknown cases {unknown}; known: {list(CASES)}")
     if args.worker:
-        return worker(names)
+        return worker(names, json.loads(args.op_families))
+    unknown = [n for n in names if n not in CASES and not _op_of(n)]
+    if unknown:
+        sys.exit(
+            f"unknown cases {unknown}; known: {list(CASES)} and op_overhead[OP] for "
+            f"any op of spec/"
+        )
+    families = op_families(names)
 
     env = dict(os.environ)
     for var in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
@@ -263,8 +339,8 @@ def main(argv=None):
     env["PYTHONSAFEPATH"] = "1"
     env["OMP_NUM_THREADS"] = "1"
     ref_python = os.path.join(os.path.abspath(args.reference_venv), "bin", "python")
-    ours = Side("ours", args.ours_python, names, env)
-    ref = Side("reference", ref_python, names, env)
+    ours = Side("ours", args.ours_python, names, families, env)
+    ref = Side("reference", ref_python, names, families, env)
     print(f"ours:      {ours.path}\nreference: {ref.path}")
     if ref.path.startswith(REPO_ROOT + os.sep):
         sys.exit("the reference worker imported tensordict from inside the repo")
@@ -287,8 +363,8 @@ def main(argv=None):
             print(
                 f"{name}: ratio (reference/ours) per round "
                 + " ".join(f"{x:.2f}" for x in ratios)
-                + f" | ours µs {' '.join(f'{x:.0f}' for x in ours_us)}"
-                + f" | reference µs {' '.join(f'{x:.0f}' for x in ref_us)}",
+                + f" | ours µs {' '.join(f'{x:.3g}' for x in ours_us)}"
+                + f" | reference µs {' '.join(f'{x:.3g}' for x in ref_us)}",
                 flush=True,
             )
     finally:

@@ -161,6 +161,13 @@ def loop(text: str, operands: tuple[str, ...] = (), drop: str | None = None) -> 
     return f"for {targets} in zip({lists}):\n    {expr}"
 
 
+def loop_until(text: str, stop: bool) -> str:
+    """``for x in self._leaves(): if not x.is_contiguous(): return False``: the walk
+    returns ``stop`` at the first leaf whose value is ``stop`` (``all``, ``any``)."""
+    test = _expr(text) if stop else ast.UnaryOp(op=ast.Not(), operand=_expr(text))
+    return f"for x in self._leaves():\n    if {ast.unparse(test)}:\n        return {stop}"
+
+
 def foreach_call(text: str, operands: tuple[str, ...] = (), drop: str | None = None, *, inplace: bool) -> str:
     """``torch._foreach_add(leaves, other)`` -> ``_ops.try_foreach(torch._foreach_add,
     leaves, other_leaves)``: operands become their aligned lists."""

@@ -1133,6 +1133,8 @@ def _collect_batched_leaves(td: TensorDict, out: list) -> bool:
     for value in td._tensordict.values():
         if type(value) is Tensor:
             out.append(value)
+        elif type(value) is TensorDict:  # exact types first, as in _collect_leaves
+            skipped = _collect_batched_leaves(value, out) or skipped
         elif isinstance(value, Tensor):
             if is_unbatched(value):
                 skipped = True

@@ -110,32 +110,58 @@ class _FieldSpec:
     cast: type | None = None  # autocast: values are cast to this type
 
 
-class _Field:
-    """The descriptor of one field: reads the entry of the wrapped tensordict (``None``
-    when absent), writes through :meth:`TensorClass._set_field`."""
+def _field_descriptor(name: str, default: Any) -> property:
+    """The class attribute of one field: reads the entry of the wrapped tensordict
+    (``None`` when absent), writes through :meth:`TensorClass._set_field`.
+
+    A ``property`` whose getter reads the storage: CPython calls a property's getter
+    without the method lookup and three-argument call of a Python ``__get__``, and
+    ``data.image`` is the most frequent call on a tensorclass. Reading the live storage
+    on every call (no copy on the instance) keeps every write path visible: ``set``,
+    ``_tensordict`` ops, in-place ops. A field with a default is a
+    :class:`_FieldWithDefault`, which the class reads as that default.
+    """
+
+    def read(obj):
+        td = obj._tensordict
+        if type(td) is TensorDict:
+            return td._tensordict.get(name)
+        return td.get(name, None)
+
+    def write(obj, value) -> None:
+        obj._set_field(name, value)
+
+    def delete(obj) -> None:
+        obj._set_field(name, None)
+
+    read.__name__ = write.__name__ = delete.__name__ = name
+    if default is _MISSING:
+        return _Field(read, write, delete)
+    return _FieldWithDefault(read, write, delete, default)
+
+
+class _Field(property):
+    """A field without a default (the class reads the property, as for any property)."""
+
+
+class _FieldWithDefault(_Field):
+    """A field with a default: the class reads the default, as on a dataclass."""
 
     __slots__ = ("name", "default")
 
-    def __init__(self, name: str, default: Any) -> None:
-        self.name = name
+    def __init__(self, read, write, delete, default: Any) -> None:
+        super().__init__(read, write, delete)
+        self.name = read.__name__
         self.default = default
 
     def __get__(self, obj, owner=None):
         if obj is None:
-            # on the class: the default, as dataclasses expect (none: no attribute)
-            if self.default is _MISSING:
-                raise AttributeError(self.name)
             return self.default
+        # the getter's body, inlined: one Python call per read, as for the property
         td = obj._tensordict
         if type(td) is TensorDict:
             return td._tensordict.get(self.name)
         return td.get(self.name, None)
-
-    def __set__(self, obj, value) -> None:
-        obj._set_field(self.name, value)
-
-    def __delete__(self, obj) -> None:
-        obj._set_field(self.name, None)
 
 
 def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
@@ -195,10 +221,15 @@ def _process_class(cls: type, options: frozenset) -> None:
         cls.__hash__ = object.__hash__  # frozen instances are hashable (by identity)
     has_doc = cls.__dict__.get("__doc__") is not None
     for name in cls.__dict__.get("__annotations__", {}):
-        # a field named like a TensorClass member (``data``): dataclass would read
-        # the member as the field's default
-        if name not in cls.__dict__ and getattr(cls, name, None) is getattr(
-            TensorClass, name, _MISSING
+        if name in cls.__dict__:
+            continue
+        inherited = getattr(cls, name, None)
+        # a field named like a TensorClass member (``data``), or an inherited field
+        # without a default annotated again (the class reads its property): dataclass
+        # would read either as the field's default
+        if (
+            inherited is getattr(TensorClass, name, _MISSING)
+            or type(inherited) is _Field
         ):
             setattr(cls, name, dataclasses.field())
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
@@ -240,7 +271,7 @@ def _process_class(cls: type, options: frozenset) -> None:
             )
         )
         default = f.default
-        setattr(cls, f.name, _Field(f.name, default))
+        setattr(cls, f.name, _field_descriptor(f.name, default))
     cls._tc_fields = {spec.name: spec for spec in specs}
     cls._tc_field_list = tuple(specs)
     if "__init__" not in cls.__dict__:

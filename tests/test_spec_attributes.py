@@ -33,6 +33,13 @@ def _tds():
         ),
         "shared": TensorDict(a=x, b=x, c=x[2:], batch_size=[]),
         "noncontiguous": TensorDict(a=torch.zeros(4, 3).t(), batch_size=[3]),
+        # all/any stop at the deciding leaf: here the first (non-contiguous, not
+        # floating point) for all, the last (requires grad) for any
+        "decided_first_or_last": TensorDict(
+            a=torch.zeros(4, 3, dtype=torch.long).t(),
+            b={"c": torch.ones(3), "d": torch.ones(3, requires_grad=True)},
+            batch_size=[3],
+        ),
         "empty": TensorDict({}, batch_size=[3]),
     }
 

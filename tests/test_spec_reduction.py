@@ -16,6 +16,7 @@ Every ``torch_function`` dispatches (the examples run in ``test_spec_examples.py
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from spec_cases import A, arguments, ops_of, torch_oracle
@@ -457,3 +458,28 @@ def test_generated_all_any_replace_the_hand_written_ones() -> None:
 
     assert "all" not in TensorDictBase.__dict__ and "any" not in TensorDictBase.__dict__
     assert not hasattr(TensorDictBase, "_reduce_bool")
+
+
+@pytest.mark.parametrize("by_keyword", [False, True])
+def test_softmax_dtype_casts_every_leaf(by_keyword: bool) -> None:
+    # the generated method passes dtype to torch positionally: either spelling of the
+    # user's call reaches torch as dtype
+    td = make_td("nested")
+    out = td.softmax(1, dtype=torch.float64) if by_keyword else td.softmax(1, torch.float64)
+    for key, x in td.items(True, True):
+        if isinstance(x, torch.Tensor):
+            expected = torch.softmax(x, 1, dtype=torch.float64)
+            assert out[key].dtype == torch.float64
+            torch.testing.assert_close(out[key], expected)
+
+
+def test_dim_forms_a_one_dim_op_takes() -> None:
+    # a plain int skips the int conversion; anything else still goes through it
+    td = make_td("dense")
+    expected = td.softmax(1)
+    for dim in (-1, np.int64(1), torch.tensor(1)):
+        torch.testing.assert_close(td.softmax(dim)["a"], expected["a"])
+    with pytest.raises(TypeError, match=r"softmax\(\): dim must be an int, got True"):
+        td.softmax(True)
+    with pytest.raises(TypeError, match="must be an int, got float 1.0"):
+        td.softmax(1.0)

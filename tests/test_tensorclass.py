@@ -460,6 +460,71 @@ def test_dataclasses_fields():
     assert Data.n == 3  # defaults read on the class, as dataclasses do
 
 
+class _TensorOnly(TensorClass["tensor_only"]):
+    a: torch.Tensor
+    b: torch.Tensor | None = None
+
+
+class _Plain(TensorClass):
+    a: torch.Tensor
+    b: torch.Tensor | None = None
+
+
+@pytest.mark.parametrize("cls", [_TensorOnly, _Plain])
+def test_field_reads_follow_every_write_path(cls):
+    # a field read goes to the live storage: no write path can leave it stale
+    data = cls(a=torch.zeros(2), batch_size=[2])
+    data.a = torch.ones(2)  # attribute set
+    assert torch.equal(data.a, torch.ones(2)) and data.b is None
+    data._tensordict.set("a", torch.full((2,), 2.0))  # the wrapped tensordict's ops
+    assert torch.equal(data.a, torch.full((2,), 2.0))
+    data._tensordict["b"] = torch.full((2,), 3.0)
+    assert torch.equal(data.b, torch.full((2,), 3.0))
+    data._tensordict.update({"a": torch.full((2,), 4.0)})
+    assert torch.equal(data.a, torch.full((2,), 4.0))
+    data._tensordict.del_("b")
+    assert data.b is None
+    data.a.add_(1)  # in-place on the entry, and in-place ops of the instance
+    data.mul_(2)
+    assert torch.equal(data.a, torch.full((2,), 10.0))
+    data.zero_()
+    assert torch.equal(data.a, torch.zeros(2))
+    data[0] = cls(a=torch.full((2,), 7.0), batch_size=[2])[0]  # a write at an index
+    assert data.a.tolist() == [7.0, 0.0]
+    assert data[1].a.item() == 0.0 and data[1:].a.shape == (1,)  # indexing results
+    object.__setattr__(data, "a", torch.full((2,), 5.0))  # the descriptor's setter
+    assert torch.equal(data.a, torch.full((2,), 5.0))
+    object.__delattr__(data, "a")
+    assert data.a is None and "a" not in data._tensordict.keys()
+    data._tensordict = TensorDict(a=torch.full((2,), 6.0), batch_size=[2])  # rewrapped
+    assert torch.equal(data.a, torch.full((2,), 6.0))
+    data.b = torch.ones(2)
+    storage = data._tensordict._tensordict
+    data.select("a", inplace=True)  # the wrapped tensordict takes a new storage dict
+    assert data._tensordict._tensordict is not storage
+    assert data.b is None and torch.equal(data.a, torch.full((2,), 6.0))
+    # wrapping a lazy stack (not a TensorDict): the read goes through its ``get``
+    lazy = TensorDict.lazy_stack([TensorDict(a=torch.ones(2))] * 2)
+    assert torch.equal(cls.from_tensordict(lazy).a, torch.ones(2, 2))
+
+
+def test_field_descriptors_on_the_class():
+    # as 0.15.3: a field without a default reads, on the class, as its property; one
+    # with a default reads as the default (as on a dataclass)
+    assert isinstance(_TensorOnly.a, property) and isinstance(_Plain.a, property)
+    assert _TensorOnly.b is None and Data.n == 3
+
+    class Sub(_Plain):  # annotated again: still no default, so still required
+        a: torch.Tensor
+        c: int = 1
+
+    defaults = [f.default for f in dataclasses.fields(Sub)]
+    assert defaults == [dataclasses.MISSING, None, 1]
+    with pytest.raises(TypeError):
+        Sub()
+    assert torch.equal(Sub(torch.ones(1)).a, torch.ones(1))
+
+
 def test_pickle():
     data = make()
     data.obj = {"k": [1, 2]}

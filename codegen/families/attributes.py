@@ -25,15 +25,19 @@ from codegen.rules import Rule, RuleCall, parse_rule_call
 class Combiner:
     """How the per-leaf values become the result."""
 
-    reads: str  # "values" (new), "leaves" (leaves and new), "rebuild" (_map_leaves), "device" (no walk)
+    reads: str  # "values" (new), "leaves" (leaves and new), "rebuild" (_map_leaves),
+    # "device" (no walk), "until" (leaf by leaf, up to the first whose value is ``stop``)
     code: str  # the result; {args} and {op} are filled in
     args: tuple[str, ...] = ()  # what an entry passes
     dense_stacks: bool = False  # pairs each leaf with its key (joins along a batch dim)
+    stop: bool | None = None  # reads "until": the truth value that decides the result
 
 
 COMBINERS: dict[str, Combiner] = {
-    "all": Combiner("values", "all(new)"),
-    "any": Combiner("values", "any(new)"),
+    # a loop that returns at the first deciding leaf: no list of values, no comprehension
+    # frame and no all()/any() call (is_contiguous of five leaves: ~900 -> ~700 ns)
+    "all": Combiner("until", "True", stop=False),
+    "any": Combiner("until", "False", stop=True),
     "common_dtype": Combiner("values", "_ops.common_dtype(new)"),
     "present": Combiner("values", "_ops.present_result(self, new)"),
     "scalars": Combiner("values", "_ops.scalar_result(self, new)"),
@@ -95,6 +99,9 @@ class AttributeOp(Op):
         body = [emit.dense_stacks(self)] if self.needs_dense_stacks else []
         if combiner.reads == "rebuild":  # the structure kept: the leaf expression in one walk
             body.append(emit.result(self, emit.mapped(self.leaf)))
+        elif combiner.reads == "until":
+            body.append(emit.loop_until(self.leaf, combiner.stop))
+            body.append(f"return {result}")
         else:
             if combiner.reads in ("values", "leaves"):
                 body.append("leaves = self._leaves()")

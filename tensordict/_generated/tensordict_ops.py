@@ -72,9 +72,10 @@ class TensorDictGeneratedOps:
             >>> td.requires_grad
             True
         """
-        leaves = self._leaves()
-        new = [x.requires_grad for x in leaves]
-        return any(new)
+        for x in self._leaves():
+            if x.requires_grad:
+                return True
+        return False
 
     @property
     def grad(self):
@@ -168,9 +169,10 @@ class TensorDictGeneratedOps:
             >>> TensorDict(a=torch.zeros(4, 3).t(), batch_size=[3]).is_contiguous()
             False
         """
-        leaves = self._leaves()
-        new = [x.is_contiguous() for x in leaves]
-        return all(new)
+        for x in self._leaves():
+            if not x.is_contiguous():
+                return False
+        return True
 
     def is_floating_point(self) -> bool:
         """Whether every leaf has a floating-point dtype.
@@ -183,9 +185,10 @@ class TensorDictGeneratedOps:
             >>> TensorDict(a=torch.zeros(2), b=torch.tensor([1, 2]), batch_size=[2]).is_floating_point()
             False
         """
-        leaves = self._leaves()
-        new = [x.is_floating_point() for x in leaves]
-        return all(new)
+        for x in self._leaves():
+            if not x.is_floating_point():
+                return False
+        return True
 
     def data_ptr(self, *, storage: bool = False):
         """The address of every leaf's first element, as a tensordict of integers.
@@ -5464,7 +5467,7 @@ class TensorDictGeneratedOps:
             return dense.softmax(dim, dtype)
         dim = _ops.batch_dim(dim, self._batch_size, "softmax")
         leaves, rebuild = self._batched_leaves_and_rebuild()
-        new = [torch.softmax(x, dim, dtype=dtype) for x in leaves]
+        new = [torch.softmax(x, dim, dtype) for x in leaves]
         return rebuild(new)
 
     # ---- Stacking and concatenation (spec/stacking.yaml) ----

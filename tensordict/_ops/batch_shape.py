@@ -48,7 +48,7 @@ def batch_dim(
     """``dim`` as an index >= 0 into the batch dims (a negative dim counts from the
     last one). ``extra`` widens the range: ``unsqueeze`` may insert after the last."""
     n = len(batch_size) + extra
-    d = as_int(dim, op, what)
+    d = dim if type(dim) is int else as_int(dim, op, what)  # a plain int: no call
     if not -n <= d < n:
         where = f"in [{-n}, {n - 1}]" if n else "impossible"
         raise _errors.DimOutOfRangeError(
