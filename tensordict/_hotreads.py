@@ -22,6 +22,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -48,14 +49,16 @@ _C_METHODS = {
     "items": "_items_py",
 }
 
-if _fastreads is not None:
-    ReadsBase = _fastreads.FastReads
-else:
+# (type checkers see the Python class: the C type's methods are TensorDict's, typed there)
+if TYPE_CHECKING or _fastreads is None:
 
     class ReadsBase:
         """The pure-Python stand-in of the C base: the storage slot alone."""
 
         __slots__ = ("_tensordict",)
+
+else:
+    ReadsBase = _fastreads.FastReads
 
 
 def install(cls: type) -> None:
