@@ -10,9 +10,8 @@
  * behaviour: it is what runs without this module (TENSORDICT_NO_C=1, no compiler), and
  * what torch.compile traces (tensordict/_hotreads.py registers it with dynamo).
  *
- * tensordict._hotreads.install wires this in: it hands in the entry types
- * (set_entry_types), so that this module imports nothing, and points TensorDict's
- * td[key] slot here (install_subscript).
+ * tensordict._hotreads.install wires this in (install(TensorDict, Tensor) below): the
+ * entry types are handed in, so that this module imports nothing.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -167,7 +166,11 @@ static PyMemberDef fastreads_members[] = {
     {NULL},
 };
 
-static PyMethodDef fastreads_methods[] = {
+/* The reads install() puts in TensorDict's own class dict, as method descriptors of
+ * TensorDict itself rather than methods of this base: CPython (3.11) specialises a call
+ * of a C method only when the instance's type is exactly the method's own type (for a
+ * method inherited from this base, every call took the generic path: ~8 ns more). */
+static PyMethodDef read_methods[] = {
     {"get", (PyCFunction)(void (*)(void))fastreads_get, METH_FASTCALL | METH_KEYWORDS,
      "The entry at ``key``; see TensorDict._get_py (the same, in Python)."},
     {"keys", (PyCFunction)(void (*)(void))fastreads_keys, METH_FASTCALL | METH_KEYWORDS,
@@ -192,7 +195,6 @@ static PyType_Slot fastreads_slots[] = {
     {Py_tp_clear, fastreads_clear},
     {Py_tp_dealloc, fastreads_dealloc},
     {Py_tp_members, fastreads_members},
-    {Py_tp_methods, fastreads_methods},
     {0, NULL},
 };
 
@@ -205,22 +207,9 @@ static PyType_Spec fastreads_spec = {
 
 static PyTypeObject *FastReadsType = NULL;
 
-static PyObject *
-set_entry_types(PyObject *module, PyObject *args)
-{
-    PyObject *tensor, *tensordict;
-    if (!PyArg_ParseTuple(args, "O!O!:set_entry_types", &PyType_Type, &tensor,
-                          &PyType_Type, &tensordict)) {
-        return NULL;
-    }
-    Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
-    Py_XSETREF(tensordict_type, (PyTypeObject *)Py_NewRef(tensordict));
-    Py_RETURN_NONE;
-}
-
-/* Point the td[key] slot of ``cls`` (a heap subclass of FastReads that defines a Python
- * __getitem__ and _getitem_py) at fastreads_subscript. Assigning cls.__getitem__ later
- * resets the slot, as for any type. */
+/* Point the td[key] slot of ``cls`` (a Python subclass of FastReads whose class dict
+ * holds a Python __getitem__, and that defines _getitem_py) at fastreads_subscript.
+ * Assigning cls.__getitem__ later resets the slot, as for any type. */
 static PyObject *
 install_subscript(PyObject *module, PyObject *cls)
 {
@@ -228,8 +217,7 @@ install_subscript(PyObject *module, PyObject *cls)
         !PyType_HasFeature((PyTypeObject *)cls, Py_TPFLAGS_HEAPTYPE) ||
         !PyType_IsSubtype((PyTypeObject *)cls, FastReadsType)) {
         PyErr_Format(PyExc_TypeError,
-                     "install_subscript expects a Python subclass of FastReads, got %R",
-                     cls);
+                     "expected a Python subclass of FastReads, got %R", cls);
         return NULL;
     }
     PyTypeObject *type = (PyTypeObject *)cls;
@@ -238,11 +226,43 @@ install_subscript(PyObject *module, PyObject *cls)
     Py_RETURN_NONE;
 }
 
+/* install(TensorDict, Tensor): the entry types returned as they are, the C reads set
+ * in TensorDict's class dict (replacing the Python ones, which stay as _get_py...),
+ * and td[key] pointed at C. */
+static PyObject *
+install(PyObject *module, PyObject *args)
+{
+    PyObject *cls, *tensor;
+    if (!PyArg_ParseTuple(args, "O!O!:install", &PyType_Type, &cls, &PyType_Type,
+                          &tensor)) {
+        return NULL;
+    }
+    PyObject *done = install_subscript(module, cls);
+    if (done == NULL) {
+        return NULL;
+    }
+    Py_DECREF(done);
+    for (PyMethodDef *def = read_methods; def->ml_name != NULL; def++) {
+        PyObject *descr = PyDescr_NewMethod((PyTypeObject *)cls, def);
+        if (descr == NULL) {
+            return NULL;
+        }
+        int failed = PyObject_SetAttrString(cls, def->ml_name, descr);
+        Py_DECREF(descr);
+        if (failed) {
+            return NULL;
+        }
+    }
+    Py_XSETREF(tensor_type, (PyTypeObject *)Py_NewRef(tensor));
+    Py_XSETREF(tensordict_type, (PyTypeObject *)Py_NewRef(cls));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"install", install, METH_VARARGS,
+     "install(TensorDict, Tensor): the C reads in TensorDict's class dict."},
     {"install_subscript", install_subscript, METH_O,
-     "install_subscript(cls): td[key] on instances of cls runs the C read."},
-    {"set_entry_types", set_entry_types, METH_VARARGS,
-     "set_entry_types(Tensor, TensorDict): the entry types returned as they are."},
+     "install_subscript(cls): td[key] on instances of cls (a subclass) runs C."},
     {NULL},
 };
 

@@ -41,7 +41,8 @@ else:
 #: Whether TensorDict's reads run in C in this process.
 C_READS = _fastreads is not None
 
-# The methods the C type defines, each with the Python method it falls back to.
+# The methods the C module sets on TensorDict, each with the Python method it falls
+# back to (and that torch.compile traces in its place).
 _C_METHODS = {
     "get": "_get_py",
     "keys": "_keys_py",
@@ -62,16 +63,13 @@ else:
 
 
 def install(cls: type) -> None:
-    """Wire the C reads into ``cls`` (TensorDict, after its class body). Without the
-    extension, nothing to do: the class's own Python methods answer."""
+    """Wire the C reads into ``cls`` (TensorDict, after its class body): its
+    ``get``/``keys``/``values``/``items`` become the C methods, ``td[key]`` runs C.
+    Without the extension, nothing to do: the class's own Python methods answer."""
     if _fastreads is None:
         return
-    _fastreads.set_entry_types(torch.Tensor, cls)
-    for name in _C_METHODS:
-        delattr(cls, name)  # the C base's method is found from now on
-    # td[key] runs the C slot; cls.__getitem__ stays a Python function, for dynamo
-    cls.__getitem__ = _subscript
-    _fastreads.install_subscript(cls)
+    cls.__getitem__ = _subscript  # before install: assigning it resets the C slot
+    _fastreads.install(cls, torch.Tensor)
     _when_dynamo_imported(lambda: _register_with_dynamo(cls))
 
 
@@ -93,7 +91,7 @@ def _subscript(self, index, *_not_inlined):
 def _register_with_dynamo(cls: type) -> None:
     for name, python_name in _C_METHODS.items():
         torch.compiler.substitute_in_graph(
-            getattr(_fastreads.FastReads, name), skip_signature_check=True
+            cls.__dict__[name], skip_signature_check=True
         )(getattr(cls, python_name))
 
 

@@ -485,10 +485,10 @@ class TensorDict(
         return value
 
     # The dict-like reads below are called in users' loops. Where the C extension is
-    # built, tensordict._hotreads.install (after the class) removes get/keys/values/
-    # items from this class, so that ReadsBase's C methods answer, and makes td[key]
-    # run C; each falls back to the Python method kept as _get_py, _keys_py, ...,
-    # which stays the reference behaviour (and what torch.compile traces).
+    # built, tensordict._hotreads.install (after the class) replaces get/keys/values/
+    # items in this class with C methods and makes td[key] run C; each falls back to
+    # the Python method kept as _get_py, _keys_py, ..., which stays the reference
+    # behaviour (and what torch.compile traces).
     # Their signatures have no keyword-only parameter: CPython (3.11+) specialises
     # calls to such functions (no generic call path), which is a third of the cost
     # of `key in td.keys()` on the pure-Python path. `sort` stays a keyword in every

@@ -211,7 +211,8 @@ def test_reads_give_the_stored_entry() -> None:
     assert set(td.keys(True, True)) == {"a", ("n", "b"), ("n", "m", "c"), "p", ("lazy", "x")}
 
 
-def test_reads_compile_without_graph_break() -> None:
+@pytest.mark.parametrize("cls", [TensorDict, _Sub])
+def test_reads_compile_without_graph_break(cls) -> None:
     dynamo = pytest.importorskip("torch._dynamo")
     from torch._dynamo.utils import counters
 
@@ -222,8 +223,8 @@ def test_reads_compile_without_graph_break() -> None:
                 out = out + value
         return out + sum(v.sum() for v in td.values() if isinstance(v, torch.Tensor))
 
-    td = TensorDict(a=torch.ones(3, 4), n={"b": torch.ones(3, 4)}, p=torch.ones(3, 4),
-                    batch_size=[3, 4])
+    td = cls(a=torch.ones(3, 4), n={"b": torch.ones(3, 4)}, p=torch.ones(3, 4),
+             batch_size=[3, 4])
     dynamo.reset()
     counters.clear()
     compiled = torch.compile(reads, fullgraph=True, backend="eager")
