@@ -2,12 +2,13 @@
 ``td.keys()``/``values()``/``items()`` (issue 15: within 1.5x of a plain dict).
 
 ``ReadsBase`` is TensorDict's first base. Where the C extension (``tensordict/_fastreads.c``)
-is built and ``TENSORDICT_NO_C`` is not set, it is the extension's type: it holds the
-storage dict (``_tensordict``) as a C member and answers the common case of these reads
-in C, handing every other call to TensorDict's Python method of the same read
-(``_getitem_py``, ``_get_py``, ...). Otherwise it is a Python class holding only that
-slot, and the Python methods are TensorDict's own. Either way the Python methods are the
-reference behaviour; ``tests/test_hotreads.py`` runs the reads on both paths.
+is built and ``TENSORDICT_NO_C`` is not set, it is the extension's type, which holds
+the storage dict (``_tensordict``) as a C member, and :func:`install` replaces these
+reads on TensorDict with the extension's: they answer the common case in C and hand
+every other call to TensorDict's Python method of the same read (``_getitem_py``,
+``_get_py``, ...). Otherwise ``ReadsBase`` is a Python class holding only that slot,
+and the Python methods answer. Either way the Python methods are the reference
+behaviour; ``tests/test_hotreads.py`` runs the reads on both paths.
 
 torch.compile cannot trace a C method of a user type, so :func:`install` registers each
 Python method with dynamo as the traceable stand-in of its C method (at dynamo's import:
@@ -84,8 +85,8 @@ def _subscript(self, index, *_not_inlined):
     """``td[index]`` as torch.compile traces it (TensorDict's Python ``__getitem__``);
     CPython runs the C slot instead. The ``*`` parameter keeps CPython 3.11+ from
     specialising ``td[index]`` into a call of this function (it does so for a plain
-    ``(self, index)`` function, bypassing the slot)."""
-    return self._getitem_py(index)
+    ``(self, index)`` function, bypassing the slot); extra arguments raise there."""
+    return self._getitem_py(index, *_not_inlined)
 
 
 def _register_with_dynamo(cls: type) -> None:

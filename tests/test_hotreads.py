@@ -73,6 +73,7 @@ CASES = {
     "getitem bytes": lambda td: td[b"a"],
     "getitem empty tuple": lambda td: td[()],
     "dunder getitem": lambda td: td.__getitem__("a"),
+    "dunder getitem extra": lambda td: td.__getitem__("a", "b"),
     "class getitem": lambda td: TensorDict.__getitem__(td, "n"),
     "get str": lambda td: td.get("a"),
     "get nested td": lambda td: td.get("n"),
