@@ -3,8 +3,9 @@
  * Why C: a call of a Python method costs a frame, which alone is ~1.5x a dict's C method
  * (issue 15: td.get(key) ~70 ns against dict.get's ~19 ns). This base type of TensorDict
  * holds the storage dict (TensorDict._tensordict) as a C member and answers the common
- * case without a frame: a str key that is present, whose entry is exactly a torch.Tensor
- * or exactly a TensorDict. Every other call (nested keys, indexing, non-tensor data,
+ * case without a frame: a str key (or a tuple of str keys through nested TensorDicts)
+ * that is present, whose entry is exactly a torch.Tensor or exactly a TensorDict.
+ * Every other call (nested keys, indexing, non-tensor data,
  * defaults, errors, arguments) goes to the pure-Python method the subclass defines
  * (_getitem_py, _get_py, _keys_py, _values_py, _items_py), which stays the reference
  * behaviour: it is what runs without this module (TENSORDICT_NO_C=1, no compiler), and
@@ -33,23 +34,52 @@ static PyObject *str_getitem_py, *str_get_py, *str_keys_py, *str_values_py,
  * the storage directly: a lookup or a generic call would cost as much as the view. */
 static PyCFunction dict_keys, dict_values, dict_items;
 
-/* The entry at a str key when it is one that is returned as it is; NULL otherwise,
- * without an exception set (the caller then takes the Python path, which decides). */
+/* The entry of ``storage`` at the str ``key`` (borrowed), NULL if absent or if
+ * ``storage`` is not a dict (not set yet), without an exception set. */
+static inline PyObject *
+lookup(PyObject *storage, PyObject *key)
+{
+    if (storage == NULL || !PyDict_CheckExact(storage)) {
+        return NULL;
+    }
+    /* a str's hash is cached after its first use: this is one C lookup */
+    PyObject *value = PyDict_GetItemWithError(storage, key);
+    if (value == NULL) {
+        PyErr_Clear(); /* a failed hash cannot happen for str; be safe anyway */
+    }
+    return value;
+}
+
+/* The entry at ``key`` when it is one that is returned as it is: ``key`` a str, or a
+ * tuple of str whose every level before the last is exactly a TensorDict (the walk the
+ * Python method does first). NULL otherwise, without an exception set: the caller then
+ * takes the Python path, which decides (errors included). */
 static inline PyObject *
 plain_entry(FastReads *self, PyObject *key)
 {
-    if (!PyUnicode_CheckExact(key) || self->storage == NULL ||
-        !PyDict_CheckExact(self->storage)) {
+    PyObject *value;
+    if (PyUnicode_CheckExact(key)) {
+        value = lookup(self->storage, key);
+    }
+    else if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) > 0) {
+        value = (PyObject *)self;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+            PyObject *part = PyTuple_GET_ITEM(key, i);
+            if (!PyUnicode_CheckExact(part) ||
+                (i > 0 && Py_TYPE(value) != tensordict_type)) {
+                return NULL;
+            }
+            value = lookup(((FastReads *)value)->storage, part);
+            if (value == NULL) {
+                return NULL;
+            }
+        }
+    }
+    else {
         return NULL;
     }
-    /* the str's hash is cached after its first use: this is one C lookup */
-    PyObject *value = PyDict_GetItemWithError(self->storage, key); /* borrowed */
-    if (value == NULL) {
-        PyErr_Clear(); /* a failed hash cannot happen for str; be safe anyway */
-        return NULL;
-    }
-    PyTypeObject *kind = Py_TYPE(value);
-    if (kind == tensor_type || kind == tensordict_type) {
+    if (value != NULL &&
+        (Py_TYPE(value) == tensor_type || Py_TYPE(value) == tensordict_type)) {
         return Py_NewRef(value);
     }
     return NULL;
@@ -68,11 +98,22 @@ fastreads_subscript(PyObject *self, PyObject *key)
     return PyObject_CallMethodOneArg(self, str_getitem_py, key);
 }
 
-/* Forward a call's arguments unchanged to the Python method ``name`` of ``self``. */
+/* Forward a call's arguments unchanged to the Python method ``name`` of ``self``
+ * (a call that is not the common case: missing keys, other entries, arguments). */
 static PyObject *
 call_python(PyObject *self, PyObject *name, PyObject *const *args, Py_ssize_t nargs,
             PyObject *kwnames)
 {
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *stack[12];
+    if (total < 12) {
+        /* self first, as PyObject_VectorcallMethod takes it: no bound method made */
+        stack[0] = self;
+        for (Py_ssize_t i = 0; i < total; i++) {
+            stack[i + 1] = args[i];
+        }
+        return PyObject_VectorcallMethod(name, stack, nargs + 1, kwnames);
+    }
     PyObject *method = PyObject_GetAttr(self, name);
     if (method == NULL) {
         return NULL;

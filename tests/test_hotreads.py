@@ -45,7 +45,13 @@ def _make():
         batch_size=[3, 4],
     )
     td.set_non_tensor("i", 7)  # non-tensor data that is no str
+    td.set_non_tensor(("n", "t"), "nested text")
+    td["n", "p"] = torch.nn.Parameter(torch.zeros(3, 4))
     return td
+
+
+def _sub(td):
+    return _Sub(a=td["a"], n=td["n"], batch_size=td.batch_size)
 
 
 # Every read: a name, and the call on a fresh tensordict ``td``.
@@ -56,6 +62,14 @@ CASES = {
     "getitem deep tuple": lambda td: td["n", "m", "c"],
     "getitem 1-tuple": lambda td: td[("a",)],
     "getitem nested tuple": lambda td: td[("n", ("m", "c"))],
+    "getitem through lazy stack": lambda td: td["lazy", "x"],
+    "getitem through tensor": lambda td: td["a", "x"],
+    "getitem through non-tensor": lambda td: td["s", "x"],
+    "getitem tuple to non-tensor": lambda td: td["n", "t"],
+    "getitem tuple to parameter": lambda td: td["n", "p"],
+    "getitem tuple non-str part": lambda td: td["n", 0],
+    "getitem tuple index": lambda td: td[0, 1],
+    "getitem tuple slices": lambda td: td[:, 1:],
     "getitem non-tensor": lambda td: td["s"],
     "getitem int data": lambda td: td["i"],
     "getitem parameter": lambda td: td["p"],
@@ -85,6 +99,14 @@ CASES = {
     "get no key": lambda td: td.get(),
     "get bad keyword": lambda td: td.get("a", bogus=1),
     "get tuple": lambda td: td.get(("n", "b")),
+    "get deep tuple": lambda td: td.get(("n", "m", "c")),
+    "get tuple to nested td": lambda td: td.get(("n", "m")),
+    "get tuple to non-tensor": lambda td: td.get(("n", "t")),
+    "get tuple through lazy stack": lambda td: td.get(("lazy", "x")),
+    "get tuple through tensor": lambda td: td.get(("a", "x")),
+    "get tuple through tensor default": lambda td: td.get(("a", "x"), 3),
+    "get empty tuple": lambda td: td.get(()),
+    "get nested tuple key": lambda td: td.get(("n", ("m", "c"))),
     "get non-tensor": lambda td: td.get("s"),
     "get int data": lambda td: td.get("i"),
     "get parameter": lambda td: td.get("p"),
@@ -114,9 +136,11 @@ CASES = {
     "len keys": lambda td: len(td.keys()),
     "iterate keys": lambda td: [k for k in td.keys()],
     "keys live": lambda td: (td.keys(), td.set("new", torch.ones(3, 4)))[0],
-    "subclass getitem": lambda td: _Sub(td)["a"],
-    "subclass get": lambda td: _Sub(td).get("n"),
-    "subclass keys": lambda td: _Sub(td).keys(),
+    "subclass getitem": lambda td: _sub(td)["a"],
+    "subclass get": lambda td: _sub(td).get("n"),
+    "subclass get tuple": lambda td: _sub(td).get(("n", "b")),
+    "subclass getitem tuple": lambda td: _sub(td)["n", "m", "c"],
+    "subclass keys": lambda td: _sub(td).keys(),
     "locked get": lambda td: td.lock_().get("a"),
     "unset storage getitem": lambda td: TensorDict.__new__(TensorDict)["a"],
     "unset storage get": lambda td: TensorDict.__new__(TensorDict).get("a"),
@@ -131,7 +155,7 @@ def _describe(td, value) -> list:
     if isinstance(value, torch.Tensor):
         return ["tensor", type(value).__name__, list(value.shape), value.tolist(), same]
     if isinstance(value, TensorDict):
-        return ["td", type(value).__name__, sorted(value.keys(True)),
+        return ["td", type(value).__name__, sorted(map(str, value.keys(True))),
                 list(value.batch_size), same]
     if isinstance(value, (Iterator, tuple)) or type(value).__name__ in (
         "dict_keys", "dict_values", "dict_items", "_DenseKeysView"
@@ -203,13 +227,17 @@ def test_reads_give_the_stored_entry() -> None:
     storage = td._tensordict
     assert td["a"] is storage["a"] and td.get("a") is storage["a"]
     assert td["n"] is storage["n"] and td.get("n", None) is storage["n"]
+    deep = storage["n"]._tensordict["m"]._tensordict["c"]
+    assert td["n", "m", "c"] is deep and td.get(("n", "m", "c")) is deep
     assert td["s"] == "text" and td.get("s").data == "text"
     assert td.get("zz", 5) == 5
     with pytest.raises(KeyError, match="zz"):
         td["zz"]
     assert td.keys() == storage.keys() and list(td.values())[0] is storage["a"]
     # non-tensor data is no leaf, as in 0.15.3
-    assert set(td.keys(True, True)) == {"a", ("n", "b"), ("n", "m", "c"), "p", ("lazy", "x")}
+    assert set(td.keys(True, True)) == {
+        "a", ("n", "b"), ("n", "m", "c"), ("n", "p"), "p", ("lazy", "x")
+    }
 
 
 @pytest.mark.parametrize("cls", [TensorDict, _Sub])
