@@ -55,34 +55,36 @@ lookup(PyObject *storage, PyObject *key)
  * Python method does first). NULL otherwise, without an exception set: the caller then
  * takes the Python path, which decides (errors included). */
 static inline PyObject *
-plain_entry(FastReads *self, PyObject *key)
+returned_as_is(PyObject *value)
 {
-    PyObject *value;
-    if (PyUnicode_CheckExact(key)) {
-        value = lookup(self->storage, key);
-    }
-    else if (PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) > 0) {
-        value = (PyObject *)self;
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
-            PyObject *part = PyTuple_GET_ITEM(key, i);
-            if (!PyUnicode_CheckExact(part) ||
-                (i > 0 && Py_TYPE(value) != tensordict_type)) {
-                return NULL;
-            }
-            value = lookup(((FastReads *)value)->storage, part);
-            if (value == NULL) {
-                return NULL;
-            }
-        }
-    }
-    else {
-        return NULL;
-    }
     if (value != NULL &&
         (Py_TYPE(value) == tensor_type || Py_TYPE(value) == tensordict_type)) {
         return Py_NewRef(value);
     }
     return NULL;
+}
+
+static inline PyObject *
+plain_entry(FastReads *self, PyObject *key)
+{
+    if (PyUnicode_CheckExact(key)) { /* the most frequent read first */
+        return returned_as_is(lookup(self->storage, key));
+    }
+    if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) == 0) {
+        return NULL;
+    }
+    PyObject *value = (PyObject *)self;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        PyObject *part = PyTuple_GET_ITEM(key, i);
+        if (!PyUnicode_CheckExact(part) || (i > 0 && Py_TYPE(value) != tensordict_type)) {
+            return NULL;
+        }
+        value = lookup(((FastReads *)value)->storage, part);
+        if (value == NULL) {
+            return NULL;
+        }
+    }
+    return returned_as_is(value);
 }
 
 /* td[key]: the mapping slot of TensorDict itself (install_subscript), not of this type:
