@@ -2,9 +2,13 @@
 # Set up and run every test and check: generated code in sync with spec/, the package
 # installed as users install it (scripts/check_install.sh), the demo,
 # the benchmark suite as a smoke test (each benchmark once, untimed), then the tests
-# (the spec-driven op tests and every spec example as a doctest included).
+# (the spec-driven op tests and every spec example as a doctest included), with the C
+# extension required.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# CI tests the C reads (tensordict/_fastreads.c): a failed build is an error here, and
+# tests/test_hotreads.py fails if the extension is not loaded.
+export TENSORDICT_REQUIRE_C=1
 bash scripts/setup.sh
 echo "== python -m codegen --check"
 .venv/bin/python -m codegen --check

@@ -18,6 +18,8 @@ from tensordict._consolidate import ConsolidateMixin
 from tensordict._distributed import DistributedMixin
 from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
+from tensordict._hotreads import ReadsBase, install as install_hot_reads
+from tensordict._hotreads import install_subclass as install_hot_reads_subclass
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._linked_list import entry_value
 from tensordict._unbatched import is_unbatched
@@ -205,6 +207,7 @@ _UNCHANGED = object()
 
 @register
 class TensorDict(
+    ReadsBase,  # first: its C reads (when built) come before every Python method
     ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
     PersistenceMixin,
     DistributedMixin,
@@ -226,7 +229,7 @@ class TensorDict(
     """
 
     __slots__ = (
-        "_tensordict",
+        # "_tensordict" (the storage dict) is ReadsBase's (tensordict/_hotreads.py)
         "_batch_size",
         "_device",
         "_names",
@@ -237,6 +240,10 @@ class TensorDict(
         "_consolidated",  # the storage of a consolidated tensordict (_consolidate.py)
         "__weakref__",
     )
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        install_hot_reads_subclass(cls)  # td[key] in C for subclasses too
 
     def __init__(
         self,
@@ -477,10 +484,15 @@ class TensorDict(
             return _MISSING
         return value
 
-    # The dict-like reads below are called in users' loops. Their signatures have no
-    # keyword-only parameter: CPython (3.11+) specialises calls to such functions
-    # (no generic call path), which is a third of the cost of `key in td.keys()`.
-    # `sort` stays a keyword in every call the library and its users make.
+    # The dict-like reads below are called in users' loops. Where the C extension is
+    # built, tensordict._hotreads.install (after the class) replaces get/keys/values/
+    # items in this class with C methods and makes td[key] run C; each falls back to
+    # the Python method kept as _get_py, _keys_py, ..., which stays the reference
+    # behaviour (and what torch.compile traces).
+    # Their signatures have no keyword-only parameter: CPython (3.11+) specialises
+    # calls to such functions (no generic call path), which is a third of the cost
+    # of `key in td.keys()` on the pure-Python path. `sort` stays a keyword in every
+    # call the library and its users make.
     def keys(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
         keys view, returned without a further call (the hot path of ``key in td.keys()``).
@@ -488,6 +500,8 @@ class TensorDict(
         if include_nested or leaves_only or sort:
             return _DenseKeysView(self, include_nested, leaves_only, is_leaf, sort)
         return self._tensordict.keys()
+
+    _keys_py = keys
 
     def values(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.values`; with no argument, the storage's own view."""
@@ -497,6 +511,8 @@ class TensorDict(
             )
         return self._tensordict.values()
 
+    _values_py = values
+
     def items(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.items`; with no argument, the storage's own view."""
         if include_nested or leaves_only or sort:
@@ -504,6 +520,8 @@ class TensorDict(
                 self, include_nested, leaves_only, is_leaf, sort=sort
             )
         return self._tensordict.items()
+
+    _items_py = items
 
     def get(
         self,
@@ -538,6 +556,8 @@ class TensorDict(
         if default is _NOT_GIVEN:  # TensorDictBase.get decides: None, or raise
             return TensorDictBase.get(self, key)
         return TensorDictBase.get(self, key, default)
+
+    _get_py = get
 
     def __getitem__(self, index):
         if type(index) is str:
@@ -577,6 +597,8 @@ class TensorDict(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             return entry_value(self._get_path(unravel_key_to_tuple(index)))
         return self._index(index)
+
+    _getitem_py = __getitem__
 
     def _dense_parent(self, key: tuple):
         """For a flat tuple key whose parents all exist as dense TensorDicts, the
@@ -1018,6 +1040,9 @@ class TensorDict(
     def _moved_to(self, device) -> "TensorDict":
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([leaf.to(device) for leaf in leaves], device=device)
+
+
+install_hot_reads(TensorDict)  # the C reads, where built (tensordict/_hotreads.py)
 
 
 # The options of TensorDictBase._apply for which TensorDict takes _apply_leaves.

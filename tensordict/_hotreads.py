@@ -1,0 +1,131 @@
+"""TensorDict's hot dict-like reads in C, optional: ``td[key]``, ``td.get(key)`` and
+``td.keys()``/``values()``/``items()`` (issue 15: within 1.5x of a plain dict).
+
+``ReadsBase`` is TensorDict's first base. Where the C extension (``tensordict/_fastreads.c``)
+is built and ``TENSORDICT_NO_C`` is not set, it is the extension's type, which holds
+the storage dict (``_tensordict``) as a C member, and :func:`install` replaces these
+reads on TensorDict with the extension's: they answer the common case in C and hand
+every other call to TensorDict's Python method of the same read (``_getitem_py``,
+``_get_py``, ...). Otherwise ``ReadsBase`` is a Python class holding only that slot,
+and the Python methods answer. Either way the Python methods are the reference
+behaviour; ``tests/test_hotreads.py`` runs the reads on both paths.
+
+torch.compile cannot trace a C method of a user type, so :func:`install` registers each
+Python method with dynamo as the traceable stand-in of its C method (at dynamo's import:
+importing it here would add over a second to ``import tensordict``). For ``td[key]``
+the class keeps a Python ``__getitem__`` (:func:`_subscript`), which dynamo traces,
+while CPython calls the C slot.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import torch
+
+#: Set (to anything but "" or "0") to use the pure-Python reads even where the C
+#: extension is built: read once, at import.
+NO_C_VARIABLE = "TENSORDICT_NO_C"
+
+if os.environ.get(NO_C_VARIABLE, "") not in ("", "0"):
+    _fastreads = None
+else:
+    try:
+        import tensordict._fastreads as _fastreads
+    except ImportError:  # not built: a machine without a C compiler
+        _fastreads = None
+
+#: Whether TensorDict's reads run in C in this process.
+C_READS = _fastreads is not None
+
+# The methods the C module sets on TensorDict, each with the Python method it falls
+# back to (and that torch.compile traces in its place).
+_C_METHODS = {
+    "get": "_get_py",
+    "keys": "_keys_py",
+    "values": "_values_py",
+    "items": "_items_py",
+}
+
+# (type checkers see the Python class: the C type's methods are TensorDict's, typed there)
+if TYPE_CHECKING or _fastreads is None:
+
+    class ReadsBase:
+        """The pure-Python stand-in of the C base: the storage slot alone."""
+
+        __slots__ = ("_tensordict",)
+
+else:
+    ReadsBase = _fastreads.FastReads
+
+
+def install(cls: type) -> None:
+    """Wire the C reads into ``cls`` (TensorDict, after its class body): its
+    ``get``/``keys``/``values``/``items`` become the C methods, ``td[key]`` runs C.
+    Without the extension, nothing to do: the class's own Python methods answer."""
+    if _fastreads is None:
+        return
+    cls.__getitem__ = _subscript  # before install: assigning it resets the C slot
+    _fastreads.install(cls, torch.Tensor)
+    _when_dynamo_imported(lambda: _register_with_dynamo(cls))
+
+
+def install_subclass(cls: type) -> None:
+    """``td[key]`` in C for a subclass of TensorDict too, unless it defines its own
+    ``__getitem__`` (a class's slot is made at its creation, from the Python method)."""
+    if _fastreads is not None and cls.__getitem__ is _subscript:
+        _fastreads.install_subscript(cls)
+
+
+def _subscript(self, index, *_not_inlined):
+    """``td[index]`` as torch.compile traces it (TensorDict's Python ``__getitem__``);
+    CPython runs the C slot instead. The ``*`` parameter keeps CPython 3.11+ from
+    specialising ``td[index]`` into a call of this function (it does so for a plain
+    ``(self, index)`` function, bypassing the slot); extra arguments raise there."""
+    return self._getitem_py(index, *_not_inlined)
+
+
+def _register_with_dynamo(cls: type) -> None:
+    for name, python_name in _C_METHODS.items():
+        torch.compiler.substitute_in_graph(
+            cls.__dict__[name], skip_signature_check=True
+        )(getattr(cls, python_name))
+
+
+def _when_dynamo_imported(callback) -> None:
+    """Run ``callback`` once ``torch._dynamo`` is imported: now if it is, else right
+    after its import (whoever triggers it: torch.compile, torch.export, ...)."""
+    if "torch._dynamo" in sys.modules:
+        callback()
+    else:
+        sys.meta_path.insert(0, _AfterImport("torch._dynamo", callback))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: on the import of ``name``, it lets the usual finder find
+    the module and has ``callback`` run once the module has run."""
+
+    def __init__(self, name: str, callback) -> None:
+        self._name = name
+        self._callback = callback
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self._name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+        callback = self._callback
+
+        def exec_then_callback(module) -> None:
+            exec_module(module)
+            callback()
+
+        spec.loader.exec_module = exec_then_callback
+        return spec
