@@ -89,11 +89,33 @@ class _DenseKeysView(_KeysView):
         return True
 
 
+#: Batch sizes of one or two plain ints already checked, by their dims. `TensorDict({},
+#: [3, 4])` in a loop built a torch.Size and checked it at every call: half the cost of
+#: the call. A torch.Size is immutable, so a kept one cannot go stale; the table stops
+#: growing at _SMALL_SIZES_MAX entries (then sizes are built as before).
+_SMALL_SIZES: dict[tuple[int, ...], torch.Size] = {}
+_SMALL_SIZES_MAX = 1024
+
+
 def _parse_batch_size(batch_size) -> torch.Size:
     kind = type(batch_size)
     if kind is torch.Size:
         return batch_size
     if kind is list or kind is tuple:
+        # exact ints only: 3.0 or True compare equal to 3 or 1 but are refused below
+        n = len(batch_size)
+        if n == 2:
+            first, second = batch_size
+            if type(first) is int and type(second) is int:
+                size = _SMALL_SIZES.get((first, second))
+                if size is not None:
+                    return size
+        elif n == 1:
+            first = batch_size[0]
+            if type(first) is int:
+                size = _SMALL_SIZES.get((first,))
+                if size is not None:
+                    return size
         try:
             size = torch.Size(batch_size)
         except (TypeError, ValueError):
@@ -111,6 +133,13 @@ def _parse_batch_size(batch_size) -> torch.Size:
             raise _errors.bad_batch_size(batch_size) from None
     if size and min(size) < RAGGED:  # -1: a ragged dim (tensordict._ragged)
         raise _errors.bad_batch_size(batch_size)
+    if (
+        (kind is list or kind is tuple)
+        and 0 < len(size) <= 2
+        and all(type(dim) is int for dim in batch_size)
+        and len(_SMALL_SIZES) < _SMALL_SIZES_MAX
+    ):
+        _SMALL_SIZES[tuple(size)] = size
     return size
 
 

@@ -266,3 +266,27 @@ def test_share_memory_shares_every_leaf_and_again_is_a_no_op():
     td.share_memory_()
     assert td["new"].is_shared()
     assert [x.untyped_storage().data_ptr() for x in leaves] == storages
+
+
+class TestKnownBatchSizes:
+    """A batch size of one or two ints given as a list or tuple is looked up among the
+    ones already checked: the answer is the one the full check gives, and what the full
+    check refuses stays refused after equal-looking valid sizes were seen."""
+
+    @pytest.mark.parametrize("given", [[3, 4], (3, 4), [5], (5,), [-1, 2], [0]])
+    def test_the_same_size_on_first_and_later_calls(self, given):
+        first = TensorDict({}, given).batch_size
+        again = TensorDict({}, list(given)).batch_size
+        assert first == again == torch.Size(given)
+        assert type(again) is torch.Size
+
+    @pytest.mark.parametrize("bad", [[3.0, 4.0], [3.0], (3, 4.0), [-2, 4], [3, -2]])
+    def test_refused_after_an_equal_valid_size(self, bad):
+        TensorDict({}, [3, 4]), TensorDict({}, [3]), TensorDict({}, [4])
+        with pytest.raises(TypeError, match="batch_size"):
+            TensorDict({}, bad)
+
+    def test_entries_are_still_checked_against_a_known_size(self):
+        TensorDict({"a": torch.zeros(3, 4)}, [3, 4])
+        with pytest.raises(Exception, match="'a'"):
+            TensorDict({"a": torch.zeros(3, 5)}, [3, 4])
