@@ -962,6 +962,11 @@ class TensorDict(
             elif isinstance(value, TensorDictBase):
                 yield from value._iter_leaves()
 
+    def _scan_entries(self):
+        # the entries as stored: any()/all() skip non-tensor data and let a nested
+        # container answer for itself (TensorDictBase._scan_entries)
+        return self._tensordict.values()
+
     def _leaves_and_rebuild(self):
         leaves: list[Tensor] = []
         _collect_leaves(self, leaves)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import collections.abc
 import enum
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 from torch import Tensor
@@ -214,6 +214,12 @@ class TensorDictBase(
         """The leaves of :meth:`_leaves`, one at a time, for a walk that may stop
         early (``any()``, ``all()``)."""
         return iter(self._leaves())
+
+    def _scan_entries(self) -> Iterable:
+        """What ``any()`` / ``all()`` with no dim walk: tensors, and nested
+        containers that answer for their own leaves. Here every leaf; a container
+        that holds its entries gives them as they are (no generator)."""
+        return self._iter_leaves()
 
     def _leaves_and_rebuild(
         self,

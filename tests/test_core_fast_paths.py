@@ -4,7 +4,7 @@ leave the tensordict unchanged when a write fails."""
 
 import pytest
 import torch
-from tensordict import TensorDict
+from tensordict import LazyStackedTensorDict, TensorDict
 
 
 def nested(seed=0):
@@ -165,13 +165,32 @@ class TestDictReads:
             *[TensorDict({"y": torch.zeros(())}, []) for _ in range(3)], stack_dim=0
         )
         keys = [
-            "a", "n", "s", "missing", ("a",), ("n", "b"), ("n", "missing"),
-            ("a", "b"), ("s", "x"), ("missing", "b"), ("n", "deep", "x"),
-            ("n", ("deep", "x")), ("lazy", "y"), ("lazy", "z"), (), 3, ("n", 3),
+            "a",
+            "n",
+            "s",
+            "missing",
+            ("a",),
+            ("n", "b"),
+            ("n", "missing"),
+            ("a", "b"),
+            ("s", "x"),
+            ("missing", "b"),
+            ("n", "deep", "x"),
+            ("n", ("deep", "x")),
+            ("lazy", "y"),
+            ("lazy", "z"),
+            (),
+            3,
+            ("n", 3),
         ]
         is_tensor = lambda cls: issubclass(cls, torch.Tensor)  # noqa: E731
-        for options in [(True, False, None), (True, True, None), (False, True, None),
-                        (True, True, is_tensor), (False, False, None)]:
+        for options in [
+            (True, False, None),
+            (True, True, None),
+            (False, True, None),
+            (True, True, is_tensor),
+            (False, False, None),
+        ]:
             view = td.keys(*options, sort=True)
             general = _KeysView(td, *options, True)
             for key in keys:
@@ -182,8 +201,11 @@ class TestDictReads:
         # td[tuple] tries the storage dicts first (unrolled for three levels): keys of
         # any depth read their entry, other tuples index the batch dims
         td = TensorDict(
-            {"a": torch.arange(6).reshape(3, 2), "s": "text",
-             "n": {"m": {"k": {"deep": torch.ones(3)}, "x": torch.zeros(3)}}},
+            {
+                "a": torch.arange(6).reshape(3, 2),
+                "s": "text",
+                "n": {"m": {"k": {"deep": torch.ones(3)}, "x": torch.zeros(3)}},
+            },
             batch_size=[3],
         )
         assert td["a",] is td["a"] and td["n", "m", "x"] is td["n"]["m"]["x"]
@@ -290,3 +312,42 @@ class TestKnownBatchSizes:
         TensorDict({"a": torch.zeros(3, 4)}, [3, 4])
         with pytest.raises(Exception, match="'a'"):
             TensorDict({"a": torch.zeros(3, 5)}, [3, 4])
+
+
+class TestAnyAllOverEveryLeaf:
+    """any()/all() with no dim walk the stored entries: non-tensor data is skipped,
+    a nested tensordict or lazy stack answers for its own leaves, at any depth."""
+
+    def make(self, deep_value):
+        return TensorDict(
+            {
+                "a": torch.zeros(2),
+                "text": "not a tensor",
+                "n": {"b": torch.zeros(2), "m": {"c": torch.full((2,), deep_value)}},
+            },
+            [2],
+        )
+
+    def test_a_true_value_three_levels_down_decides_any(self):
+        assert self.make(0.0).any() is False
+        assert self.make(1.0).any() is True
+
+    def test_all_needs_every_leaf_at_every_depth(self):
+        ones = TensorDict(
+            {"a": torch.ones(2), "text": "x", "n": {"b": torch.ones(2)}}, [2]
+        )
+        assert ones.all() is True
+        ones["n", "m", "c"] = torch.tensor([1.0, 0.0])
+        assert ones.all() is False
+
+    def test_a_lazy_stack_inside_answers_with_its_members(self):
+        members = [
+            TensorDict({"x": torch.zeros(3)}, []),
+            TensorDict({"x": torch.zeros(4)}, []),
+        ]
+        stack = LazyStackedTensorDict.lazy_stack(members)
+        outer = TensorDict({"l": stack, "a": torch.zeros(2)}, [2])
+        assert outer.any() is False
+        members[1]["x"][2] = 5.0
+        assert outer.any() is True
+        assert outer.all() is False

@@ -203,9 +203,18 @@ class ReductionOp(Op):
             test, decided, otherwise = (
                 (self.leaf_all, "True", "False") if self.no_dim == "any"
                 else (f"not {self.leaf_all}", "False", "True"))
+            nested = (f"isinstance(x, TensorDictBase) and x.{self.name}()"
+                      if self.no_dim == "any"
+                      else f"isinstance(x, TensorDictBase) and not x.{self.name}()")
             body = (f"if dim is None:  # one bool for every value of every leaf\n"
-                    f"    for x in self._iter_leaves():\n"
-                    f"        if {test}:\n"
+                    f"    # a loop over the entries (a nested container answers for itself,\n"
+                    f"    # non-tensor data is skipped): a generator left at the deciding\n"
+                    f"    # leaf costs ~0.2 us\n"
+                    f"    for x in self._scan_entries():\n"
+                    f"        if isinstance(x, torch.Tensor):\n"
+                    f"            if {test}:\n"
+                    f"                return {decided}\n"
+                    f"        elif {nested}:\n"
                     f"            return {decided}\n"
                     f"    return {otherwise}\n" + body)
         return emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
