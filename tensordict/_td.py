@@ -136,8 +136,8 @@ def _parse_batch_size(batch_size) -> torch.Size:
     if (
         (kind is list or kind is tuple)
         and 0 < len(size) <= 2
-        and all(type(dim) is int for dim in batch_size)
         and len(_SMALL_SIZES) < _SMALL_SIZES_MAX
+        and all(type(dim) is int for dim in batch_size)
     ):
         _SMALL_SIZES[tuple(size)] = size
     return size

@@ -211,8 +211,7 @@ class TensorDictBase(
         raise NotImplementedError
 
     def _iter_leaves(self) -> Iterator[Tensor]:
-        """The leaves of :meth:`_leaves`, one at a time, for a walk that may stop
-        early (``any()``, ``all()``)."""
+        """The leaves of :meth:`_leaves`, one at a time."""
         return iter(self._leaves())
 
     def _scan_entries(self) -> Iterable:

@@ -200,12 +200,10 @@ class ReductionOp(Op):
         if self.no_dim in ("all", "any"):  # over every value: no batch dim read, so a
             # lazy stack inside answers with its tensordicts' leaves, whatever their shapes
             # (the walk stops at the first leaf that decides the answer)
-            test, decided, otherwise = (
-                (self.leaf_all, "True", "False") if self.no_dim == "any"
-                else (f"not {self.leaf_all}", "False", "True"))
-            nested = (f"isinstance(x, TensorDictBase) and x.{self.name}()"
-                      if self.no_dim == "any"
-                      else f"isinstance(x, TensorDictBase) and not x.{self.name}()")
+            negate = "" if self.no_dim == "any" else "not "
+            decided, otherwise = ("True", "False") if self.no_dim == "any" else ("False", "True")
+            test = f"{negate}{self.leaf_all}"
+            nested = f"isinstance(x, TensorDictBase) and {negate}x.{self.name}()"
             body = (f"if dim is None:  # one bool for every value of every leaf\n"
                     f"    # a loop over the entries (a nested container answers for itself,\n"
                     f"    # non-tensor data is skipped): a generator left at the deciding\n"

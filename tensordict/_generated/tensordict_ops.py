@@ -7,7 +7,7 @@ work once per call: collect the leaves, make one ``torch._foreach_*`` call where
 has one, rebuild the tree without re-validating it; an op whose new leaves come from one
 leaf expression does the three in one walk (``_map_leaves``). The methods use the
 primitives that ``docs/architecture.md`` lists (the leaf primitives
-``_leaves_and_rebuild``, ``_map_leaves``, ``_leaves``, ``_iter_leaves`` and
+``_leaves_and_rebuild``, ``_map_leaves``, ``_leaves``, ``_scan_entries`` and
 ``_operand_leaves``, and the runtime helpers in ``tensordict/_ops/``).
 """
 
