@@ -58,10 +58,15 @@ HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
 # fewer page faults when the leaves are packed into them.
 HUGE_PAGES_BYTES = 1 << 23
 
-# ``consolidate(filename=...)`` writes the leaves in pieces of at most this many bytes:
-# on the 2-core CI machine, writes of 64 KiB to 1 MiB cost half the CPU time of
-# packing into a map of the file, writes of 8 MiB four times more (docs/distributed.md)
-_WRITE_BYTES = 1 << 18
+# ``consolidate(filename=...)`` writes the leaves in pieces of at most this many bytes,
+# cut at multiples of it in the file. The kernel gives each ``write()`` page-cache
+# folios as large as the piece; pieces over 32 KiB take them from the large free
+# blocks, which a VM's balloon (free page reporting) may have handed back to its
+# host: once the recently freed memory is used up (about 1.3 GB of files written in
+# a row), every first touch of such a page is a host fault, and a 64 MB file took
+# 160-320 ms in 256 KiB pieces against 18-30 ms in 32 KiB ones (16 ms against 18
+# when memory is warm; docs/distributed.md)
+_WRITE_BYTES = 1 << 15
 
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
@@ -433,9 +438,9 @@ def _write_file(
     The bytes go to a temporary file that is then renamed into place, so a writer
     killed midway leaves ``path`` as it was. CPU leaves are written with ``write``
     straight from their memory, in block order and in pieces of ``_WRITE_BYTES`` (the
-    kernel copies them into the page cache once); packing them into a fresh map of
-    the file costs a page fault per 4 KiB page, about twice the CPU time (see
-    ``docs/distributed.md``). Other leaves are packed into the map (with ``pool``'s
+    kernel copies them into the page cache once; small pieces get small page-cache
+    folios); packing them into a fresh map of the file costs a page fault per 4 KiB
+    page, about twice the CPU time (see ``docs/distributed.md``). Other leaves are packed into the map (with ``pool``'s
     threads when given). As for ``memmap_`` (docs/persistence.md), nothing is synced
     to the disk.
     """
@@ -471,8 +476,10 @@ def _write_packed(f, layout: "Layout", leaves: list) -> None:
         if offset > position:
             f.write(bytes(offset - position))
         data = _leaf_bytes(leaves[pos])
-        for start in range(0, data.nbytes, _WRITE_BYTES):
-            f.write(data[start : start + _WRITE_BYTES])
+        start, size = 0, _WRITE_BYTES - offset % _WRITE_BYTES
+        while start < data.nbytes:
+            f.write(data[start : start + size])
+            start, size = start + size, _WRITE_BYTES
         position = offset + data.nbytes
     if layout.nbytes > position:
         f.write(bytes(layout.nbytes - position))
