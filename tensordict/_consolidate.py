@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from tensordict._disk import _pool
+from tensordict.memmap import write_pieces
 from tensordict._structure import (
     Layout,
     advise_huge_pages,
@@ -58,15 +59,6 @@ HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
 # fewer page faults when the leaves are packed into them.
 HUGE_PAGES_BYTES = 1 << 23
 
-# ``consolidate(filename=...)`` writes the leaves in pieces of at most this many bytes,
-# cut at multiples of it in the file. The kernel gives each ``write()`` page-cache
-# folios as large as the piece; pieces over 32 KiB take them from the large free
-# blocks, which a VM's balloon (free page reporting) may have handed back to its
-# host: once the recently freed memory is used up (about 1.3 GB of files written in
-# a row), every first touch of such a page is a host fault, and a 64 MB file took
-# 160-320 ms in 256 KiB pieces against 18-30 ms in 32 KiB ones (16 ms against 18
-# when memory is warm; docs/distributed.md)
-_WRITE_BYTES = 1 << 15
 
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
@@ -437,24 +429,27 @@ def _write_file(
 
     The bytes go to a temporary file that is then renamed into place, so a writer
     killed midway leaves ``path`` as it was. CPU leaves are written with ``write``
-    straight from their memory, in block order and in pieces of ``_WRITE_BYTES`` (the
-    kernel copies them into the page cache once; small pieces get small page-cache
-    folios); packing them into a fresh map of the file costs a page fault per 4 KiB
-    page, about twice the CPU time (see ``docs/distributed.md``). Other leaves are packed into the map (with ``pool``'s
-    threads when given). As for ``memmap_`` (docs/persistence.md), nothing is synced
-    to the disk.
+    straight from their memory, in block order, in pieces of 32 KiB (``write_pieces``:
+    the kernel copies them into the page cache once, into small folios); packing them
+    into a fresh map of the file costs a page fault per 4 KiB page, about twice the CPU
+    time (see ``docs/distributed.md``). Other leaves are packed into the map (with
+    ``pool``'s threads when given). As for ``memmap_`` (docs/persistence.md), nothing
+    is synced to the disk.
     """
     meta = json.dumps(desc).encode()
     tmp = path.with_name(path.name + ".tmp")
     written = all(t.device.type == "cpu" for t in leaves)
-    with open(tmp, "wb") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
         if written:
-            _write_packed(f, layout, leaves)
+            _write_packed(fd, layout, leaves)
         else:
-            f.truncate(layout.nbytes)
-            f.seek(layout.nbytes)
-        f.write(meta)
-        f.write(_TRAILER.pack(len(meta), _MAGIC))
+            os.ftruncate(fd, layout.nbytes)
+            os.lseek(fd, layout.nbytes, os.SEEK_SET)
+        tail = meta + _TRAILER.pack(len(meta), _MAGIC)
+        write_pieces(fd, memoryview(tail), layout.nbytes)
+    finally:
+        os.close(fd)
     if layout.nbytes:
         block = torch.from_file(
             str(tmp), shared=True, size=layout.nbytes, dtype=torch.uint8
@@ -467,22 +462,19 @@ def _write_file(
     return block
 
 
-def _write_packed(f, layout: "Layout", leaves: list) -> None:
-    """Write the CPU ``leaves`` (canonical order) to ``f`` at their ``layout``
+def _write_packed(fd: int, layout: "Layout", leaves: list) -> None:
+    """Write the CPU ``leaves`` (canonical order) to ``fd`` at their ``layout``
     offsets, zeros between dtype groups: the block's bytes without building the
     block."""
     position = 0
     for offset, pos in sorted(zip(layout.offsets, range(len(leaves)))):
         if offset > position:
-            f.write(bytes(offset - position))
+            write_pieces(fd, memoryview(bytes(offset - position)), position)
         data = _leaf_bytes(leaves[pos])
-        start, size = 0, _WRITE_BYTES - offset % _WRITE_BYTES
-        while start < data.nbytes:
-            f.write(data[start : start + size])
-            start, size = start + size, _WRITE_BYTES
+        write_pieces(fd, data, offset)
         position = offset + data.nbytes
     if layout.nbytes > position:
-        f.write(bytes(layout.nbytes - position))
+        write_pieces(fd, memoryview(bytes(layout.nbytes - position)), position)
 
 
 def _leaf_bytes(leaf: Tensor) -> memoryview:

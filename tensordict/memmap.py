@@ -40,6 +40,15 @@ __all__ = ["MemoryMappedTensor"]
 # Bytes written per call when a tensor is not contiguous and is written in row chunks.
 _CHUNK_BYTES = 64 * 1024 * 1024
 
+# Files are written in pieces of at most this many bytes, cut at multiples of it in the
+# file. The kernel gives each ``write()`` page-cache folios as large as the piece;
+# pieces over 32 KiB take them from large free blocks, which a VM's balloon (free page
+# reporting) may have handed back to its host: once the recently freed memory is used
+# up (after about 1.3 GB written in a row on the CI machine), every first touch of such
+# a page is a host fault. 64 MB in 256 KiB pieces then took 160-320 ms, in 32 KiB
+# pieces 18-30 (16 against 18 ms when memory is warm; docs/distributed.md).
+WRITE_PIECE_BYTES = 1 << 15
+
 
 class _AnonymousFile:
     """An unnamed temporary file holding the bytes of anonymous MemoryMappedTensors.
@@ -196,10 +205,16 @@ def _flat_bytes(tensor: Tensor) -> Tensor:
 
 
 def _write_all(fd: int, data: Tensor) -> None:
-    view = memoryview(data.numpy())
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    write_pieces(fd, memoryview(data.numpy()), os.lseek(fd, 0, os.SEEK_CUR))
+
+
+def write_pieces(fd: int, data: memoryview, offset: int) -> None:
+    """Write the bytes ``data`` to ``fd`` at its position, ``offset`` bytes into the
+    file, in pieces of at most :data:`WRITE_PIECE_BYTES` cut at multiples of it."""
+    start, end = 0, data.nbytes
+    while start < end:
+        stop = min(end, start + WRITE_PIECE_BYTES - (offset + start) % WRITE_PIECE_BYTES)
+        start += os.write(fd, data[start:stop])
 
 
 def write_tensor_file(path: str | os.PathLike, tensor: Tensor) -> None:

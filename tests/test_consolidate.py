@@ -13,8 +13,8 @@ from multiprocessing.reduction import ForkingPickler
 import torch.multiprocessing.reductions  # noqa: F401  (torch registers its reductions)
 
 from tensordict import LazyStackedTensorDict, TensorDict, tensorclass
-from tensordict import _consolidate
 from tensordict._consolidate import from_consolidated
+from tensordict.memmap import WRITE_PIECE_BYTES
 
 
 @tensorclass
@@ -194,10 +194,10 @@ def test_consolidated_file_holds_every_kind_of_leaf(tmp_path):
 
 
 def test_consolidated_file_leaves_across_write_pieces(tmp_path):
-    # the file is written in pieces cut at multiples of _WRITE_BYTES in the file: a
+    # the file is written in pieces cut at multiples of WRITE_PIECE_BYTES in the file: a
     # leaf that starts between two cuts and spans several must land byte for byte
     gen = torch.Generator().manual_seed(1)
-    piece = _consolidate._WRITE_BYTES
+    piece = WRITE_PIECE_BYTES
     td = TensorDict(
         head=torch.randint(-100, 100, (5,), dtype=torch.int8, generator=gen),
         body=torch.randn(piece // 2 + 1001, dtype=torch.float64, generator=gen),
