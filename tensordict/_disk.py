@@ -414,12 +414,11 @@ def write_tree(
         raise
     if plan.pickled_keys:
         keys = ", ".join(key for key, _ in plan.pickled_keys)
-        warnings.warn(
+        _warn_at_caller(
             f"saved with pickle, as JSON cannot hold them: the non-tensor values of "
             f"{keys} (files: {', '.join(f for _, f in plan.pickled_keys)} under "
             f"{dst}); loading them needs allow_pickle=True",
             PickledValueWarning,
-            stacklevel=_caller_level(),
         )
 
 
@@ -446,13 +445,45 @@ def _write_bytes(path: Path, data: bytes, reuse: bool) -> None:
         os.close(fd)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The user's line that queued the save running in this thread (``in_background``):
+# a warning of a background save points there, not at the thread pool's code.
+_background_origin = threading.local()
+
+
 def _caller_level() -> int:
     """The ``stacklevel`` of the first frame outside this package (the user's call)."""
-    package = os.path.dirname(os.path.abspath(__file__))
     frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE_DIR
+    ):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _caller_origin() -> tuple | None:
+    """Where ``warnings.warn_explicit`` should point: the first frame outside this
+    package, as (filename, lineno, module name, its globals' warning registry)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE_DIR
+    ):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    registry = frame.f_globals.setdefault("__warningregistry__", {})
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), registry)
+
+
+def _warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn at the user's line: the caller's frame, or, in a background save, the
+    line that queued it (recorded by ``in_background``)."""
+    origin = getattr(_background_origin, "value", None)
+    if origin is None:
+        warnings.warn(message, category, stacklevel=_caller_level())
+        return
+    filename, lineno, module, registry = origin
+    warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
 def _check_copy(job: LeafJob, dst: Path, copy_existing: bool) -> None:
@@ -722,7 +753,16 @@ def in_background(save, nbytes: int) -> concurrent.futures.Future:
                 break
             oldest = _pending[0][0]
         concurrent.futures.wait([oldest])
-    future = _pool("save", 1).submit(save)
+    origin = _caller_origin()
+
+    def save_from_caller():
+        _background_origin.value = origin
+        try:
+            return save()
+        finally:
+            _background_origin.value = None
+
+    future = _pool("save", 1).submit(save_from_caller)
     with _pools_lock:
         _pending.append((future, nbytes))
     return future

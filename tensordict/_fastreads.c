@@ -212,18 +212,24 @@ static PyMemberDef fastreads_members[] = {
 /* The reads install() puts in TensorDict's own class dict, as method descriptors of
  * TensorDict itself rather than methods of this base: CPython (3.11) specialises a call
  * of a C method only when the instance's type is exactly the method's own type (for a
- * method inherited from this base, every call took the generic path: ~8 ns more). */
+ * method inherited from this base, every call took the generic path: ~8 ns more).
+ * Each docstring starts with the text signature inspect.signature() reads (the Python
+ * method's own parameters; get's default is a sentinel, so *args there). */
 static PyMethodDef read_methods[] = {
     {"get", (PyCFunction)(void (*)(void))fastreads_get, METH_FASTCALL | METH_KEYWORDS,
+     "get($self, key, *args, **kwargs)\n--\n\n"
      "The entry at ``key``; see TensorDict._get_py (the same, in Python)."},
     {"keys", (PyCFunction)(void (*)(void))fastreads_keys, METH_FASTCALL | METH_KEYWORDS,
+     "keys($self, include_nested=False, leaves_only=False, is_leaf=None, sort=False)\n--\n\n"
      "The keys; see TensorDict._keys_py (the same, in Python)."},
     {"values", (PyCFunction)(void (*)(void))fastreads_values,
      METH_FASTCALL | METH_KEYWORDS,
-     "The entries; see TensorDict._values_py (the same, in Python)."},
+     "values($self, include_nested=False, leaves_only=False, is_leaf=None, sort=False)\n"
+     "--\n\nThe entries; see TensorDict._values_py (the same, in Python)."},
     {"items", (PyCFunction)(void (*)(void))fastreads_items,
      METH_FASTCALL | METH_KEYWORDS,
-     "(key, entry) pairs; see TensorDict._items_py (the same, in Python)."},
+     "items($self, include_nested=False, leaves_only=False, is_leaf=None, sort=False)\n"
+     "--\n\n(key, entry) pairs; see TensorDict._items_py (the same, in Python)."},
     {NULL},
 };
 

@@ -586,6 +586,8 @@ class LazyStackedTensorDict(
                 raise _stack_index_error(index, len(self.tensordicts)) from None
         if isinstance(index, tuple) and index and _looks_like_key(index):
             return entry_value(self._get_path(unravel_key_to_tuple(index)))
+        if isinstance(index, str):  # a str subclass (a str-valued Enum): a key too
+            return entry_value(self._get_str(index, NO_DEFAULT))
         return self._index(index)
 
     def _set_str(

@@ -625,6 +625,8 @@ class TensorDict(
                 return entry_value(self._get_path(unravel_key_to_tuple(index)))
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             return entry_value(self._get_path(unravel_key_to_tuple(index)))
+        elif isinstance(index, str):  # a str subclass (a str-valued Enum): a key too
+            return entry_value(self._get_str(index, NO_DEFAULT))
         return self._index(index)
 
     _getitem_py = __getitem__

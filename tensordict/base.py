@@ -429,6 +429,8 @@ class TensorDictBase(
             return entry_value(self._get_str(index, NO_DEFAULT))
         if isinstance(index, tuple) and index and _looks_like_key(index):
             return entry_value(self._get_path(unravel_key_to_tuple(index)))
+        if isinstance(index, str):  # a str subclass (a str-valued Enum): a key too
+            return entry_value(self._get_str(index, NO_DEFAULT))
         return self._index(index)
 
     def get(self, key: NestedKey, *args, **kwargs) -> Any:
@@ -499,6 +501,9 @@ class TensorDictBase(
 
     def __setitem__(self, index, value) -> None:
         if type(index) is str:
+            self._set_str(index, value, inplace=False, validated=False)
+        elif isinstance(index, str):  # a str subclass (a str-valued Enum): a key,
+            # kept as given (as set() and the constructor keep it)
             self._set_str(index, value, inplace=False, validated=False)
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from tensordict import TensorDict
+from tensordict import LazyStackedTensorDict, TensorDict
 
 # ---------------------------------------------------------------------------------------
 # helpers
@@ -310,6 +310,26 @@ class TestDevice:
 # ---------------------------------------------------------------------------------------
 # nested keys: get / set / del / pop / setdefault / update / in-place writes
 # ---------------------------------------------------------------------------------------
+
+
+class _Key(str, __import__("enum").Enum):  # a str-valued Enum, as users name keys
+    a = "a"
+    b = "b"
+
+
+@pytest.mark.parametrize("make", ["dense", "lazy"])
+def test_str_subclass_keys_read_and_write_like_their_string(make):
+    # 0.15.3 reads and writes keys given as str subclasses; an index path would fail
+    td = TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+    if make == "lazy":
+        td = LazyStackedTensorDict.lazy_stack([td[0], td[1]], 0)
+    assert td[_Key.a] is not None and torch.equal(td[_Key.a], td["a"])
+    td[_Key.b] = torch.ones(2, 3)
+    assert set(td.keys()) == {"a", "b"} and torch.equal(td["b"], torch.ones(2, 3))
+    td[_Key.a] = torch.full((2, 3), 2.0)
+    assert torch.equal(td["a"], torch.full((2, 3), 2.0))
+    with pytest.raises(KeyError, match="zz"):
+        td[type("S", (str,), {})("zz")]
 
 
 class TestNestedKeys:

@@ -221,6 +221,23 @@ def test_both_paths_read_alike(both_paths, name: str) -> None:
     assert with_c[name] == without_c[name]
 
 
+@pytest.mark.parametrize("name", ["get", "keys", "values", "items"])
+def test_reads_have_the_python_signatures(name: str) -> None:
+    # inspect.signature (help(), IDEs, wrappers that forward arguments) must work on the
+    # C methods as on the Python ones they stand for
+    import inspect
+
+    def names(fn):
+        return [p for p in inspect.signature(fn).parameters][1:]  # without self
+
+    read = names(getattr(TensorDict, name))
+    if name == "get" and _hotreads.C_READS:  # the default is a sentinel: *args
+        assert read == ["key", "args", "kwargs"]
+    else:
+        assert read == names(getattr(TensorDict, f"_{name}_py"))
+    assert inspect.signature(getattr(TensorDict(a=torch.ones(1)), name))  # bound
+
+
 def test_reads_give_the_stored_entry() -> None:
     """The worked values the comparison rests on (so that two equal wrong paths fail)."""
     td = _make()

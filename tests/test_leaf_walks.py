@@ -123,3 +123,18 @@ def test_any_all_over_nested_and_lazy_leaves(values, any_, all_):
             td["n", str(i)] = torch.tensor(v)
     assert td.any() is any_
     assert td.all() is all_
+
+
+@pytest.mark.parametrize("value", [
+    0.0, 1.0, -0.0, float("nan"), float("inf"), 0, 3, False, True, 0j, 1j, 1 + 0j,
+])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_any_all_of_one_element_leaves_agree_with_torch(value, shape):
+    # one-element leaves are read with bool(): the answer must be torch's any()/all()
+    leaf = torch.tensor(value).reshape(shape)
+    td = TensorDict(x=leaf, big=torch.ones(3, dtype=torch.bool), batch_size=[])
+    assert td.all() is bool(leaf.all())
+    td["big"] = torch.zeros(3, dtype=torch.bool)
+    assert td.any() is bool(leaf.any())
+    sparse = TensorDict(x=leaf.reshape(1).to_sparse(), batch_size=[])
+    assert sparse.any() is bool(leaf.any()) and sparse.all() is bool(leaf.all())

@@ -539,6 +539,24 @@ def test_loading_never_unpickles_without_opt_in(tmp_path):
         TensorDict.load_memmap(tmp_path / "p")
 
 
+@pytest.mark.parametrize("return_early", [False, True])
+def test_pickle_warning_points_at_the_users_line(tmp_path, return_early):
+    # the warning names the user's call, also when a background thread did the save
+    import inspect
+    import warnings
+
+    td = TensorDict(obj={1, 2}, batch_size=[])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1
+        out = td.memmap(tmp_path / "p", num_threads=2, return_early=return_early)
+        if return_early:
+            out = out.result()
+    (warning,) = [w for w in caught if w.category is PickledValueWarning]
+    assert (warning.filename, warning.lineno) == (__file__, line)
+    assert out["obj"] == {1, 2}
+
+
 def test_weights_only_load_runs_no_arbitrary_code():
     class Evil:
         def __reduce__(self):

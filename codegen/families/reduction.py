@@ -202,12 +202,15 @@ class ReductionOp(Op):
             # (the walk stops at the first leaf that decides the answer)
             negate = "" if self.no_dim == "any" else "not "
             decided, otherwise = ("True", "False") if self.no_dim == "any" else ("False", "True")
-            test = f"{negate}{self.leaf_all}"
+            # a one-element leaf is its own answer: bool() reads it without the
+            # reduction kernel (0.2 us against 2.4 for x.any() then bool())
+            test = f"{negate}(bool(x) if x.numel() == 1 else {self.leaf_all})"
             nested = f"isinstance(x, TensorDictBase) and {negate}x.{self.name}()"
             body = (f"if dim is None:  # one bool for every value of every leaf\n"
                     f"    # a loop over the entries (a nested container answers for itself,\n"
                     f"    # non-tensor data is skipped): a generator left at the deciding\n"
-                    f"    # leaf costs ~0.2 us\n"
+                    f"    # leaf costs ~0.2 us; a one-element leaf is read by bool(), with\n"
+                    f"    # no reduction kernel\n"
                     f"    for x in self._scan_entries():\n"
                     f"        if isinstance(x, torch.Tensor):\n"
                     f"            if {test}:\n"

@@ -5203,10 +5203,11 @@ class TensorDictGeneratedOps:
         if dim is None:  # one bool for every value of every leaf
             # a loop over the entries (a nested container answers for itself,
             # non-tensor data is skipped): a generator left at the deciding
-            # leaf costs ~0.2 us
+            # leaf costs ~0.2 us; a one-element leaf is read by bool(), with
+            # no reduction kernel
             for x in self._scan_entries():
                 if isinstance(x, torch.Tensor):
-                    if not x.all():
+                    if not (bool(x) if x.numel() == 1 else x.all()):
                         return False
                 elif isinstance(x, TensorDictBase) and not x.all():
                     return False
@@ -5243,10 +5244,11 @@ class TensorDictGeneratedOps:
         if dim is None:  # one bool for every value of every leaf
             # a loop over the entries (a nested container answers for itself,
             # non-tensor data is skipped): a generator left at the deciding
-            # leaf costs ~0.2 us
+            # leaf costs ~0.2 us; a one-element leaf is read by bool(), with
+            # no reduction kernel
             for x in self._scan_entries():
                 if isinstance(x, torch.Tensor):
-                    if x.any():
+                    if bool(x) if x.numel() == 1 else x.any():
                         return True
                 elif isinstance(x, TensorDictBase) and x.any():
                     return True
