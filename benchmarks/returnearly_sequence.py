@@ -38,9 +38,8 @@ def main() -> None:
         futures, times = [], []
         for _ in range(args.calls + 1):
             start = time.perf_counter()
-            futures.append(
-                weights.memmap(folder / uuid.uuid4().hex, num_threads=32, return_early=True)
-            )
+            target = folder / uuid.uuid4().hex
+            futures.append(weights.memmap(target, num_threads=32, return_early=True))
             times.append((time.perf_counter() - start) * 1e3)
         print(
             f"return_early: ms per call {[round(t) for t in times]}, "

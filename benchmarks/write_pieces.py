@@ -55,9 +55,10 @@ def main() -> None:
     variants = args.variants.split(",")
     count = 0
     try:
+        prefill = f"W{args.prefill_piece}"
         for _ in range(args.prefill):
             count += 1
-            write_file(os.path.join(folder, f"f{count}"), data, f"W{args.prefill_piece}")
+            write_file(os.path.join(folder, f"f{count}"), data, prefill)
         times: dict = {v: [] for v in variants}
         for _ in range(args.rounds):  # the variants alternate, a file each
             for variant in variants:

@@ -30,7 +30,6 @@ import torch
 from torch import Tensor
 
 from tensordict._disk import _pool
-from tensordict.memmap import write_pieces
 from tensordict._structure import (
     Layout,
     advise_huge_pages,
@@ -39,6 +38,7 @@ from tensordict._structure import (
     describe,
     leaf_items,
 )
+from tensordict.memmap import write_pieces
 
 __all__ = [
     "ConsolidateMixin",
@@ -58,7 +58,6 @@ HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
 # Storages of this many bytes and more are asked for huge pages (advise_huge_pages):
 # fewer page faults when the leaves are packed into them.
 HUGE_PAGES_BYTES = 1 << 23
-
 
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
