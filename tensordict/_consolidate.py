@@ -38,6 +38,7 @@ from tensordict._structure import (
     describe,
     leaf_items,
 )
+from tensordict.memmap import write_pieces
 
 __all__ = [
     "ConsolidateMixin",
@@ -57,11 +58,6 @@ HEADROOM_BASE, HEADROOM_PER_LEAF, HEADROOM_MAX = 256, 48, 1 << 16
 # Storages of this many bytes and more are asked for huge pages (advise_huge_pages):
 # fewer page faults when the leaves are packed into them.
 HUGE_PAGES_BYTES = 1 << 23
-
-# ``consolidate(filename=...)`` writes the leaves in pieces of at most this many bytes:
-# on the 2-core CI machine, writes of 64 KiB to 1 MiB cost half the CPU time of
-# packing into a map of the file, writes of 8 MiB four times more (docs/distributed.md)
-_WRITE_BYTES = 1 << 18
 
 # The file written by consolidate(filename=...): the block, the JSON description, then
 # this trailer: the description's length (little-endian uint64) and a magic string.
@@ -432,24 +428,27 @@ def _write_file(
 
     The bytes go to a temporary file that is then renamed into place, so a writer
     killed midway leaves ``path`` as it was. CPU leaves are written with ``write``
-    straight from their memory, in block order and in pieces of ``_WRITE_BYTES`` (the
-    kernel copies them into the page cache once); packing them into a fresh map of
-    the file costs a page fault per 4 KiB page, about twice the CPU time (see
-    ``docs/distributed.md``). Other leaves are packed into the map (with ``pool``'s
-    threads when given). As for ``memmap_`` (docs/persistence.md), nothing is synced
-    to the disk.
+    straight from their memory, in block order, in pieces of 32 KiB (``write_pieces``:
+    the kernel copies them into the page cache once, into small folios); packing them
+    into a fresh map of the file costs a page fault per 4 KiB page, about twice the CPU
+    time (see ``docs/distributed.md``). Other leaves are packed into the map (with
+    ``pool``'s threads when given). As for ``memmap_`` (docs/persistence.md), nothing
+    is synced to the disk.
     """
     meta = json.dumps(desc).encode()
     tmp = path.with_name(path.name + ".tmp")
     written = all(t.device.type == "cpu" for t in leaves)
-    with open(tmp, "wb") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
         if written:
-            _write_packed(f, layout, leaves)
+            _write_packed(fd, layout, leaves)
         else:
-            f.truncate(layout.nbytes)
-            f.seek(layout.nbytes)
-        f.write(meta)
-        f.write(_TRAILER.pack(len(meta), _MAGIC))
+            os.ftruncate(fd, layout.nbytes)
+            os.lseek(fd, layout.nbytes, os.SEEK_SET)
+        tail = meta + _TRAILER.pack(len(meta), _MAGIC)
+        write_pieces(fd, memoryview(tail), layout.nbytes)
+    finally:
+        os.close(fd)
     if layout.nbytes:
         block = torch.from_file(
             str(tmp), shared=True, size=layout.nbytes, dtype=torch.uint8
@@ -462,20 +461,19 @@ def _write_file(
     return block
 
 
-def _write_packed(f, layout: "Layout", leaves: list) -> None:
-    """Write the CPU ``leaves`` (canonical order) to ``f`` at their ``layout``
+def _write_packed(fd: int, layout: "Layout", leaves: list) -> None:
+    """Write the CPU ``leaves`` (canonical order) to ``fd`` at their ``layout``
     offsets, zeros between dtype groups: the block's bytes without building the
     block."""
     position = 0
     for offset, pos in sorted(zip(layout.offsets, range(len(leaves)))):
         if offset > position:
-            f.write(bytes(offset - position))
+            write_pieces(fd, memoryview(bytes(offset - position)), position)
         data = _leaf_bytes(leaves[pos])
-        for start in range(0, data.nbytes, _WRITE_BYTES):
-            f.write(data[start : start + _WRITE_BYTES])
+        write_pieces(fd, data, offset)
         position = offset + data.nbytes
     if layout.nbytes > position:
-        f.write(bytes(layout.nbytes - position))
+        write_pieces(fd, memoryview(bytes(layout.nbytes - position)), position)
 
 
 def _leaf_bytes(leaf: Tensor) -> memoryview:

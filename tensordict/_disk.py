@@ -398,7 +398,8 @@ def write_tree(
         writes += [
             partial(_write_folder_files, folder, tmp, reuse) for folder in plan.folders
         ]
-        if num_threads and num_threads > 1 and len(writes) > 1:
+        num_threads = min(num_threads or 0, _usable_cpus())
+        if num_threads > 1 and len(writes) > 1:
             pool = _pool("write", num_threads)
             futures = [pool.submit(write) for write in writes]
             concurrent.futures.wait(futures)
@@ -769,6 +770,15 @@ def in_background(save, nbytes: int) -> concurrent.futures.Future:
 
 _pools: dict = {}
 _pools_lock = threading.Lock()
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on: more writer threads than that only take
+    turns (a write to the page cache is a memory copy, done by a CPU)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _pool(kind: str, workers: int) -> ThreadPoolExecutor:

@@ -14,6 +14,7 @@ import torch.multiprocessing.reductions  # noqa: F401  (torch registers its redu
 
 from tensordict import LazyStackedTensorDict, TensorDict, tensorclass
 from tensordict._consolidate import from_consolidated
+from tensordict.memmap import WRITE_PIECE_BYTES
 
 
 @tensorclass
@@ -190,6 +191,27 @@ def test_consolidated_file_holds_every_kind_of_leaf(tmp_path):
             assert torch.equal(got[key], value.detach().resolve_conj()), key
     c["strided"].fill_(-1.0)  # the returned leaves map the file
     assert (from_consolidated(path)["strided"] == -1).all()
+
+
+def test_consolidated_file_leaves_across_write_pieces(tmp_path):
+    # the file is written in pieces cut at multiples of WRITE_PIECE_BYTES in the file: a
+    # leaf that starts between two cuts and spans several must land byte for byte
+    gen = torch.Generator().manual_seed(1)
+    piece = WRITE_PIECE_BYTES
+    td = TensorDict(
+        head=torch.randint(-100, 100, (5,), dtype=torch.int8, generator=gen),
+        body=torch.randn(piece // 2 + 1001, dtype=torch.float64, generator=gen),
+        tail=torch.randint(0, 1000, (3 * piece + 7,), dtype=torch.int16, generator=gen),
+    )
+    c = td.consolidate(filename=tmp_path / "td.bin")
+    block = c._consolidated.block
+    starts = {
+        key: c[key].data_ptr() - block.data_ptr() for key in ("head", "body", "tail")
+    }
+    assert any(start % piece for start in starts.values())
+    loaded = from_consolidated(tmp_path / "td.bin")
+    for key, value in td.items():
+        assert torch.equal(c[key], value) and torch.equal(loaded[key], value), key
 
 
 @pytest.mark.parametrize("num_threads", [0, 3, 8])

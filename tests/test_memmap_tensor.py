@@ -3,6 +3,7 @@ every dtype bit-exact."""
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import os
 import pickle
@@ -213,3 +214,22 @@ def test_huge_sparse_tensor_costs_nothing():
     # the seed 002 example: 691 GB of uint8, of which only what is touched is real
     images = MemoryMappedTensor.empty((1_000_000, 3, 480, 480), dtype=torch.uint8)
     assert images[:10].shape == (10, 3, 480, 480) and int(images[:2].sum()) == 0
+
+
+def test_files_written_in_pieces_land_byte_for_byte(tmp_path, monkeypatch):
+    # files are written in pieces cut at multiples of WRITE_PIECE_BYTES in the file; a
+    # tensor that is not contiguous is written a chunk of rows at a time, so its
+    # chunks start between two cuts
+    memmap = importlib.import_module("tensordict.memmap")  # the module, not the function
+    monkeypatch.setattr(memmap, "_CHUNK_BYTES", 3 * memmap.WRITE_PIECE_BYTES + 12)
+    gen = torch.Generator().manual_seed(0)
+    size = 5 * memmap.WRITE_PIECE_BYTES // 4 + 3
+    flat = torch.randint(-(2**31), 2**31 - 1, (size,), dtype=torch.int32, generator=gen)
+    rows = torch.randn(400, 70, generator=gen, dtype=torch.float64)[:, ::2]
+    for name, tensor in (("flat", flat), ("rows", rows)):
+        mm = MemoryMappedTensor.from_tensor(tensor, filename=tmp_path / name)
+        assert os.path.getsize(tmp_path / name) == tensor.numel() * tensor.element_size()
+        back = MemoryMappedTensor.from_filename(
+            tmp_path / name, dtype=tensor.dtype, shape=tensor.shape
+        )
+        assert torch.equal(mm, tensor) and torch.equal(back, tensor), name
