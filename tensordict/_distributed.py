@@ -34,6 +34,7 @@ their data always moves.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import os
 import random
@@ -98,6 +99,7 @@ class _Plan:
         "_whole_stream",
         "_spare_inline",
         "_in_headroom",
+        "_whole_header",
     )
 
     @classmethod
@@ -134,6 +136,7 @@ class _Plan:
         self._whole_stream = None
         self._spare_inline = None  # a first message with the block inline, to reuse
         self._in_headroom = None  # the block with the header in front (see below)
+        self._whole_header = None  # what a consolidated sender's header says
 
     def in_headroom(self, device) -> Tensor | None:
         """The consolidated block with the header and signature written in the room
@@ -158,6 +161,36 @@ class _Plan:
         if message is False or message.device != device:
             return None
         return message
+
+    def whole_inline(self, first: Tensor) -> tuple | None:
+        """For a receiver whose leaves are a consolidated block on ``first``'s device
+        (the CPU): ``(header, into, start, nbytes)``, the header a consolidated sender
+        of this structure writes when its block rides in the first message, and the
+        addresses of the one copy (``nbytes`` from ``start`` in ``first`` to ``into``)
+        that then completes the transfer. None otherwise. Worked out while the first
+        message travels, so that once it is in, the check is one comparison of eight
+        integers and the rest is that copy."""
+        block = self.block
+        if block is None or block.device.type != "cpu" or first.device.type != "cpu":
+            return None
+        if self._whole_header is None:
+            nbytes = self.full_layout.nbytes
+            offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+            self._whole_header = [
+                _MAGIC,
+                self.fp,
+                len(self.sig),
+                _WHOLE,
+                nbytes,
+                0,
+                0,
+                offset,
+            ]
+        header = self._whole_header
+        offset, nbytes = header[7], header[4]
+        if offset + nbytes > first.numel():
+            return None
+        return header, block.data_ptr(), first.data_ptr() + offset, nbytes
 
     def whole_stream(self) -> Tensor:
         """The header and signature that precede a consolidated block (CPU; made
@@ -261,14 +294,27 @@ class _Peer:
 
 
 def _comm_device(group) -> torch.device:
-    """The device small control tensors travel on: CUDA for NCCL, else the CPU."""
+    """The device small control tensors travel on: CUDA for NCCL, else the CPU
+    (remembered per process group for the CPU: a transfer asks twice per side)."""
+    pg = dist.group.WORLD if group is None else group
+    if pg is not None and pg in _CPU_GROUPS:
+        return _CPU
     try:
         backend = dist.get_backend(group)
     except (RuntimeError, ValueError):
         backend = None
     if backend == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
+    if backend is not None and pg is not None:
+        if len(_CPU_GROUPS) > 64:  # groups destroyed and made again: forget them
+            _CPU_GROUPS.clear()
+        _CPU_GROUPS.add(pg)
+    return _CPU
+
+
+_CPU = torch.device("cpu")
+# process groups whose messages travel on the CPU (gloo, mpi, ...)
+_CPU_GROUPS: set = set()
 
 
 # ----------------------------------------------------------------------------- p2p
@@ -320,6 +366,14 @@ def _post_send(td, peer: _Peer, group, init_tag: int, pseudo_rand: bool, folder)
     ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None."""
     plan = _Plan.of(td)
     device = _comm_device(group)
+    if folder is None and plan.block is not None:
+        # the common case first, with as few steps as it takes (each Python step
+        # costs several times its time in a loop between two busy ranks): one
+        # message straight from the storage, the header in front of the block
+        message = plan.in_headroom(device)
+        if message is not None:
+            tags = _tags(init_tag, pseudo_rand, 3)
+            return [peer.isend(message, tags[0])], tags[-1], _nothing
     large = []
     packed = None
     release = _nothing
@@ -408,7 +462,7 @@ class _PendingRecv:
             )
             spare = first, first[:_HEADER_BYTES].view(torch.int64)
         self._first, self._header = spare
-        tag = _tags(init_tag, pseudo_rand, 1)[0]
+        tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
         self._work = peer.irecv(self._first, tag)
         self.last_tag = None
         # what the check needs is worked out while the first message travels: posting
@@ -416,6 +470,10 @@ class _PendingRecv:
         # and its hash) off the time between the sender's post and ours (gloo moves a
         # message once both sides posted it)
         self._plan = _Plan.of(td)
+        # and, for a consolidated receiver, the one copy that ends the common case
+        self._whole = self._plan.whole_inline(self._first)
+        if self._whole is not None:
+            self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
 
     def is_completed(self) -> bool:
         return self.last_tag is not None
@@ -428,6 +486,12 @@ class _PendingRecv:
             return True
         self._work.wait()
         try:
+            whole = self._whole
+            if whole is not None and self._header.tolist() == whole[0]:
+                # a consolidated sender of our structure, its block inline
+                ctypes.memmove(whole[1], whole[2], whole[3])
+                self.last_tag = self._whole_last_tag
+                return True
             return self._complete()
         finally:  # the first message has been read (or refused): its buffer is free
             if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:

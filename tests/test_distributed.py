@@ -682,3 +682,34 @@ def test_point_to_point_needs_one_peer_and_a_process_group():
             td.send(dst=1)
         with pytest.raises(RuntimeError, match="init_process_group"):
             td.irecv(src=1, return_premature=True)
+
+
+def test_consolidated_receiver_copies_only_a_consolidated_sender_of_its_structure(
+    monkeypatch,
+):
+    import tensordict._distributed as td_dist
+
+    wire = _Loopback()
+    monkeypatch.setattr(td_dist, "dist", wire)
+    into = _zeros_like_nested().consolidate()
+    # a plain sender of the same structure: its leaves packed in key order, not the
+    # consolidated block's layout, so not the one-copy path; the values still land
+    last = _nested(2.0).isend(dst=1, pseudo_rand=True, init_tag=7)
+    assert into.recv(src=0, pseudo_rand=True, init_tag=7) == last
+    assert (into == _nested(2.0)).all()
+    # a consolidated sender: the one copy, and the same last tag as the sender's
+    last = _nested(5.0).consolidate().isend(dst=1, pseudo_rand=True, init_tag=7)
+    assert into.recv(src=0, pseudo_rand=True, init_tag=7) == last
+    assert (into == _nested(5.0)).all()
+    # the same bytes in another shape: an error naming the key, nothing written
+    other = (
+        _nested(9.0).exclude("step").set("step", torch.zeros(4, 1, dtype=torch.int64))
+    )
+    other.consolidate().send(dst=1)
+    _expect_error(lambda: into.recv(src=0), "'step'", "(4,)", "(4, 1)")
+    assert (into == _nested(5.0)).all()
+    # a consolidated sender into a plain receiver of the same structure
+    plain = _zeros_like_nested()
+    _nested(6.0).consolidate().send(dst=1)
+    plain.recv(src=0)
+    assert (plain == _nested(6.0)).all()
