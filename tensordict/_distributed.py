@@ -38,6 +38,7 @@ import ctypes
 import json
 import os
 import random
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -306,15 +307,15 @@ def _comm_device(group) -> torch.device:
     if backend == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
     if backend is not None and pg is not None:
-        if len(_CPU_GROUPS) > 64:  # groups destroyed and made again: forget them
-            _CPU_GROUPS.clear()
         _CPU_GROUPS.add(pg)
     return _CPU
 
 
 _CPU = torch.device("cpu")
-# process groups whose messages travel on the CPU (gloo, mpi, ...)
-_CPU_GROUPS: set = set()
+# process groups whose messages travel on the CPU (gloo, mpi, ...); weak references:
+# a group kept alive here past destroy_process_group would abort the process at exit
+# (its threads never joined)
+_CPU_GROUPS: weakref.WeakSet = weakref.WeakSet()
 
 
 # ----------------------------------------------------------------------------- p2p
