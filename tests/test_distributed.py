@@ -708,6 +708,14 @@ def test_consolidated_receiver_copies_only_a_consolidated_sender_of_its_structur
     other.consolidate().send(dst=1)
     _expect_error(lambda: into.recv(src=0), "'step'", "(4,)", "(4, 1)")
     assert (into == _nested(5.0)).all()
+    # the receiver's storage moved (into shared memory) between the post and wait()
+    _nested(7.0).consolidate().send(dst=1)
+    (pending,) = into.irecv(src=0, return_premature=True)
+    before = into["obs"].data_ptr()
+    into.share_memory_()
+    assert into["obs"].data_ptr() != before
+    pending.wait()
+    assert (into == _nested(7.0)).all()
     # a consolidated sender into a plain receiver of the same structure
     plain = _zeros_like_nested()
     _nested(6.0).consolidate().send(dst=1)
