@@ -34,9 +34,11 @@ their data always moves.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import os
 import random
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -98,6 +100,7 @@ class _Plan:
         "_whole_stream",
         "_spare_inline",
         "_in_headroom",
+        "_whole_header",
     )
 
     @classmethod
@@ -134,6 +137,7 @@ class _Plan:
         self._whole_stream = None
         self._spare_inline = None  # a first message with the block inline, to reuse
         self._in_headroom = None  # the block with the header in front (see below)
+        self._whole_header = None  # what a consolidated sender's header says
 
     def in_headroom(self, device) -> Tensor | None:
         """The consolidated block with the header and signature written in the room
@@ -158,6 +162,36 @@ class _Plan:
         if message is False or message.device != device:
             return None
         return message
+
+    def whole_inline(self, first: Tensor) -> tuple | None:
+        """For a receiver whose leaves are a consolidated block on ``first``'s device
+        (the CPU): ``(header, start, nbytes)``, the header a consolidated sender of
+        this structure writes when its block rides in the first message, and where
+        the block then is in ``first`` (``nbytes`` from address ``start``: ``first`` is
+        the receiver's own buffer). None otherwise. Worked out while the first message
+        travels, so that once it is in, the check is one comparison of eight integers
+        and the rest is one copy into the block."""
+        block = self.block
+        if block is None or block.device.type != "cpu" or first.device.type != "cpu":
+            return None
+        if self._whole_header is None:
+            nbytes = self.full_layout.nbytes
+            offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+            self._whole_header = [
+                _MAGIC,
+                self.fp,
+                len(self.sig),
+                _WHOLE,
+                nbytes,
+                0,
+                0,
+                offset,
+            ]
+        header = self._whole_header
+        offset, nbytes = header[7], header[4]
+        if offset + nbytes > first.numel():
+            return None
+        return header, first.data_ptr() + offset, nbytes
 
     def whole_stream(self) -> Tensor:
         """The header and signature that precede a consolidated block (CPU; made
@@ -213,30 +247,75 @@ def _tags(init_tag: int, pseudo_rand: bool, count: int) -> list[int]:
     return range(init_tag, init_tag + count)
 
 
-def _peer(name: str, rank, group_rank, group) -> dict:
-    """The peer arguments of ``dist.isend``/``irecv`` (a global rank, or a rank in
-    ``group``)."""
-    if (rank is None) == (group_rank is None):
-        raise ValueError(
-            f"pass exactly one of {name} and group_{name} (got {name}={rank!r}, "
-            f"group_{name}={group_rank!r})"
-        )
-    if group_rank is not None:
-        if group is None:
+class _Peer:
+    """The other side of a point-to-point transfer: its process group and its rank in
+    that group, resolved once per call. Each message is then posted with one call into
+    the process group (what ``dist.isend``/``irecv`` do after resolving the group and
+    the rank again for every message: a few µs per message in a loop, several times
+    that between two busy ranks)."""
+
+    __slots__ = ("pg", "rank", "label")
+
+    def __init__(self, name: str, rank, group_rank, group) -> None:
+        if (rank is None) == (group_rank is None):
+            raise ValueError(
+                f"pass exactly one of {name} and group_{name} (got {name}={rank!r}, "
+                f"group_{name}={group_rank!r})"
+            )
+        if group_rank is not None and group is None:
             raise ValueError(f"group_{name} needs the group it is a rank of")
-        return {f"group_{name}": group_rank}
-    return {name: rank}
+        if group is None:
+            group = dist.group.WORLD
+            if group is None:
+                raise RuntimeError(
+                    "the default process group is not initialized: call "
+                    "torch.distributed.init_process_group first"
+                )
+        elif group is dist.GroupMember.NON_GROUP_MEMBER:
+            raise ValueError(
+                f"this process is not a member of the group it would {name!r} with"
+            )
+        elif group_rank is None:
+            group_rank = dist.get_group_rank(group, rank)
+        self.pg = group
+        self.rank = rank if group_rank is None else group_rank
+        self.label = (
+            f"rank {rank}" if rank is not None else f"rank {group_rank} of the group"
+        )
+
+    def isend(self, tensor: Tensor, tag: int):
+        if tensor.is_complex():
+            tensor = torch.view_as_real(tensor)
+        return self.pg.send([tensor], self.rank, tag)
+
+    def irecv(self, tensor: Tensor, tag: int):
+        if tensor.is_complex():
+            tensor = torch.view_as_real(tensor)
+        return self.pg.recv([tensor], self.rank, tag)
 
 
 def _comm_device(group) -> torch.device:
-    """The device small control tensors travel on: CUDA for NCCL, else the CPU."""
+    """The device small control tensors travel on: CUDA for NCCL, else the CPU
+    (remembered per process group when it is the CPU: every transfer asks)."""
+    pg = dist.group.WORLD if group is None else group
+    if pg is not None and pg in _CPU_GROUPS:
+        return _CPU
     try:
         backend = dist.get_backend(group)
     except (RuntimeError, ValueError):
         backend = None
     if backend == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
+    if backend is not None and pg is not None:
+        _CPU_GROUPS.add(pg)
+    return _CPU
+
+
+_CPU = torch.device("cpu")
+# process groups whose messages travel on the CPU (gloo, mpi, ...); weak references:
+# a group kept alive here past destroy_process_group would abort the process at exit
+# (its threads never joined)
+_CPU_GROUPS: weakref.WeakSet = weakref.WeakSet()
 
 
 # ----------------------------------------------------------------------------- p2p
@@ -282,12 +361,20 @@ def _fits_inline(plan: _Plan, nbytes: int) -> bool:
     return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
 
 
-def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, folder):
+def _post_send(td, peer: _Peer, group, init_tag: int, pseudo_rand: bool, folder):
     """Post every message of one transfer; ``(works, last tag used, release)``:
     ``release()`` may be called once the works are done (buffers to reuse).
     ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None."""
     plan = _Plan.of(td)
     device = _comm_device(group)
+    if folder is None and plan.block is not None:
+        # the common case first, with as few steps as it takes (each Python step
+        # costs several times its time in a loop between two busy ranks): one
+        # message straight from the storage, the header in front of the block
+        message = plan.in_headroom(device)
+        if message is not None:
+            tags = _tags(init_tag, pseudo_rand, 3)
+            return [peer.isend(message, tags[0])], tags[-1], _nothing
     large = []
     packed = None
     release = _nothing
@@ -335,15 +422,13 @@ def _post_send(td, peer: dict, group, init_tag: int, pseudo_rand: bool, folder):
         if stream.numel() <= FIRST_MESSAGE_BYTES
         else stream[:FIRST_MESSAGE_BYTES]
     )
-    works = [dist.isend(first, group=group, tag=tags[0], **peer)]
+    works = [peer.isend(first, tags[0])]
     if stream.numel() > FIRST_MESSAGE_BYTES:
-        works.append(
-            dist.isend(stream[FIRST_MESSAGE_BYTES:], group=group, tag=tags[1], **peer)
-        )
+        works.append(peer.isend(stream[FIRST_MESSAGE_BYTES:], tags[1]))
     if packed is not None and packed.numel():
-        works.append(dist.isend(packed, group=group, tag=tags[2], **peer))
+        works.append(peer.isend(packed, tags[2]))
     for leaf, tag in zip(large, tags[3:]):
-        works.append(dist.isend(leaf, group=group, tag=tag, **peer))
+        works.append(peer.isend(leaf, tag))
     return works, tags[-1], release
 
 
@@ -360,7 +445,7 @@ class _PendingRecv:
     """A receive in flight: ``wait()`` checks the header, receives the data and writes
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
 
-    def __init__(self, td, peer: dict, group, init_tag: int, pseudo_rand: bool):
+    def __init__(self, td, peer: _Peer, group, init_tag: int, pseudo_rand: bool):
         self._peer = peer
         self._group = group
         self._init_tag = init_tag
@@ -378,26 +463,37 @@ class _PendingRecv:
             )
             spare = first, first[:_HEADER_BYTES].view(torch.int64)
         self._first, self._header = spare
-        tag = _tags(init_tag, pseudo_rand, 1)[0]
-        self._work = dist.irecv(self._first, group=group, tag=tag, **peer)
+        tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
+        self._work = peer.irecv(self._first, tag)
         self.last_tag = None
         # what the check needs is worked out while the first message travels: posting
         # the receive first takes the plan (and, for a plain tensordict, the signature
         # and its hash) off the time between the sender's post and ours (gloo moves a
         # message once both sides posted it)
         self._plan = _Plan.of(td)
+        # and, for a consolidated receiver, the one copy that ends the common case
+        self._whole = self._plan.whole_inline(self._first)
+        if self._whole is not None:
+            self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
 
     def is_completed(self) -> bool:
         return self.last_tag is not None
 
     def _recv(self, tensor: Tensor, tag: int):
-        return dist.irecv(tensor, group=self._group, tag=tag, **self._peer)
+        return self._peer.irecv(tensor, tag)
 
     def wait(self, timeout=None) -> bool:
         if self.last_tag is not None:
             return True
         self._work.wait()
         try:
+            whole = self._whole
+            if whole is not None and self._header.tolist() == whole[0]:
+                # a consolidated sender of our structure, its block inline (the
+                # block's address read now: the storage may have moved since the post)
+                ctypes.memmove(self._plan.block.data_ptr(), whole[1], whole[2])
+                self.last_tag = self._whole_last_tag
+                return True
             return self._complete()
         finally:  # the first message has been read (or refused): its buffer is free
             if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:
@@ -501,8 +597,7 @@ class _PendingRecv:
         return read
 
     def _sender(self) -> str:
-        name, rank = next(iter(self._peer.items()))
-        return f"rank {rank}" if name == "src" else f"rank {rank} of the group"
+        return self._peer.label
 
     def _read_folder(self, meta: bytes) -> None:
         """The sender sent its folder: read the leaves from its files (same
@@ -778,10 +873,10 @@ class DistributedMixin:
         A tensordict memory-mapped in a folder sends the folder's path instead of its
         data (a shared filesystem): the receiver reads the leaves from the same files.
         ``as_path=False`` sends the data."""
-        peer = _peer("dst", dst, group_dst, group)
+        peer = _Peer("dst", dst, group_dst, group)
         source = self
         folder = _folder_of(self, as_path)
-        if consolidated and folder is None and consolidated_parts(self) is None:
+        if consolidated and folder is None and consolidated_memo(self) is None:
             source = self.consolidate()
         works, last_tag, release = _post_send(
             source, peer, group, init_tag, pseudo_rand, folder
@@ -837,7 +932,7 @@ class DistributedMixin:
         storage. A memory-mapped sender that sent its folder's path: the leaves are
         copied here from its files (read through the shared filesystem; nothing
         crossed the wire but the path)."""
-        peer = _peer("src", src, group_src, group)
+        peer = _Peer("src", src, group_src, group)
         pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
         if return_premature:
             return [pending]
@@ -856,7 +951,7 @@ class DistributedMixin:
     ) -> int:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
         the last tag used."""
-        peer = _peer("src", src, group_src, group)
+        peer = _Peer("src", src, group_src, group)
         pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
         pending.wait()
         return pending.last_tag

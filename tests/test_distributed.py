@@ -13,6 +13,7 @@ import asyncio
 import datetime
 import os
 import socket
+import types
 
 import pytest
 import torch
@@ -392,16 +393,25 @@ def test_three_ranks_and_a_subgroup(tmp_path, monkeypatch):
 
 # ------------------------------------------------------- memory-mapped: a path, no data
 def _count_wire(counts: dict) -> None:
-    """Count the messages and bytes this process hands to torch.distributed."""
-    for name in ("isend", "send", "broadcast"):
-        real = getattr(dist, name)
+    """Count the messages and bytes this process hands to torch.distributed: every
+    point-to-point message goes through a process group's ``send`` (``dist.send`` and
+    ``dist.isend`` too), broadcasts through ``dist.broadcast``."""
+    real_send = dist.ProcessGroup.send
 
-        def counting(tensor, *args, _real=real, _name=name, **kwargs):
-            counts["messages"] += 1
-            counts["bytes"] += tensor.numel() * tensor.element_size()
-            return _real(tensor, *args, **kwargs)
+    def send(group, tensors, *args, **kwargs):
+        counts["messages"] += 1
+        counts["bytes"] += sum(t.numel() * t.element_size() for t in tensors)
+        return real_send(group, tensors, *args, **kwargs)
 
-        setattr(dist, name, counting)
+    dist.ProcessGroup.send = send
+    real_broadcast = dist.broadcast
+
+    def broadcast(tensor, *args, **kwargs):
+        counts["messages"] += 1
+        counts["bytes"] += tensor.numel() * tensor.element_size()
+        return real_broadcast(tensor, *args, **kwargs)
+
+    dist.broadcast = broadcast
 
 
 def _memmapped_rows(rows: int, folder: str) -> TensorDict:
@@ -602,20 +612,23 @@ def test_memmap_tensordict_travels_as_its_path(tmp_path, monkeypatch):
 
 # ------------------------------------------------ the wire format, without a process group
 class _Loopback:
-    """Stands in for ``torch.distributed`` in ``tensordict._distributed``: ``isend``
-    keeps the tensor it is given; ``irecv`` copies the next kept message into the
-    buffer it is given (as gloo does: a shorter message into a longer buffer)."""
+    """Stands in for ``torch.distributed`` in ``tensordict._distributed`` and for its
+    default process group: a message sent is kept; a receive copies the next kept
+    message into the buffer it is given (as gloo does: a shorter message into a
+    longer buffer)."""
 
     def __init__(self):
         self.sent = []
+        self.group = types.SimpleNamespace(WORLD=self)
+        self.GroupMember = dist.GroupMember
 
-    def isend(self, tensor, *args, **kwargs):
-        self.sent.append(tensor)
+    def send(self, tensors, rank, tag):
+        self.sent.append(tensors[0])
         return self
 
-    def irecv(self, tensor, *args, **kwargs):
+    def recv(self, tensors, rank, tag):
         message = self.sent.pop(0)
-        tensor[: message.numel()].copy_(message)
+        tensors[0][: message.numel()].copy_(message)
         return self
 
     def wait(self, *args):
@@ -654,3 +667,57 @@ def test_consolidated_send_is_one_message_straight_from_its_storage(monkeypatch)
     )
     _expect_error(lambda: other.recv(src=0), "'step'", "(4, 2)", "(4,)")
     assert not other["obs"].any() and not other["step"].any()
+
+
+def test_point_to_point_needs_one_peer_and_a_process_group():
+    td = _nested(1.0)
+    with pytest.raises(ValueError, match="exactly one of dst and group_dst"):
+        td.send()
+    with pytest.raises(ValueError, match="exactly one of src and group_src"):
+        td.recv(src=0, group_src=0)
+    with pytest.raises(ValueError, match="group_dst needs the group"):
+        td.isend(group_dst=1)
+    if not dist.is_initialized():
+        with pytest.raises(RuntimeError, match="init_process_group"):
+            td.send(dst=1)
+        with pytest.raises(RuntimeError, match="init_process_group"):
+            td.irecv(src=1, return_premature=True)
+
+
+def test_consolidated_receiver_copies_only_a_consolidated_sender_of_its_structure(
+    monkeypatch,
+):
+    import tensordict._distributed as td_dist
+
+    wire = _Loopback()
+    monkeypatch.setattr(td_dist, "dist", wire)
+    into = _zeros_like_nested().consolidate()
+    # a plain sender of the same structure: its leaves packed in key order, not the
+    # consolidated block's layout, so not the one-copy path; the values still land
+    last = _nested(2.0).isend(dst=1, pseudo_rand=True, init_tag=7)
+    assert into.recv(src=0, pseudo_rand=True, init_tag=7) == last
+    assert (into == _nested(2.0)).all()
+    # a consolidated sender: the one copy, and the same last tag as the sender's
+    last = _nested(5.0).consolidate().isend(dst=1, pseudo_rand=True, init_tag=7)
+    assert into.recv(src=0, pseudo_rand=True, init_tag=7) == last
+    assert (into == _nested(5.0)).all()
+    # the same bytes in another shape: an error naming the key, nothing written
+    other = (
+        _nested(9.0).exclude("step").set("step", torch.zeros(4, 1, dtype=torch.int64))
+    )
+    other.consolidate().send(dst=1)
+    _expect_error(lambda: into.recv(src=0), "'step'", "(4,)", "(4, 1)")
+    assert (into == _nested(5.0)).all()
+    # the receiver's storage moved (into shared memory) between the post and wait()
+    _nested(7.0).consolidate().send(dst=1)
+    (pending,) = into.irecv(src=0, return_premature=True)
+    before = into["obs"].data_ptr()
+    into.share_memory_()
+    assert into["obs"].data_ptr() != before
+    pending.wait()
+    assert (into == _nested(7.0)).all()
+    # a consolidated sender into a plain receiver of the same structure
+    plain = _zeros_like_nested()
+    _nested(6.0).consolidate().send(dst=1)
+    plain.recv(src=0)
+    assert (plain == _nested(6.0)).all()
