@@ -428,8 +428,9 @@ def _write_file(
 
     The bytes go to a temporary file that is then renamed into place, so a writer
     killed midway leaves ``path`` as it was. CPU leaves are written with ``write``
-    straight from their memory, in block order, in pieces of 32 KiB (``write_pieces``:
-    the kernel copies them into the page cache once, into small folios); packing them
+    straight from their memory, in block order, in pieces (``write_pieces``, whose size
+    adapts to the memory the kernel has at hand: the kernel copies them into the page
+    cache once, into folios of the piece's size); packing them
     into a fresh map of the file costs a page fault per 4 KiB page, about twice the CPU
     time (see ``docs/distributed.md``). Other leaves are packed into the map (with
     ``pool``'s threads when given). As for ``memmap_`` (docs/persistence.md), nothing

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import time
 from multiprocessing import reduction as _mp_reduction
 from typing import Any, Sequence
 
@@ -40,14 +41,47 @@ __all__ = ["MemoryMappedTensor"]
 # Bytes written per call when a tensor is not contiguous and is written in row chunks.
 _CHUNK_BYTES = 64 * 1024 * 1024
 
-# Files are written in pieces of at most this many bytes, cut at multiples of it in the
-# file. The kernel gives each ``write()`` page-cache folios as large as the piece, and
-# serves each size first from recently freed memory, then from memory that a VM's
+# Files are written in pieces cut at multiples of the piece size in the file. The kernel
+# gives each ``write()`` page-cache folios as large as the piece and serves each folio
+# size first from recently freed memory; once that runs out, from memory that a VM's
 # balloon (free page reporting) handed back to its host, whose pages each cost a host
-# fault at the first touch; the large sizes run out first. On the CI machine, after
-# about 1.3 GB written in a row, 64 MB in 256 KiB pieces took 160-320 ms, in 32 KiB
-# pieces 17-30 (16 against 18 ms when memory is warm; docs/distributed.md).
-WRITE_PIECE_BYTES = 1 << 15
+# fault at the first touch (a tenth of the speed). Which sizes run out depends on what
+# the machine wrote before: on the CI machine, after 5 GB written in 32 KiB pieces,
+# 64 MB took 170 ms in 32 KiB pieces and 20 in 16 KiB ones; after 1.3 GB in 256 KiB
+# pieces, 160-320 ms in those and 17-30 in 32 KiB ones (docs/distributed.md). So the
+# piece size adapts: it starts at the largest (fastest while memory is warm), halves
+# after a few pieces in a row written slower than _SLOW_NS_PER_BYTE, and tries the
+# double again after _RETRY_BYTES written at speed. One size for the process (the
+# kernel's pools are the machine's), read and set by every writer thread.
+WRITE_PIECE_MIN, WRITE_PIECE_MAX = 1 << 12, 1 << 18
+_SLOW_NS_PER_BYTE = 1.0  # below 1 GB/s: warm memory takes 4-5 GB/s, returned 0.4
+_SYSCALL_NS = 1000  # allowed beyond that for the call itself
+_SLOW_PIECES = 4  # in a row, so that one preempted write does not count
+_RETRY_BYTES = 64 << 20
+
+
+class _PieceSize:
+    """The process's current piece size, and what the writes at it showed."""
+
+    size = WRITE_PIECE_MAX
+    slow_in_a_row = 0
+    fast_bytes = 0
+
+    @classmethod
+    def judge(cls, size: int, nbytes: int, ns: int) -> None:
+        if 2 * nbytes < size or size != cls.size:
+            return  # a leaf's short end, or another writer changed the size meanwhile
+        if ns > nbytes * _SLOW_NS_PER_BYTE + _SYSCALL_NS:
+            cls.slow_in_a_row += 1
+            if cls.slow_in_a_row >= _SLOW_PIECES:
+                cls.size = max(WRITE_PIECE_MIN, size // 2)
+                cls.slow_in_a_row = cls.fast_bytes = 0
+            return
+        cls.slow_in_a_row = 0
+        cls.fast_bytes += nbytes
+        if cls.fast_bytes >= _RETRY_BYTES and size < WRITE_PIECE_MAX:
+            cls.size = size * 2  # freed memory may have refilled the larger pools
+            cls.fast_bytes = 0
 
 
 class _AnonymousFile:
@@ -210,12 +244,17 @@ def _write_all(fd: int, data: Tensor) -> None:
 
 def write_pieces(fd: int, data: memoryview, offset: int) -> None:
     """Write the bytes ``data`` to ``fd`` at its position, ``offset`` bytes into the
-    file, in pieces of at most :data:`WRITE_PIECE_BYTES` cut at multiples of it."""
+    file, in pieces cut at multiples of the current piece size (:class:`_PieceSize`),
+    each write timed to adapt that size."""
     start, end = 0, data.nbytes
+    clock, write, judge = time.perf_counter_ns, os.write, _PieceSize.judge
     while start < end:
-        room = WRITE_PIECE_BYTES - (offset + start) % WRITE_PIECE_BYTES
-        stop = min(end, start + room)
-        start += os.write(fd, data[start:stop])
+        size = _PieceSize.size
+        stop = min(end, start + size - (offset + start) % size)
+        began = clock()
+        written = write(fd, data[start:stop])
+        judge(size, written, clock() - began)
+        start += written
 
 
 def write_tensor_file(path: str | os.PathLike, tensor: Tensor) -> None:

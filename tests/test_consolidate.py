@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import pickle
 
+import sys
+
 import pytest
 import torch
 import torch.multiprocessing as mp
@@ -14,7 +16,6 @@ import torch.multiprocessing.reductions  # noqa: F401  (torch registers its redu
 
 from tensordict import LazyStackedTensorDict, TensorDict, tensorclass
 from tensordict._consolidate import from_consolidated
-from tensordict.memmap import WRITE_PIECE_BYTES
 
 
 @tensorclass
@@ -193,11 +194,14 @@ def test_consolidated_file_holds_every_kind_of_leaf(tmp_path):
     assert (from_consolidated(path)["strided"] == -1).all()
 
 
-def test_consolidated_file_leaves_across_write_pieces(tmp_path):
-    # the file is written in pieces cut at multiples of WRITE_PIECE_BYTES in the file: a
+@pytest.mark.parametrize("piece", [1 << 12, 1 << 15])
+def test_consolidated_file_leaves_across_write_pieces(tmp_path, monkeypatch, piece):
+    # the file is written in pieces cut at multiples of the piece size in the file: a
     # leaf that starts between two cuts and spans several must land byte for byte
+    pieces = sys.modules["tensordict.memmap"]._PieceSize
+    monkeypatch.setattr(pieces, "size", piece)
+    monkeypatch.setattr(pieces, "judge", lambda *args: None)  # the size stays put
     gen = torch.Generator().manual_seed(1)
-    piece = WRITE_PIECE_BYTES
     td = TensorDict(
         head=torch.randint(-100, 100, (5,), dtype=torch.int8, generator=gen),
         body=torch.randn(piece // 2 + 1001, dtype=torch.float64, generator=gen),

@@ -216,14 +216,21 @@ def test_huge_sparse_tensor_costs_nothing():
     assert images[:10].shape == (10, 3, 480, 480) and int(images[:2].sum()) == 0
 
 
-def test_files_written_in_pieces_land_byte_for_byte(tmp_path, monkeypatch):
-    # files are written in pieces cut at multiples of WRITE_PIECE_BYTES in the file; a
+@pytest.mark.parametrize("resize", [False, True])
+def test_files_written_in_pieces_land_byte_for_byte(tmp_path, monkeypatch, resize):
+    # files are written in pieces cut at multiples of the piece size in the file; a
     # tensor that is not contiguous is written a chunk of rows at a time, so its
-    # chunks start between two cuts
+    # chunks start between two cuts; with resize, the size changes after every piece
+    # (as the adaptation may, between any two writes)
     memmap = importlib.import_module("tensordict.memmap")  # the module, not the function
-    monkeypatch.setattr(memmap, "_CHUNK_BYTES", 3 * memmap.WRITE_PIECE_BYTES + 12)
+    pieces, piece = memmap._PieceSize, 1 << 15
+    monkeypatch.setattr(pieces, "size", piece)
+    sizes = iter([1 << 12, 1 << 16, 1 << 13, 1 << 18] * 10_000)
+    judge = (lambda *args: setattr(pieces, "size", next(sizes))) if resize else (lambda *args: None)
+    monkeypatch.setattr(pieces, "judge", judge)
+    monkeypatch.setattr(memmap, "_CHUNK_BYTES", 3 * piece + 12)
     gen = torch.Generator().manual_seed(0)
-    size = 5 * memmap.WRITE_PIECE_BYTES // 4 + 3
+    size = 5 * piece // 4 + 3
     flat = torch.randint(-(2**31), 2**31 - 1, (size,), dtype=torch.int32, generator=gen)
     rows = torch.randn(400, 70, generator=gen, dtype=torch.float64)[:, ::2]
     for name, tensor in (("flat", flat), ("rows", rows)):
@@ -233,3 +240,34 @@ def test_files_written_in_pieces_land_byte_for_byte(tmp_path, monkeypatch):
             tmp_path / name, dtype=tensor.dtype, shape=tensor.shape
         )
         assert torch.equal(mm, tensor) and torch.equal(back, tensor), name
+
+
+def test_piece_size_halves_on_slow_writes_and_retries_the_double(monkeypatch):
+    # the rule behind write_pieces: several slow pieces in a row halve the size (one
+    # preempted write does not), bytes written at speed try the double again, writes
+    # too short to time are not judged, and the size stays within its bounds
+    memmap = importlib.import_module("tensordict.memmap")
+    pieces = memmap._PieceSize
+    for name, value in (("size", 1 << 15), ("slow_in_a_row", 0), ("fast_bytes", 0)):
+        monkeypatch.setattr(pieces, name, value)
+    size = 1 << 15
+    slow, fast = 10 * size, size // 10  # nanoseconds for one piece
+    pieces.judge(size, size, slow)
+    pieces.judge(size, size, fast)  # the run of slow pieces is broken
+    for _ in range(memmap._SLOW_PIECES - 1):
+        pieces.judge(size, size, slow)
+    assert pieces.size == size
+    pieces.judge(size, 100, 10**9)  # a leaf's short end: not judged
+    pieces.judge(size, size, slow)
+    assert pieces.size == size // 2
+    pieces.judge(size, size, slow)  # judged at the old size: ignored
+    half = size // 2
+    for _ in range(memmap._RETRY_BYTES // half):
+        pieces.judge(half, half, half // 10)
+    assert pieces.size == size
+    for _ in range(40 * memmap._SLOW_PIECES):
+        pieces.judge(pieces.size, pieces.size, 10**9)
+    assert pieces.size == memmap.WRITE_PIECE_MIN
+    for _ in range(memmap._RETRY_BYTES // pieces.size):  # the smallest size retries too
+        pieces.judge(pieces.size, pieces.size, 100)
+    assert pieces.size == 2 * memmap.WRITE_PIECE_MIN
