@@ -57,6 +57,8 @@ WRITE_PIECE_MIN, WRITE_PIECE_MAX = 1 << 12, 1 << 18
 _SLOW_NS_PER_BYTE = 1.0  # below 1 GB/s: warm memory takes 4-5 GB/s, returned 0.4
 _SYSCALL_NS = 1000  # allowed beyond that for the call itself
 _SLOW_PIECES = 4  # in a row, so that one preempted write does not count
+_JUDGED_BYTES = 1 << 14  # a write of at least this much (or half the size) is timed:
+# many small leaves are each written whole, in pieces shorter than the size
 _RETRY_BYTES = 64 << 20
 
 
@@ -69,7 +71,7 @@ class _PieceSize:
 
     @classmethod
     def judge(cls, size: int, nbytes: int, ns: int) -> None:
-        if 2 * nbytes < size or size != cls.size:
+        if nbytes < min(size // 2, _JUDGED_BYTES) or size != cls.size:
             return  # a leaf's short end, or another writer changed the size meanwhile
         if ns > nbytes * _SLOW_NS_PER_BYTE + _SYSCALL_NS:
             cls.slow_in_a_row += 1

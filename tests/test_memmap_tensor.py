@@ -271,3 +271,8 @@ def test_piece_size_halves_on_slow_writes_and_retries_the_double(monkeypatch):
     for _ in range(memmap._RETRY_BYTES // pieces.size):  # the smallest size retries too
         pieces.judge(pieces.size, pieces.size, 100)
     assert pieces.size == 2 * memmap.WRITE_PIECE_MIN
+    # many small leaves, each written whole in one piece shorter than the size: judged
+    monkeypatch.setattr(pieces, "size", memmap.WRITE_PIECE_MAX)
+    for _ in range(memmap._SLOW_PIECES):
+        pieces.judge(memmap.WRITE_PIECE_MAX, 1 << 16, 10**9)
+    assert pieces.size == memmap.WRITE_PIECE_MAX // 2
