@@ -800,6 +800,35 @@ class TestIndexing:
 
 
 class TestSetItemIndex:
+    @pytest.mark.parametrize(
+        "index", [range(2), range(1, 4), range(0, 5, 2), range(4, 0, -1), range(-2, 0),
+                  range(0), range(3, 9), range(-9, 2)],
+    )
+    def test_setitem_range_writes_what_a_tensor_index_writes(self, index):
+        # a range in bounds with a positive step is written as a slice; every range
+        # must write the rows (or raise the error) that torch's indexing gives
+        def make():
+            return TensorDict({"a": torch.zeros(5, 2), "n": {"b": torch.zeros(5)}}, [5])
+
+        td, expected = make(), {"a": torch.zeros(5, 2), "b": torch.zeros(5)}
+        rows = len(index)
+        value = TensorDict(
+            {"a": torch.arange(rows * 2.0).reshape(rows, 2) + 1, "n": {"b": torch.arange(rows) + 1.0}},
+            [rows],
+        )
+        try:
+            expected["a"][list(index)] = value["a"]
+            expected["b"][list(index)] = value["n", "b"]
+        except IndexError:
+            with pytest.raises(IndexError):
+                td[index] = value
+            assert (td["a"] == 0).all()  # nothing written
+            return
+        a = td["a"]
+        td[index] = value
+        assert torch.equal(td["a"], expected["a"]) and torch.equal(td["n", "b"], expected["b"])
+        assert td["a"] is a  # written in place
+
     def test_setitem_int_with_tensordict(self):
         td = TensorDict({"a": torch.zeros(3), "n": {"b": torch.ones(3)}}, [3])
         a = td["a"]
