@@ -29,11 +29,12 @@ class Snapshot:
 
     __slots__ = ("_levels", "_locks", "_data")
 
-    def __init__(self, td) -> None:
+    def __init__(self, td, structure: bool = True) -> None:
         self._levels: list = []  # (storage owner, its dict as it was)
         self._locks: list = []  # (container, is_locked as it was)
         self._data: list = []  # (tensor, index, saved values)
-        _save(td, self, set())
+        # structure=False: only the lock flags (for a block that changes nothing else)
+        _save(td, self, set(), structure)
 
     def save_data(self, tensor: Tensor) -> None:
         """Keep the values of ``tensor``, to write back."""
@@ -58,13 +59,14 @@ class Snapshot:
                 target._set_at_index(index, saved.select(*target.keys(), strict=False))
 
 
-def _save(node, snap: Snapshot, seen: set) -> None:
+def _save(node, snap: Snapshot, seen: set, structure: bool = True) -> None:
     if id(node) in seen:
         return
     seen.add(id(node))
     storage = getattr(node, "_tensordict", None)
     if type(storage) is dict:  # a dense level: its entries, its lock
-        snap._levels.append((node, dict(storage)))
+        if structure:
+            snap._levels.append((node, dict(storage)))
         snap._locks.append((node, node._is_locked))
         children: Iterable = storage.values()
     elif isinstance(storage, TensorCollection):  # a tensorclass: the tensordict inside
@@ -78,7 +80,7 @@ def _save(node, snap: Snapshot, seen: set) -> None:
         children = ()
     for child in children:
         if isinstance(child, TensorCollection) and not child._is_non_tensor:
-            _save(child, snap, seen)
+            _save(child, snap, seen, structure)
 
 
 @contextlib.contextmanager

@@ -85,15 +85,23 @@ def _parents_of(holder) -> list[weakref.ref]:
 
 def record(root) -> None:
     """After ``root`` was locked: every holder of its tree remembers the holders whose
-    lock reached it."""
-    for parent in _tree(root).values():
-        for child in _children(parent):
+    lock reached it (one walk: each holder's children are listed once)."""
+    seen: set[int] = set()
+    todo = [_holder(root)]
+    while todo:
+        parent = todo.pop()
+        if id(parent) in seen:
+            continue
+        seen.add(id(parent))
+        children = _children(parent)
+        for child in children:
             parents = _parents_of(child)
             if not any(ref() is parent for ref in parents):
                 try:
                     parents.append(weakref.ref(parent))
                 except TypeError:
                     pass
+        todo += children
 
 
 def lock(root) -> None:

@@ -1018,8 +1018,12 @@ class TensorDictBase(
             # can be unlocked, nor an unlocked one set, while it is): nothing to walk
             self._last_lock_op = "lock"
             return self
-        with _atomic.unchanged_on_error(self):
+        snapshot = _atomic.Snapshot(self, structure=False)  # locking changes only flags
+        try:
             self._set_lock(True)
+        except BaseException:
+            snapshot.restore()
+            raise
         _lock_graph.record(self)
         self._last_lock_op = "lock"
         return self

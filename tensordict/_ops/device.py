@@ -195,10 +195,13 @@ def zero_grad_leaf(x: torch.Tensor, set_to_none: bool) -> None:
 
 
 def share_memory_leaf(x: torch.Tensor) -> None:
-    """``x.share_memory_()``, skipped for a plain tensor whose storage is shared
-    already (a no-op for torch too, but one that builds a typed storage first: most of
-    a repeated ``share_memory_()``'s time)."""
-    if type(x) is torch.Tensor and x.untyped_storage().is_shared():
+    """``x.share_memory_()``: for a plain tensor, on its untyped storage directly
+    (what torch's method does after building a typed storage around it, which was
+    most of a repeated call's time), and skipped when that storage is shared already."""
+    if type(x) is torch.Tensor:
+        storage = x.untyped_storage()
+        if not storage.is_shared():
+            storage.share_memory_()
         return
     x.share_memory_()
 
