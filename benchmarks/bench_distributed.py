@@ -49,12 +49,13 @@ import argparse
 import ctypes
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from _two_ranks import free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -201,12 +202,6 @@ def _worker(rank, port, out_path):
     dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _run_group(python: str, scratch: str) -> dict:
     out_path = os.path.join(scratch, "result.json")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -235,7 +230,7 @@ def main() -> None:
     if args.group:
         import torch.multiprocessing as mp
 
-        mp.spawn(_worker, args=(_free_port(), args.group), nprocs=2, join=True)
+        mp.spawn(_worker, args=(free_port(), args.group), nprocs=2, join=True)
         return
     ref_python = os.path.join(args.reference_venv, "bin", "python")
     rounds = {"ours": [], "reference": []}

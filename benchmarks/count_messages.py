@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import collections
 import os
-import socket
 import sys
 import tempfile
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from _two_ranks import free_port
 
 COUNTED = [
     "isend",
@@ -162,9 +162,7 @@ def _worker(rank, port, folder):
 
 
 def main():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     print("| call | rank | torch.distributed calls | bytes given to them | calls |")
     print("|---|---|---:|---:|---|")
     with tempfile.TemporaryDirectory() as folder:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
-import socket
 import statistics
 import time
+
+from _two_ranks import run_two_ranks
 
 SEGMENTS = ("pre", "post", "wait", "after", "total")
 ROOM = 3328  # ours' header and signature at 100 leaves, aligned
@@ -123,22 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transfers", type=int, default=1200)
     args = parser.parse_args()
-    import torch.multiprocessing as mp
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
-    procs = [
-        ctx.Process(target=_worker, args=(r, port, args.transfers, queue))
-        for r in (0, 1)
-    ]
-    for p in procs:
-        p.start()
-    by_rank = dict(queue.get() for _ in procs)
-    for p in procs:
-        p.join()
+    by_rank = run_two_ranks(_worker, args.transfers)
     medians = by_rank[1]
     print(f"load average: {os.getloadavg()}")
     print("| side | segment | ours (µs) | staged (µs) |\n|---|---|---:|---:|")

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import sys
 import time
+
+from _two_ranks import run_two_ranks
 
 CASES = {"small": ((64, 16), True), "large": ((256, 256), False)}
 
@@ -104,22 +105,7 @@ def main() -> None:
     parser.add_argument("--transfers", type=int, default=200)
     parser.add_argument("--case", choices=sorted(CASES), default="small")
     args = parser.parse_args()
-    import torch.multiprocessing as mp
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
-    procs = [
-        ctx.Process(target=_worker, args=(r, port, args.case, args.transfers, queue))
-        for r in (0, 1)
-    ]
-    for p in procs:
-        p.start()
-    by_rank = dict(queue.get() for _ in procs)
-    for p in procs:
-        p.join()
+    by_rank = run_two_ranks(_worker, args.case, args.transfers)
     print(f"load average: {os.getloadavg()}")
     for name in ("hand", "ours"):
         rows = []
