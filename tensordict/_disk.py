@@ -451,16 +451,6 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _background_origin = threading.local()
 
 
-def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this package (the user's call)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-        _PACKAGE_DIR
-    ):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def _caller_origin() -> tuple | None:
     """Where ``warnings.warn_explicit`` should point: the first frame outside this
     package, as (filename, lineno, module name, its globals' warning registry)."""
@@ -476,11 +466,11 @@ def _caller_origin() -> tuple | None:
 
 
 def _warn_at_caller(message: str, category: type[Warning]) -> None:
-    """Warn at the user's line: the caller's frame, or, in a background save, the
-    line that queued it (recorded by ``in_background``)."""
-    origin = getattr(_background_origin, "value", None)
-    if origin is None:
-        warnings.warn(message, category, stacklevel=_caller_level())
+    """Warn at the user's line: the caller's, or, in a background save, the line that
+    queued it (recorded by ``in_background``)."""
+    origin = getattr(_background_origin, "value", None) or _caller_origin()
+    if origin is None:  # called from this package only (no user frame)
+        warnings.warn(message, category)
         return
     filename, lineno, module, registry = origin
     warnings.warn_explicit(message, category, filename, lineno, module, registry)

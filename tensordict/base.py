@@ -519,10 +519,12 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
-        elif type(index) is range and _range_as_slice(index, self._batch_size):
+        elif type(index) is range and (
+            rows := _range_as_slice(index, self._batch_size)
+        ) is not None:
             # the same rows as a slice: a write through a view (torch's advanced
             # indexing, and its shape check, cost ~16 us more per write)
-            self.__setitem__(_range_as_slice(index, self._batch_size), value)
+            self.__setitem__(rows, value)
         elif type(getattr(self, "_tensordict", None)) is dict and (
             not _atomic.index_write_fails(self, index, value, _getitem_batch_size)
         ):
