@@ -45,7 +45,12 @@ TARGETS = [
     # data on disk (benchmarks/test_bench_persistence.py; issue 10)
     (re.compile(r"test_bench_\w+\.py::test_load_memmap_10000_leaves\b"), 2.0),
     (re.compile(r"test_bench_\w+\.py::test_index_64_random_rows_of_memmap\b"), 1.5),
-    (re.compile(r"test_bench_\w+\.py::test_(tdsequential_3|module_roundtrip|vmap_ensemble)\b"), 1.5),
+    (
+        re.compile(
+            r"test_bench_\w+\.py::test_(tdsequential_3|module_roundtrip|vmap_ensemble)\b"
+        ),
+        1.5,
+    ),
     (re.compile(r"test_bench_func\.py::test_vmap"), 1.5),
 ]
 
@@ -129,6 +134,9 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+_COMPILED: set = set()  # the interpreters whose tensordict has been byte-compiled
+
+
 def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
     log_path = os.path.splitext(json_path)[0] + ".log"
     for path in (json_path, log_path):
@@ -177,6 +185,11 @@ def run_suite(label, python, args, json_path, extra_env=None, extra_pytest=()):
     print(f"[{label}] {python} -m pytest ... (log: {log_path})", flush=True)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"tdbench-{label}-") as scratch:
+        if python not in _COMPILED:  # both sides from bytecode (see _bytecode.py)
+            from _bytecode import compile_package  # beside this script
+
+            compile_package(python, env, scratch)
+            _COMPILED.add(python)
         with open(log_path, "w") as log:
             proc = subprocess.Popen(
                 cmd,

@@ -12,17 +12,22 @@ processes. This script tells the two apart: each round starts one fresh process 
 configuration (each venv, without and with ``import tensordict``), in rotation, and
 prints each configuration's median CPU time per call.
 
-    .venv/bin/python benchmarks/import_effect.py [--rounds 3] [--reference-venv DIR]
+    .venv/bin/python benchmarks/import_effect.py [--rounds 3] [--from-source] [--reference-venv DIR]
 
 If ours-with-import sits within the spread of the three others, the case's ratio in
-``compare.py`` is process noise, not this package.
+``compare.py`` is process noise, not this package. ``--from-source`` adds ours imported
+from sources without bytecode (see ``_bytecode.py``: that import left heap holes that
+made ``torch.save`` 6-20 % slower).
 """
 
 import argparse
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
+
+from _bytecode import compile_package
 
 CASES = ("split_pytree", "instantiation_functorch", "exec_functorch", "save_state_dict")
 
@@ -65,6 +70,9 @@ for name in sys.argv[2:]:
 """
 
 
+_HOW = {"0": "without import", "1": "with import", "source": "from source"}
+
+
 def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -73,27 +81,59 @@ def main(argv=None):
         "--reference-venv",
         default=os.path.join(os.path.dirname(os.path.dirname(here)), "reference-venv"),
     )
+    p.add_argument(
+        "--from-source",
+        action="store_true",
+        help="add a configuration: ours imported from a copy of its sources without "
+        "bytecode, compiled by the import (what _bytecode.py avoids)",
+    )
     p.add_argument("cases", nargs="*", default=list(CASES))
     args = p.parse_args(argv)
-    pythons = {"ours": sys.executable, "0.15.3": os.path.join(args.reference_venv, "bin", "python")}
+    pythons = {
+        "ours": sys.executable,
+        "0.15.3": os.path.join(args.reference_venv, "bin", "python"),
+    }
     configs = [(lib, imp) for lib in pythons for imp in ("0", "1")]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     with tempfile.TemporaryDirectory() as scratch:  # outside the checkout: the
         # reference venv must not import this repo's package
+        for python in pythons.values():  # both from bytecode (see _bytecode.py)
+            compile_package(python, env, scratch)
+        envs = {imp: env for imp in ("0", "1")}
+        if args.from_source:
+            source = os.path.join(scratch, "source")
+            shutil.copytree(
+                os.path.join(os.path.dirname(here), "tensordict"),
+                os.path.join(source, "tensordict"),
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+            configs.append(("ours", "source"))
+            envs["source"] = {**env, "PYTHONPATH": source}
         for r in range(args.rounds):
             results = {}
-            for lib, imp in configs[r % 4:] + configs[: r % 4]:  # rotating order
+            k = r % len(configs)
+            for lib, imp in configs[k:] + configs[:k]:  # rotating order
                 out = subprocess.run(
-                    [pythons[lib], "-c", _WORKER, imp, *args.cases],
-                    cwd=scratch, env=env, capture_output=True, text=True, check=True,
+                    [
+                        pythons[lib],
+                        "-c",
+                        _WORKER,
+                        "0" if imp == "0" else "1",
+                        *args.cases,
+                    ],
+                    cwd=scratch,
+                    env=envs[imp],
+                    capture_output=True,
+                    text=True,
+                    check=True,
                 ).stdout
                 for line in out.splitlines():
                     name, us = line.split()
                     results[(name, lib, imp)] = float(us)
             for name in args.cases:
                 row = "  ".join(
-                    f"{lib} {'with' if imp == '1' else 'without'} import "
-                    f"{results[(name, lib, imp)]:8.1f}"
+                    f"{lib} {_HOW[imp]} " f"{results[(name, lib, imp)]:8.1f}"
                     for lib, imp in configs
                 )
                 print(f"round {r + 1} {name:24s} µs/call: {row}")

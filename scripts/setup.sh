@@ -10,3 +10,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check torch==2.13.0
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
+# the bytecode a pip install writes (an editable install writes none, and with
+# PYTHONDONTWRITEBYTECODE set no import does): see benchmarks/_bytecode.py
+.venv/bin/python -m compileall -q tensordict
