@@ -1260,7 +1260,7 @@ class LazyStackedTensorDict(
         if inplace:
             return self
         out = self._per_member(results)
-        out._last_lock_op = _WriteBack(self, out, "unflatten_keys", separator)
+        out._last_lock_op = _WriteBack(self, "unflatten_keys", separator)
         return out
 
     def unflatten_keys(self, separator: str = ".", inplace: bool = False):
@@ -1270,7 +1270,7 @@ class LazyStackedTensorDict(
         if inplace:
             return self
         out = self._per_member(results)
-        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        out._last_lock_op = _WriteBack(self, "flatten_keys", separator)
         return out
 
     def empty(

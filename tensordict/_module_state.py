@@ -324,28 +324,27 @@ class _Restore:
     """What ``with params.to_module(module):`` runs on exit (also when the block
     raises): the swap tensordict written back into the module."""
 
-    __slots__ = ("swap", "module", "inplace", "use_state_dict", "undo")
+    __slots__ = ("module", "inplace", "use_state_dict", "undo")
 
-    def __init__(self, swap, module, inplace, use_state_dict, undo=None) -> None:
-        self.swap = swap
+    def __init__(self, module, inplace, use_state_dict, undo=None) -> None:
         self.module = module
         self.inplace = inplace
         self.use_state_dict = use_state_dict
         self.undo = undo
 
-    def __call__(self) -> None:
+    def __call__(self, swap) -> None:
         if self.undo is not None:  # the common case: the writes recorded on entry
             # read back from the swap's storage, so that a value the block set in the
             # swap tensordict is the one restored (as a walk of the swap would)
-            for where, key, swap in reversed(self.undo):
-                if key in swap:
-                    where[key] = swap[key]
+            for where, key, storage in reversed(self.undo):
+                if key in storage:
+                    where[key] = storage[key]
             return
         if not (self.inplace or self.use_state_dict):
-            _swap_into(self.swap, self.module, False, False, set(), ())
+            _swap_into(swap, self.module, False, False, set(), ())
             return
         to_module(
-            self.swap,
+            swap,
             self.module,
             inplace=self.inplace,
             return_swap=False,
@@ -397,7 +396,7 @@ def to_module(
         swap = swap_dest
         undo = None  # swap_dest may hold more than this call replaced: walk it
     # used as a context manager, the swap writes itself back on exit
-    swap._last_lock_op = _Restore(swap, module, inplace, use_state_dict, undo)
+    swap._last_lock_op = _Restore(module, inplace, use_state_dict, undo)
     return swap
 
 

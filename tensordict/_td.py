@@ -802,7 +802,7 @@ class TensorDict(
         if inplace:
             self._replace_contents(out)
             return self
-        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        out._last_lock_op = _WriteBack(self, "flatten_keys", separator)
         return out
 
     # ------------------------------------------------------------------ indexing

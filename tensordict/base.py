@@ -1057,8 +1057,8 @@ class TensorDictBase(
             _lock_graph.unlock(self)
         elif op == "unlock":
             _lock_graph.lock(self)
-        elif callable(op):  # an undo action set by a feature (to_module's restore)
-            op()
+        elif callable(op):  # an undo action set by a feature (to_module's restore),
+            op(self)  # given this tensordict, not holding it: that was a reference cycle
         return False
 
     # ------------------------------------------------------------------ apply
@@ -1301,7 +1301,7 @@ class TensorDictBase(
         if inplace:
             self._replace_contents(out)
             return self
-        out._last_lock_op = _WriteBack(self, out, "unflatten_keys", separator)
+        out._last_lock_op = _WriteBack(self, "unflatten_keys", separator)
         return out
 
     def unflatten_keys(
@@ -1334,7 +1334,7 @@ class TensorDictBase(
         if inplace:
             self._replace_contents(out)
             return self
-        out._last_lock_op = _WriteBack(self, out, "flatten_keys", separator)
+        out._last_lock_op = _WriteBack(self, "flatten_keys", separator)
         return out
 
     # ------------------------------------------------------------------ copies
@@ -1741,15 +1741,10 @@ class _WriteBack:
     what was written into ``flat`` is written back into ``td`` through the inverse op,
     as in 0.15.3 (nested blocks each write back into their own source)."""
 
-    __slots__ = ("source", "view", "inverse", "separator")
+    __slots__ = ("source", "inverse", "separator")
 
-    def __init__(self, source, view, inverse: str, separator: str) -> None:
-        self.source, self.view, self.inverse, self.separator = (
-            source,
-            view,
-            inverse,
-            separator,
-        )
+    def __init__(self, source, inverse: str, separator: str) -> None:
+        self.source, self.inverse, self.separator = source, inverse, separator
 
-    def __call__(self) -> None:
-        self.source.update(getattr(self.view, self.inverse)(self.separator))
+    def __call__(self, view) -> None:
+        self.source.update(getattr(view, self.inverse)(self.separator))

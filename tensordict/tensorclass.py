@@ -845,17 +845,11 @@ class TensorClass(
         implementation runs on the wrapped tensordicts, and tensordict results come
         back as the class of the first tensorclass argument."""
         found: list = []
-
-        def unwrap(value):
-            if getattr(value, "_is_tensorclass", False):
-                found.append(value)
-                return value._tensordict
-            if type(value) is list or type(value) is tuple:
-                return type(value)(unwrap(v) for v in value)
-            return value
-
-        args = tuple(unwrap(a) for a in args)
-        kwargs = {k: unwrap(v) for k, v in (kwargs or {}).items()}
+        args = tuple(_unwrap_tensorclasses(a, found) for a in args)
+        if kwargs:
+            kwargs = {k: _unwrap_tensorclasses(v, found) for k, v in kwargs.items()}
+        else:
+            kwargs = {}
         result = _torch_function.dispatch(func, types, args, kwargs)
         if result is NotImplemented or not found:
             return result
@@ -887,6 +881,19 @@ class TensorClass(
         return (
             f"{type(self).__name__}(\n" + ",\n".join(_indent(l, 1) for l in lines) + ")"
         )
+
+
+def _unwrap_tensorclasses(value, found: list):
+    """``value`` with each tensorclass (also inside lists and tuples) replaced by its
+    tensordict, the tensorclasses appended to ``found``. A module function, not a
+    closure: a closure that calls itself is a reference cycle, which kept every
+    call's arguments alive until the garbage collector ran."""
+    if getattr(value, "_is_tensorclass", False):
+        found.append(value)
+        return value._tensordict
+    if type(value) is list or type(value) is tuple:
+        return type(value)(_unwrap_tensorclasses(v, found) for v in value)
+    return value
 
 
 def _SET_TD(obj: TensorClass, td: TensorDictBase) -> None:
