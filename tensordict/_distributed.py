@@ -49,6 +49,7 @@ from tensordict._consolidate import (
     consolidated_memo,
     consolidated_parts,
     description,
+    grow_storage,
 )
 from tensordict._disk import META
 from tensordict._registry import container_class
@@ -101,13 +102,22 @@ class _Plan:
         "_spare_inline",
         "_in_headroom",
         "_whole_header",
+        "_landing",
+        "_landing_busy",
     )
 
     @classmethod
     def of(cls, td) -> "_Plan":
+        plan = cls.kept(td)
+        return cls(td) if plan is None else plan
+
+    @classmethod
+    def kept(cls, td) -> "_Plan | None":
+        """The plan kept beside a consolidated ``td``'s block (made on first use);
+        None when ``td`` cannot keep one (not consolidated, or not locked)."""
         memo = consolidated_memo(td)
         if memo is None:
-            return cls(td)
+            return None
         plan = memo.get("plan")
         if plan is None:
             plan = memo["plan"] = cls(td)
@@ -138,6 +148,8 @@ class _Plan:
         self._spare_inline = None  # a first message with the block inline, to reuse
         self._in_headroom = None  # the block with the header in front (see below)
         self._whole_header = None  # what a consolidated sender's header says
+        self._landing = None  # where a first message lands in the storage (below)
+        self._landing_busy = False  # a receive in flight uses it
 
     def in_headroom(self, device) -> Tensor | None:
         """The consolidated block with the header and signature written in the room
@@ -162,6 +174,40 @@ class _Plan:
         if message is False or message.device != device:
             return None
         return message
+
+    def landing(self, td) -> tuple | None:
+        """For a receiver whose leaves are a consolidated CPU block that fits the first
+        message with its header: ``(region, header, expected)``, the
+        ``FIRST_MESSAGE_BYTES`` of its own storage that start where a consolidated
+        sender of this structure puts its header (so that its block lands exactly on
+        ours: nothing to copy), a view of the eight integers of the header there, and
+        what they are for such a sender. The storage grows once to hold the region
+        (``grow_storage``: not for shared, pinned or file-mapped storages, nor one a
+        NumPy array views); None when it cannot, or while another receive uses it."""
+        if self._landing is None:
+            self._landing = False
+            block = self.block
+            if block is not None and block.device.type == "cpu":
+                nbytes = self.full_layout.nbytes
+                offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+                start = block.storage_offset() - offset
+                if (
+                    start >= 0
+                    and offset + nbytes <= FIRST_MESSAGE_BYTES
+                    and grow_storage(td, start + FIRST_MESSAGE_BYTES)
+                ):
+                    region = block.new_empty(0).set_(
+                        block.untyped_storage(), start, (FIRST_MESSAGE_BYTES,)
+                    )
+                    header = [_MAGIC, self.fp, len(self.sig), _WHOLE, nbytes, 0, 0]
+                    self._landing = (
+                        region,
+                        region[:_HEADER_BYTES].view(torch.int64),
+                        header + [offset],
+                    )
+        if self._landing is False or self._landing_busy:
+            return None
+        return self._landing
 
     def whole_inline(self, first: Tensor) -> tuple | None:
         """For a receiver whose leaves are a consolidated block on ``first``'s device
@@ -445,12 +491,40 @@ class _PendingRecv:
     """A receive in flight: ``wait()`` checks the header, receives the data and writes
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
 
-    def __init__(self, td, peer: _Peer, group, init_tag: int, pseudo_rand: bool):
+    def __init__(
+        self,
+        td,
+        peer: _Peer,
+        group,
+        init_tag: int,
+        pseudo_rand: bool,
+        waited: bool = False,
+    ):
         self._peer = peer
         self._group = group
         self._init_tag = init_tag
         self._pseudo_rand = pseudo_rand
         self._device = _comm_device(group)
+        tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
+        self.last_tag = None
+        self._overwritten = False  # a mismatched message landed in the storage
+        # a consolidated receiver of a block that fits the first message: the message
+        # lands in its own storage, the header in the room in front of the block, so
+        # that a consolidated sender of the same structure leaves nothing to copy.
+        # Only when the caller waits at once (``waited``): a receive left pending
+        # (``irecv(return_premature=True)``) must not hold the storage, which the
+        # caller may move meanwhile (``share_memory_``)
+        plan = _Plan.kept(td) if waited else None
+        self._landing = None
+        if plan is not None and self._device.type == "cpu":
+            self._landing = plan.landing(td)
+        if self._landing is not None:
+            self._plan = plan
+            plan._landing_busy = True
+            self._first = self._whole = None
+            self._work = peer.irecv(self._landing[0], tag)
+            self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
+            return
         spare = None
         if self._device.type == "cpu":
             try:
@@ -463,16 +537,15 @@ class _PendingRecv:
             )
             spare = first, first[:_HEADER_BYTES].view(torch.int64)
         self._first, self._header = spare
-        tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
         self._work = peer.irecv(self._first, tag)
-        self.last_tag = None
         # what the check needs is worked out while the first message travels: posting
         # the receive first takes the plan (and, for a plain tensordict, the signature
         # and its hash) off the time between the sender's post and ours (gloo moves a
         # message once both sides posted it)
-        self._plan = _Plan.of(td)
-        # and, for a consolidated receiver, the one copy that ends the common case
-        self._whole = self._plan.whole_inline(self._first)
+        self._plan = plan = _Plan.of(td) if plan is None else plan
+        # and, for a consolidated receiver whose storage cannot take the message
+        # (shared, pinned, mapped from a file), the one copy that ends the common case
+        self._whole = plan.whole_inline(self._first)
         if self._whole is not None:
             self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
 
@@ -486,6 +559,20 @@ class _PendingRecv:
         if self.last_tag is not None:
             return True
         self._work.wait()
+        landing = self._landing
+        if landing is not None:
+            self._landing = None
+            self._plan._landing_busy = False
+            region, header, expected = landing
+            if header.tolist() == expected:
+                # a consolidated sender of our structure: its block is in place
+                self.last_tag = self._whole_last_tag
+                return True
+            # another sender: its message is copied out of the storage, then read as
+            # any first message (a mismatch overwrote the values: see the docs)
+            self._plan._in_headroom = None  # the header room holds the sender's bytes
+            self._overwritten = True
+            self._staged(region, header.tolist())
         try:
             whole = self._whole
             if whole is not None and self._header.tolist() == whole[0]:
@@ -498,6 +585,22 @@ class _PendingRecv:
         finally:  # the first message has been read (or refused): its buffer is free
             if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:
                 _SPARE_FIRST.append((self._first, self._header))
+
+    def _staged(self, region: Tensor, header: list) -> None:
+        """Copy a first message that landed in the storage into a first-message
+        buffer (as much of it as its header says it holds)."""
+        magic, _, sig_len, _, nbytes, _, extra_len, inline = header
+        length = _HEADER_BYTES
+        if magic == _MAGIC:
+            length = inline + nbytes if inline else _HEADER_BYTES + sig_len + extra_len
+        length = max(_HEADER_BYTES, min(length, FIRST_MESSAGE_BYTES))
+        try:
+            spare = _SPARE_FIRST.pop()
+        except IndexError:
+            first = torch.empty(FIRST_MESSAGE_BYTES, dtype=torch.uint8)
+            spare = first, first[:_HEADER_BYTES].view(torch.int64)
+        self._first, self._header = spare
+        copy_bytes(self._first[:length], region[:length])
 
     def _complete(self) -> bool:
         first = self._first
@@ -632,11 +735,17 @@ class _PendingRecv:
         for work in works:
             work.wait()
         where = first_difference(self._plan.sig, sig) or "the leaves differ"
+        written = (
+            "Its values were overwritten (the message landed in its storage: a "
+            "consolidated receiver takes it in place)"
+            if self._overwritten
+            else "Nothing was written"
+        )
         raise RuntimeError(
             f"recv: the tensordict sent does not match the receiving one: {where}. "
-            f"Nothing was written; the receiving tensordict must have the sender's "
-            f"keys, shapes and dtypes (or use TensorDict.from_remote_init to learn the "
-            f"structure from the sender)"
+            f"{written}; the receiving tensordict must have the sender's keys, shapes "
+            f"and dtypes (or use TensorDict.from_remote_init to learn the structure "
+            f"from the sender)"
         )
 
 
@@ -933,7 +1042,9 @@ class DistributedMixin:
         copied here from its files (read through the shared filesystem; nothing
         crossed the wire but the path)."""
         peer = _Peer("src", src, group_src, group)
-        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        pending = _PendingRecv(
+            self, peer, group, init_tag, pseudo_rand, waited=not return_premature
+        )
         if return_premature:
             return [pending]
         pending.wait()
@@ -952,7 +1063,7 @@ class DistributedMixin:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
         the last tag used."""
         peer = _Peer("src", src, group_src, group)
-        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand, waited=True)
         pending.wait()
         return pending.last_tag
 
