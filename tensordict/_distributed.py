@@ -310,15 +310,23 @@ def _tags(init_tag: int, pseudo_rand: bool, count: int) -> list[int]:
 
 
 class _Peer:
-    """The other side of a point-to-point transfer: its process group and its rank in
-    that group, resolved once per call. Each message is then posted with one call into
-    the process group (what ``dist.isend``/``irecv`` do after resolving the group and
-    the rank again for every message: a few µs per message in a loop, several times
-    that between two busy ranks)."""
+    """The other side of a point-to-point transfer: its process group, its rank in
+    that group and the device messages travel on, resolved once per call. Each message
+    is then posted with one call into the process group (what ``dist.isend``/``irecv``
+    do after resolving the group and the rank again for every message: a few µs per
+    message in a loop, several times that between two busy ranks)."""
 
-    __slots__ = ("pg", "rank", "label")
+    __slots__ = ("pg", "rank", "device", "_given")
 
     def __init__(self, name: str, rank, group_rank, group) -> None:
+        self._given = rank, group_rank
+        if group is None and group_rank is None and rank is not None:
+            # the common case in as few steps as it takes: the default group, known
+            # to travel on the CPU
+            pg = dist.group.WORLD
+            if pg is not None and _cpu_world() is pg:
+                self.pg, self.rank, self.device = pg, rank, _CPU
+                return
         if (rank is None) == (group_rank is None):
             raise ValueError(
                 f"pass exactly one of {name} and group_{name} (got {name}={rank!r}, "
@@ -341,9 +349,13 @@ class _Peer:
             group_rank = dist.get_group_rank(group, rank)
         self.pg = group
         self.rank = rank if group_rank is None else group_rank
-        self.label = (
-            f"rank {rank}" if rank is not None else f"rank {group_rank} of the group"
-        )
+        self.device = _comm_device(group)
+
+    @property
+    def label(self) -> str:
+        """The peer as an error message names it."""
+        rank, group_rank = self._given
+        return f"rank {rank}" if rank is not None else f"rank {group_rank} of the group"
 
     def isend(self, tensor: Tensor, tag: int):
         if tensor.is_complex():
@@ -370,7 +382,15 @@ def _comm_device(group) -> torch.device:
         return torch.device("cuda", torch.cuda.current_device())
     if backend is not None and pg is not None:
         _CPU_GROUPS.add(pg)
+        if pg is dist.group.WORLD:
+            global _CPU_WORLD
+            _CPU_WORLD = weakref.ref(pg)
     return _CPU
+
+
+def _cpu_world():
+    """The default process group when it is known to travel on the CPU, else None."""
+    return None if _CPU_WORLD is None else _CPU_WORLD()
 
 
 _CPU = torch.device("cpu")
@@ -378,6 +398,8 @@ _CPU = torch.device("cpu")
 # a group kept alive here past destroy_process_group would abort the process at exit
 # (its threads never joined)
 _CPU_GROUPS: weakref.WeakSet = weakref.WeakSet()
+# the default group among them (weakly), for the common case's one identity check
+_CPU_WORLD: weakref.ref | None = None
 
 
 # ----------------------------------------------------------------------------- p2p
@@ -423,12 +445,12 @@ def _fits_inline(plan: _Plan, nbytes: int) -> bool:
     return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
 
 
-def _post_send(td, peer: _Peer, group, init_tag: int, pseudo_rand: bool, folder):
+def _post_send(td, peer: _Peer, init_tag: int, pseudo_rand: bool, folder):
     """Post every message of one transfer; ``(works, last tag used, release)``:
     ``release()`` may be called once the works are done (buffers to reuse).
     ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None."""
     plan = _Plan.of(td)
-    device = _comm_device(group)
+    device = peer.device
     if folder is None and plan.block is not None:
         # the common case first, with as few steps as it takes (each Python step
         # costs several times its time in a loop between two busy ranks): one
@@ -511,16 +533,14 @@ class _PendingRecv:
         self,
         td,
         peer: _Peer,
-        group,
         init_tag: int,
         pseudo_rand: bool,
         waited: bool = False,
     ):
         self._peer = peer
-        self._group = group
         self._init_tag = init_tag
         self._pseudo_rand = pseudo_rand
-        self._device = _comm_device(group)
+        self._device = peer.device
         tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
         self.last_tag = None
         self._overwritten = False  # a mismatched message landed in the storage
@@ -1015,7 +1035,7 @@ class DistributedMixin:
         if consolidated and folder is None and consolidated_memo(self) is None:
             source = self.consolidate()
         works, last_tag, release = _post_send(
-            source, peer, group, init_tag, pseudo_rand, folder
+            source, peer, init_tag, pseudo_rand, folder
         )
         if return_early:
             return works
@@ -1070,7 +1090,7 @@ class DistributedMixin:
         crossed the wire but the path)."""
         peer = _Peer("src", src, group_src, group)
         pending = _PendingRecv(
-            self, peer, group, init_tag, pseudo_rand, waited=not return_premature
+            self, peer, init_tag, pseudo_rand, waited=not return_premature
         )
         if return_premature:
             return [pending]
@@ -1090,7 +1110,7 @@ class DistributedMixin:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
         the last tag used."""
         peer = _Peer("src", src, group_src, group)
-        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand, waited=True)
+        pending = _PendingRecv(self, peer, init_tag, pseudo_rand, waited=True)
         pending.wait()
         return pending.last_tag
 
