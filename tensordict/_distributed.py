@@ -445,11 +445,13 @@ def _fits_inline(plan: _Plan, nbytes: int) -> bool:
     return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
 
 
-def _post_send(td, peer: _Peer, init_tag: int, pseudo_rand: bool, folder):
+def _post_send(td, peer: _Peer, init_tag: int, pseudo_rand: bool, folder, plan=None):
     """Post every message of one transfer; ``(works, last tag used, release)``:
     ``release()`` may be called once the works are done (buffers to reuse).
-    ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None."""
-    plan = _Plan.of(td)
+    ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None; ``plan``:
+    ``td``'s plan when the caller has it."""
+    if plan is None:
+        plan = _Plan.of(td)
     device = peer.device
     if folder is None and plan.block is not None:
         # the common case first, with as few steps as it takes (each Python step
@@ -1032,10 +1034,11 @@ class DistributedMixin:
         peer = _Peer("dst", dst, group_dst, group)
         source = self
         folder = _folder_of(self, as_path)
-        if consolidated and folder is None and consolidated_memo(self) is None:
+        plan = _Plan.kept(self) if folder is None else None
+        if consolidated and folder is None and plan is None:
             source = self.consolidate()
         works, last_tag, release = _post_send(
-            source, peer, init_tag, pseudo_rand, folder
+            source, peer, init_tag, pseudo_rand, folder, plan
         )
         if return_early:
             return works
