@@ -196,6 +196,10 @@ def grow_storage(td, nbytes: int) -> bool:
         or not storage.resizable()
         or storage.is_shared()
         or storage.is_pinned()
+        # no public call moves a storage's memory while keeping the old memory
+        # alive: ``resize_`` frees it (under a DLPack capsule), ``Tensor.set_`` moves
+        # one view, not the others; without this one the storage is not grown
+        or not hasattr(storage, "_swap_data_ptr_")
     ):
         return False
     # the old memory goes to ``retired`` (kept), the storage gets fresh memory of the
