@@ -46,6 +46,7 @@ __all__ = [
     "consolidated_parts",
     "from_consolidated",
     "grow_storage",
+    "headroom",
 ]
 
 # Bytes a consolidated storage keeps free in front of its block (per leaf, plus a base,
@@ -173,6 +174,11 @@ def consolidated_memo(td) -> dict | None:
         if storage.parts is None or not _cached(holder, storage):
             return None
     return storage.memo
+
+
+def headroom(n_leaves: int) -> int:
+    """The room a consolidated storage of ``n_leaves`` keeps in front of its block."""
+    return min(HEADROOM_BASE + HEADROOM_PER_LEAF * n_leaves, HEADROOM_MAX)
 
 
 def grow_storage(td, nbytes: int) -> bool:
@@ -362,7 +368,7 @@ class ConsolidateMixin:
                 Path(filename), layout, leaves, desc, *_copy_threads(num_threads)
             )
         else:
-            room = min(HEADROOM_BASE + HEADROOM_PER_LEAF * len(leaves), HEADROOM_MAX)
+            room = headroom(len(leaves))
             storage = torch.empty(
                 room + layout.nbytes, dtype=torch.uint8, device=device
             )

@@ -50,6 +50,7 @@ from tensordict._consolidate import (
     consolidated_parts,
     description,
     grow_storage,
+    headroom,
 )
 from tensordict._disk import META
 from tensordict._registry import container_class
@@ -1459,14 +1460,20 @@ class DistributedMixin:
             )
         meta_t = torch.empty(meta_len, dtype=torch.uint8, device=comm)
         dist.recv(meta_t, src, group=group, tag=1)
+        meta = bytes(meta_t.tolist())
         if magic == _MAGIC_PATH:  # a shared folder: no data on the wire
-            return _loaded_from_path(bytes(meta_t.tolist()), src, device)
-        block = torch.empty(
-            nbytes, dtype=torch.uint8, device=device if device is not None else comm
-        )
+            return _loaded_from_path(meta, src, device)
+        room = 0
+        if device is None and comm.type == "cpu":
+            # the room ``consolidate`` keeps in front of the block, so that the
+            # tensordict sends from its storage and receives in place, as one made by
+            # ``consolidate`` (it is made to receive the later sends)
+            room = headroom(len(json.loads(meta)["leaves"]))
+        where = device if device is not None else comm
+        block = torch.empty(room + nbytes, dtype=torch.uint8, device=where)[room:]
         if nbytes:
             dist.recv(block, src, group=group, tag=2)
-        return _rebuilt(block, bytes(meta_t.tolist()), device)
+        return _rebuilt(block, meta, device)
 
 
 def _padded(t: Tensor, size: int) -> Tensor:
