@@ -539,6 +539,7 @@ class _PendingRecv:
         init_tag: int,
         pseudo_rand: bool,
         waited: bool = False,
+        landed: bool = False,
     ):
         self._peer = peer
         self._init_tag = init_tag
@@ -561,9 +562,12 @@ class _PendingRecv:
             self._plan = plan
             plan._landing_busy = True
             self._first = self._whole = self._split = None
-            self._work = peer.irecv(self._landing[0], tag)
+            # (``landed``: that receive was already done, by :func:`_recv_in_place`)
+            self._work = _Received if landed else peer.irecv(self._landing[0], tag)
             self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
             return
+        if landed:
+            raise RuntimeError("recv: the receiver's storage changed during a receive")
         spare = None
         if self._device.type == "cpu":
             try:
@@ -797,6 +801,47 @@ class _PendingRecv:
             f"and dtypes (or use TensorDict.from_remote_init to learn the structure "
             f"from the sender)"
         )
+
+
+class _Received:
+    """The work of a receive already waited for."""
+
+    @staticmethod
+    def wait(timeout=None) -> bool:
+        return True
+
+
+def _recv_in_place(td, src: int, init_tag: int) -> int | None:
+    """``recv`` of the common case in as few steps as it takes (each costs several
+    times its time in a loop between two busy ranks, and a receiver's steps before its
+    post delay the transfer): a consolidated ``td`` whose first receive already landed
+    in its storage (:meth:`_Plan.landing`), from ``src`` of the default CPU group with
+    plain tags. Returns the last tag, or None when ``td`` is not that case (nothing
+    posted). A message other than a consolidated sender's of the same structure is
+    read by :class:`_PendingRecv`, as if it had posted the receive."""
+    pg = dist.group.WORLD
+    memo = consolidated_memo(td)
+    plan = None if memo is None else memo.get("plan")
+    if (
+        plan is None
+        or not plan._landing
+        or plan._landing_busy
+        or pg is None
+        or _cpu_world() is not pg
+    ):
+        return None
+    region, header, expected = plan._landing
+    plan._landing_busy = True
+    try:
+        pg.recv([region], src, init_tag).wait()
+    finally:
+        plan._landing_busy = False
+    if header.tolist() == expected:
+        return init_tag + 2  # the transfer's three tags: init_tag, +1, +2
+    peer = _Peer("src", src, None, None)
+    pending = _PendingRecv(td, peer, init_tag, False, waited=True, landed=True)
+    pending.wait()
+    return pending.last_tag
 
 
 # ----------------------------------------------------------------------------- checks
@@ -1113,6 +1158,10 @@ class DistributedMixin:
     ) -> int:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
         the last tag used."""
+        if group is None and group_src is None and src is not None and not pseudo_rand:
+            last_tag = _recv_in_place(self, src, init_tag)
+            if last_tag is not None:
+                return last_tag
         peer = _Peer("src", src, group_src, group)
         pending = _PendingRecv(self, peer, init_tag, pseudo_rand, waited=True)
         pending.wait()
