@@ -361,12 +361,23 @@ class _Peer:
     def isend(self, tensor: Tensor, tag: int):
         if tensor.is_complex():
             tensor = torch.view_as_real(tensor)
-        return self.pg.send([tensor], self.rank, tag)
+        return _pg_send(self.pg, tensor, self.rank, tag)
 
     def irecv(self, tensor: Tensor, tag: int):
         if tensor.is_complex():
             tensor = torch.view_as_real(tensor)
-        return self.pg.recv([tensor], self.rank, tag)
+        return _pg_recv(self.pg, tensor, self.rank, tag)
+
+
+def _pg_send(pg, tensor: Tensor, rank: int, tag: int):
+    """Post one message on a process group: every point-to-point message of this
+    module goes through here or :func:`_pg_recv` (which the benchmark scripts time)."""
+    return pg.send([tensor], rank, tag)
+
+
+def _pg_recv(pg, tensor: Tensor, rank: int, tag: int):
+    """Post one receive on a process group (see :func:`_pg_send`)."""
+    return pg.recv([tensor], rank, tag)
 
 
 def _comm_device(group) -> torch.device:
@@ -833,7 +844,7 @@ def _recv_in_place(td, src: int, init_tag: int) -> int | None:
     region, header, expected = plan._landing
     plan._landing_busy = True
     try:
-        pg.recv([region], src, init_tag).wait()
+        _pg_recv(pg, region, src, init_tag).wait()
     finally:
         plan._landing_busy = False
     if header.tolist() == expected:
