@@ -21,7 +21,11 @@ time). The table gives the median over rounds and every round's ratio. Ours and 
 at different moments of a shared machine's load, so their absolute times also carry
 the load's swings; the last column divides them out: per round, the reference's
 time/hand over ours' time/hand, each measured against the ``hand`` transfer sampled
-beside it in its own group.
+beside it in its own group. A second table splits ours' ratio to ``hand`` by the role
+of rank 1 (sending or receiving): a transfer's time on one rank includes waiting for
+the other rank to finish the case before it, so a case that follows one with a long
+receiving tail (``send_recv``: the receiver unpacks 100 leaves) shows it when rank 1
+sends.
 
 Cases (100 leaves: 10 nested tensordicts of 10 float32 leaves each):
 - ``send_recv`` — a plain tensordict, ``send``/``recv``;
@@ -94,6 +98,7 @@ def _worker(rank, port, out_path):
         core that another job holds)."""
         walls = {name: [] for name in cases}
         cpus = {name: 0.0 for name in cases}
+        sending = []  # per sweep: whether rank 1 was the sender
         names = list(cases)
         other = 1 - rank
         clock, cpu_clock = time.perf_counter, time.process_time
@@ -108,6 +113,7 @@ def _worker(rank, port, out_path):
             for _ in range(repeat):
                 k = sweep % len(names)
                 sweep += 1
+                sending.append(rank == sender)
                 for name in names[k:] + names[:k]:
                     send, recv = cases[name]
                     c0, t0 = cpu_clock(), clock()
@@ -122,6 +128,16 @@ def _worker(rank, port, out_path):
                 a / b for a, b in zip(values, walls[hand])
             )
             results[f"{name}/hand cpu"] = cpus[name] / cpus[hand]
+            # the same ratio over the sweeps where this rank sent, and received: a
+            # transfer's time on one rank includes waiting for the other rank to
+            # finish the case before it (the rotation puts ``send_recv``, whose
+            # receiver unpacks 100 leaves, before ``consolidated`` in most sweeps)
+            for role, flag in (("sending", True), ("receiving", False)):
+                results[f"{name}/hand {role}"] = statistics.median(
+                    a / b
+                    for a, b, s in zip(values, walls[hand], sending)
+                    if s == flag
+                )
 
     header = torch.zeros(3265, dtype=torch.uint8)  # our header + signature, 100 leaves
 
@@ -267,6 +283,18 @@ def main() -> None:
             f"{', '.join(f'{x:.2f}' for x in to_hand_cpu)} | "
             f"{', '.join(f'{x:.2f}' for x in against_hand)} |"
         )
+    lines.append(
+        "\nOurs / hand by the role of the rank timed (rank 1), per round:\n\n"
+        "| case | rank 1 sending | rank 1 receiving |\n|---|---:|---:|"
+    )
+    for case in rounds["ours"][0]:
+        if case.startswith("check") or "/" in case or case.startswith("hand["):
+            continue
+        by_role = [
+            ", ".join(f"{r[f'{case}/hand {role}']:.2f}" for r in rounds["ours"])
+            for role in ("sending", "receiving")
+        ]
+        lines.append(f"| {case} | {by_role[0]} | {by_role[1]} |")
     for size in SIZES:
         us = statistics.median(r[f"check_us[{size}]"] for r in rounds["ours"])
         cached = statistics.median(

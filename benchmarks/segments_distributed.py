@@ -51,19 +51,19 @@ def _worker(rank, port, transfers, queue):
             marks["waited"] = ns()
             return done
 
-    post_send, post_recv = transport._Peer.isend, transport._Peer.irecv
+    post_send, post_recv = transport._pg_send, transport._pg_recv
 
     def timed(post):
-        def posting(self, *args):
+        def posting(*args):
             marks["post"] = ns()
-            work = post(self, *args)
+            work = post(*args)
             marks["posted"] = ns()
             return Work(work)
 
         return posting
 
-    transport._Peer.isend = timed(post_send)
-    transport._Peer.irecv = timed(post_recv)
+    transport._pg_send = timed(post_send)
+    transport._pg_recv = timed(post_recv)
     other = 1 - rank
     td = TensorDict(
         {

@@ -52,21 +52,21 @@ def _worker(rank, port, case, transfers, queue):
             return done
 
     # each message the transport posts, with when its post is entered and returns
-    post_send, post_recv = transport._Peer.isend, transport._Peer.irecv
+    post_send, post_recv = transport._pg_send, transport._pg_recv
 
-    def isend(self, *args):
+    def isend(*args):
         log.append(("isend enter", ns()))
-        work = post_send(self, *args)
+        work = post_send(*args)
         log.append(("isend return", ns()))
         return Work(work)
 
-    def irecv(self, *args):
+    def irecv(*args):
         log.append(("irecv enter", ns()))
-        work = post_recv(self, *args)
+        work = post_recv(*args)
         log.append(("irecv return", ns()))
         return Work(work)
 
-    transport._Peer.isend, transport._Peer.irecv = isend, irecv
+    transport._pg_send, transport._pg_recv = isend, irecv
     shape, consolidated = CASES[case]
     start = 1.0 if rank == 0 else 0.0
     td = TensorDict(

@@ -45,6 +45,8 @@ __all__ = [
     "consolidated_memo",
     "consolidated_parts",
     "from_consolidated",
+    "grow_storage",
+    "headroom",
 ]
 
 # Bytes a consolidated storage keeps free in front of its block (per leaf, plus a base,
@@ -79,13 +81,15 @@ class _Storage:
     (``leaf.data = ...``, ``leaf.set_(...)``, resizing): the leaves are views of the
     block, which is what travels."""
 
-    __slots__ = ("block", "parts", "memo", "epoch", "members")
+    __slots__ = ("block", "parts", "memo", "epoch", "members", "retired")
 
     def __init__(self, block: Tensor) -> None:
         self.block = block
         self.parts = None
         self.memo = None
         self.epoch = -1
+        # the memory the storage had before grow_storage moved it (see there)
+        self.retired = None
         # the member lists of the lazy stacks in the tree, with their members when
         # cached: a list changed in place (``stack.tensordicts[0] = other``) needs no
         # unlock, so it is compared on every use
@@ -170,6 +174,50 @@ def consolidated_memo(td) -> dict | None:
         if storage.parts is None or not _cached(holder, storage):
             return None
     return storage.memo
+
+
+def headroom(n_leaves: int) -> int:
+    """The room a consolidated storage of ``n_leaves`` keeps in front of its block."""
+    return min(HEADROOM_BASE + HEADROOM_PER_LEAF * n_leaves, HEADROOM_MAX)
+
+
+def grow_storage(td, nbytes: int) -> bool:
+    """Make the storage of a consolidated ``td`` at least ``nbytes`` long (the leaves,
+    views of it, follow); whether it is. Only a CPU storage of this process's own
+    memory can grow: one in shared memory, pinned, mapped from a file, or viewed by a
+    NumPy array (torch then marks it not resizable) is left as it is (False). Growing
+    moves the storage's memory once; a raw pointer into the old memory (a DLPack
+    capsule of a leaf, a ``data_ptr()`` kept by C code) does not follow, so that
+    memory stays allocated as long as ``td``'s block (never freed under such a
+    pointer), but no longer holds the leaves' values. The distributed receive grows a
+    storage once (``tensordict/_distributed.py``)."""
+    holder_storage = getattr(_holder(td), "_consolidated", None)
+    if holder_storage is None:
+        return False
+    storage = holder_storage.block.untyped_storage()
+    if storage.nbytes() >= nbytes:
+        return True
+    if (
+        storage.device.type != "cpu"
+        or not storage.resizable()
+        or storage.is_shared()
+        or storage.is_pinned()
+        # no public call moves a storage's memory while keeping the old memory
+        # alive: ``resize_`` frees it (under a DLPack capsule), ``Tensor.set_`` moves
+        # one view, not the others; without this one the storage is not grown
+        or not hasattr(storage, "_swap_data_ptr_")
+    ):
+        return False
+    # the old memory goes to ``retired`` (kept), the storage gets fresh memory of the
+    # same size, takes the bytes, and grows (which frees only the fresh memory)
+    retired = torch.UntypedStorage(storage.nbytes())
+    storage._swap_data_ptr_(retired)
+    storage.copy_(retired)
+    storage.resize_(nbytes)
+    if holder_storage.retired is None:
+        holder_storage.retired = []
+    holder_storage.retired.append(retired)
+    return True
 
 
 def _set_block(td, block: Tensor) -> None:
@@ -320,7 +368,7 @@ class ConsolidateMixin:
                 Path(filename), layout, leaves, desc, *_copy_threads(num_threads)
             )
         else:
-            room = min(HEADROOM_BASE + HEADROOM_PER_LEAF * len(leaves), HEADROOM_MAX)
+            room = headroom(len(leaves))
             storage = torch.empty(
                 room + layout.nbytes, dtype=torch.uint8, device=device
             )

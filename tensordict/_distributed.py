@@ -49,6 +49,8 @@ from tensordict._consolidate import (
     consolidated_memo,
     consolidated_parts,
     description,
+    grow_storage,
+    headroom,
 )
 from tensordict._disk import META
 from tensordict._registry import container_class
@@ -101,13 +103,22 @@ class _Plan:
         "_spare_inline",
         "_in_headroom",
         "_whole_header",
+        "_landing",
+        "_landing_busy",
     )
 
     @classmethod
     def of(cls, td) -> "_Plan":
+        plan = cls.kept(td)
+        return cls(td) if plan is None else plan
+
+    @classmethod
+    def kept(cls, td) -> "_Plan | None":
+        """The plan kept beside a consolidated ``td``'s block (made on first use);
+        None when ``td`` cannot keep one (not consolidated, or not locked)."""
         memo = consolidated_memo(td)
         if memo is None:
-            return cls(td)
+            return None
         plan = memo.get("plan")
         if plan is None:
             plan = memo["plan"] = cls(td)
@@ -138,6 +149,8 @@ class _Plan:
         self._spare_inline = None  # a first message with the block inline, to reuse
         self._in_headroom = None  # the block with the header in front (see below)
         self._whole_header = None  # what a consolidated sender's header says
+        self._landing = None  # where a first message lands in the storage (below)
+        self._landing_busy = False  # a receive in flight uses it
 
     def in_headroom(self, device) -> Tensor | None:
         """The consolidated block with the header and signature written in the room
@@ -162,6 +175,40 @@ class _Plan:
         if message is False or message.device != device:
             return None
         return message
+
+    def landing(self, td) -> tuple | None:
+        """For a receiver whose leaves are a consolidated CPU block that fits the first
+        message with its header: ``(region, header, expected)``, the
+        ``FIRST_MESSAGE_BYTES`` of its own storage that start where a consolidated
+        sender of this structure puts its header (so that its block lands exactly on
+        ours: nothing to copy), a view of the eight integers of the header there, and
+        what they are for such a sender. The storage grows once to hold the region
+        (``grow_storage``: not for shared, pinned or file-mapped storages, nor one a
+        NumPy array views); None when it cannot, or while another receive uses it."""
+        if self._landing is None:
+            self._landing = False
+            block = self.block
+            if block is not None and block.device.type == "cpu":
+                nbytes = self.full_layout.nbytes
+                offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+                start = block.storage_offset() - offset
+                if (
+                    start >= 0
+                    and offset + nbytes <= FIRST_MESSAGE_BYTES
+                    and grow_storage(td, start + FIRST_MESSAGE_BYTES)
+                ):
+                    region = block.new_empty(0).set_(
+                        block.untyped_storage(), start, (FIRST_MESSAGE_BYTES,)
+                    )
+                    header = [_MAGIC, self.fp, len(self.sig), _WHOLE, nbytes, 0, 0]
+                    self._landing = (
+                        region,
+                        region[:_HEADER_BYTES].view(torch.int64),
+                        header + [offset],
+                    )
+        if self._landing is False or self._landing_busy:
+            return None
+        return self._landing
 
     def whole_inline(self, first: Tensor) -> tuple | None:
         """For a receiver whose leaves are a consolidated block on ``first``'s device
@@ -192,6 +239,22 @@ class _Plan:
         if offset + nbytes > first.numel():
             return None
         return header, first.data_ptr() + offset, nbytes
+
+    def split_inline(self, first: Tensor) -> tuple | None:
+        """For a receiver whose leaves are not a consolidated block, when a sender of
+        its structure sends them packed in the first message: ``(header, leaves,
+        views)``, the header such a sender writes, the packed leaves and their views
+        in ``first`` (the receiver's own buffer). None otherwise (a consolidated
+        receiver, leaves of ``LARGE_LEAF_BYTES`` or more, or too many bytes)."""
+        if self.block is not None or self.large:
+            return None
+        nbytes = self.small_layout.nbytes
+        if not _fits_inline(self, nbytes) or not nbytes:
+            return None
+        offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+        header = [_MAGIC, self.fp, len(self.sig), _SPLIT, nbytes, 0, 0, offset]
+        views = self.small_layout.views(first[offset : offset + nbytes])
+        return header, [self.leaves[i] for i in self.small], views
 
     def whole_stream(self) -> Tensor:
         """The header and signature that precede a consolidated block (CPU; made
@@ -248,15 +311,23 @@ def _tags(init_tag: int, pseudo_rand: bool, count: int) -> list[int]:
 
 
 class _Peer:
-    """The other side of a point-to-point transfer: its process group and its rank in
-    that group, resolved once per call. Each message is then posted with one call into
-    the process group (what ``dist.isend``/``irecv`` do after resolving the group and
-    the rank again for every message: a few µs per message in a loop, several times
-    that between two busy ranks)."""
+    """The other side of a point-to-point transfer: its process group, its rank in
+    that group and the device messages travel on, resolved once per call. Each message
+    is then posted with one call into the process group (what ``dist.isend``/``irecv``
+    do after resolving the group and the rank again for every message: a few µs per
+    message in a loop, several times that between two busy ranks)."""
 
-    __slots__ = ("pg", "rank", "label")
+    __slots__ = ("pg", "rank", "device", "_given")
 
     def __init__(self, name: str, rank, group_rank, group) -> None:
+        self._given = rank, group_rank
+        if group is None and group_rank is None and rank is not None:
+            # the common case in as few steps as it takes: the default group, known
+            # to travel on the CPU
+            pg = dist.group.WORLD
+            if pg is not None and _cpu_world() is pg:
+                self.pg, self.rank, self.device = pg, rank, _CPU
+                return
         if (rank is None) == (group_rank is None):
             raise ValueError(
                 f"pass exactly one of {name} and group_{name} (got {name}={rank!r}, "
@@ -279,19 +350,34 @@ class _Peer:
             group_rank = dist.get_group_rank(group, rank)
         self.pg = group
         self.rank = rank if group_rank is None else group_rank
-        self.label = (
-            f"rank {rank}" if rank is not None else f"rank {group_rank} of the group"
-        )
+        self.device = _comm_device(group)
+
+    @property
+    def label(self) -> str:
+        """The peer as an error message names it."""
+        rank, group_rank = self._given
+        return f"rank {rank}" if rank is not None else f"rank {group_rank} of the group"
 
     def isend(self, tensor: Tensor, tag: int):
         if tensor.is_complex():
             tensor = torch.view_as_real(tensor)
-        return self.pg.send([tensor], self.rank, tag)
+        return _pg_send(self.pg, tensor, self.rank, tag)
 
     def irecv(self, tensor: Tensor, tag: int):
         if tensor.is_complex():
             tensor = torch.view_as_real(tensor)
-        return self.pg.recv([tensor], self.rank, tag)
+        return _pg_recv(self.pg, tensor, self.rank, tag)
+
+
+def _pg_send(pg, tensor: Tensor, rank: int, tag: int):
+    """Post one message on a process group: every point-to-point message of this
+    module goes through here or :func:`_pg_recv` (which the benchmark scripts time)."""
+    return pg.send([tensor], rank, tag)
+
+
+def _pg_recv(pg, tensor: Tensor, rank: int, tag: int):
+    """Post one receive on a process group (see :func:`_pg_send`)."""
+    return pg.recv([tensor], rank, tag)
 
 
 def _comm_device(group) -> torch.device:
@@ -308,7 +394,15 @@ def _comm_device(group) -> torch.device:
         return torch.device("cuda", torch.cuda.current_device())
     if backend is not None and pg is not None:
         _CPU_GROUPS.add(pg)
+        if pg is dist.group.WORLD:
+            global _CPU_WORLD
+            _CPU_WORLD = weakref.ref(pg)
     return _CPU
+
+
+def _cpu_world():
+    """The default process group when it is known to travel on the CPU, else None."""
+    return None if _CPU_WORLD is None else _CPU_WORLD()
 
 
 _CPU = torch.device("cpu")
@@ -316,6 +410,8 @@ _CPU = torch.device("cpu")
 # a group kept alive here past destroy_process_group would abort the process at exit
 # (its threads never joined)
 _CPU_GROUPS: weakref.WeakSet = weakref.WeakSet()
+# the default group among them (weakly), for the common case's one identity check
+_CPU_WORLD: weakref.ref | None = None
 
 
 # ----------------------------------------------------------------------------- p2p
@@ -361,12 +457,14 @@ def _fits_inline(plan: _Plan, nbytes: int) -> bool:
     return _HEADER_BYTES + len(plan.sig) + _ALIGN + nbytes <= FIRST_MESSAGE_BYTES
 
 
-def _post_send(td, peer: _Peer, group, init_tag: int, pseudo_rand: bool, folder):
+def _post_send(td, peer: _Peer, init_tag: int, pseudo_rand: bool, folder, plan=None):
     """Post every message of one transfer; ``(works, last tag used, release)``:
     ``release()`` may be called once the works are done (buffers to reuse).
-    ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None."""
-    plan = _Plan.of(td)
-    device = _comm_device(group)
+    ``folder``: the folder ``td`` travels as (:func:`_folder_of`), or None; ``plan``:
+    ``td``'s plan when the caller has it."""
+    if plan is None:
+        plan = _Plan.of(td)
+    device = peer.device
     if folder is None and plan.block is not None:
         # the common case first, with as few steps as it takes (each Python step
         # costs several times its time in a loop between two busy ranks): one
@@ -445,12 +543,42 @@ class _PendingRecv:
     """A receive in flight: ``wait()`` checks the header, receives the data and writes
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
 
-    def __init__(self, td, peer: _Peer, group, init_tag: int, pseudo_rand: bool):
+    def __init__(
+        self,
+        td,
+        peer: _Peer,
+        init_tag: int,
+        pseudo_rand: bool,
+        waited: bool = False,
+        landed: bool = False,
+    ):
         self._peer = peer
-        self._group = group
         self._init_tag = init_tag
         self._pseudo_rand = pseudo_rand
-        self._device = _comm_device(group)
+        self._device = peer.device
+        tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
+        self.last_tag = None
+        self._overwritten = False  # a mismatched message landed in the storage
+        # a consolidated receiver of a block that fits the first message: the message
+        # lands in its own storage, the header in the room in front of the block, so
+        # that a consolidated sender of the same structure leaves nothing to copy.
+        # Only when the caller waits at once (``waited``): a receive left pending
+        # (``irecv(return_premature=True)``) must not hold the storage, which the
+        # caller may move meanwhile (``share_memory_``)
+        plan = _Plan.kept(td) if waited else None
+        self._landing = None
+        if plan is not None and self._device.type == "cpu":
+            self._landing = plan.landing(td)
+        if self._landing is not None:
+            self._plan = plan
+            plan._landing_busy = True
+            self._first = self._whole = self._split = None
+            # (``landed``: that receive was already done, by :func:`_recv_in_place`)
+            self._work = _Received if landed else peer.irecv(self._landing[0], tag)
+            self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
+            return
+        if landed:
+            raise RuntimeError("recv: the receiver's storage changed during a receive")
         spare = None
         if self._device.type == "cpu":
             try:
@@ -463,18 +591,21 @@ class _PendingRecv:
             )
             spare = first, first[:_HEADER_BYTES].view(torch.int64)
         self._first, self._header = spare
-        tag = _tags(init_tag, pseudo_rand, 1)[0] if pseudo_rand else init_tag
         self._work = peer.irecv(self._first, tag)
-        self.last_tag = None
         # what the check needs is worked out while the first message travels: posting
         # the receive first takes the plan (and, for a plain tensordict, the signature
         # and its hash) off the time between the sender's post and ours (gloo moves a
         # message once both sides posted it)
-        self._plan = _Plan.of(td)
-        # and, for a consolidated receiver, the one copy that ends the common case
-        self._whole = self._plan.whole_inline(self._first)
+        self._plan = plan = _Plan.of(td) if plan is None else plan
+        # and, for a consolidated receiver whose storage cannot take the message
+        # (shared, pinned, mapped from a file), the one copy that ends the common case
+        self._whole = plan.whole_inline(self._first)
         if self._whole is not None:
             self._whole_last_tag = _tags(init_tag, pseudo_rand, 3)[-1]
+        # for a plain receiver, the views its leaves are copied from when a plain
+        # sender of its structure sends them inline: cutting 100 views costs as much
+        # as copying them, and is done while the message travels
+        self._split = plan.split_inline(self._first)
 
     def is_completed(self) -> bool:
         return self.last_tag is not None
@@ -486,6 +617,20 @@ class _PendingRecv:
         if self.last_tag is not None:
             return True
         self._work.wait()
+        landing = self._landing
+        if landing is not None:
+            self._landing = None
+            self._plan._landing_busy = False
+            region, header, expected = landing
+            if header.tolist() == expected:
+                # a consolidated sender of our structure: its block is in place
+                self.last_tag = self._whole_last_tag
+                return True
+            # another sender: its message is copied out of the storage, then read as
+            # any first message (a mismatch overwrote the values: see the docs)
+            self._plan._in_headroom = None  # the header room holds the sender's bytes
+            self._overwritten = True
+            self._staged(region, header.tolist())
         try:
             whole = self._whole
             if whole is not None and self._header.tolist() == whole[0]:
@@ -494,10 +639,33 @@ class _PendingRecv:
                 ctypes.memmove(self._plan.block.data_ptr(), whole[1], whole[2])
                 self.last_tag = self._whole_last_tag
                 return True
+            split = self._split
+            if split is not None and self._header.tolist() == split[0]:
+                # a plain sender of our structure, its leaves packed inline
+                with torch.no_grad():
+                    torch._foreach_copy_(split[1], split[2])
+                self.last_tag = _tags(self._init_tag, self._pseudo_rand, 3)[-1]
+                return True
             return self._complete()
         finally:  # the first message has been read (or refused): its buffer is free
             if self._device.type == "cpu" and len(_SPARE_FIRST) < 4:
                 _SPARE_FIRST.append((self._first, self._header))
+
+    def _staged(self, region: Tensor, header: list) -> None:
+        """Copy a first message that landed in the storage into a first-message
+        buffer (as much of it as its header says it holds)."""
+        magic, _, sig_len, _, nbytes, _, extra_len, inline = header
+        length = _HEADER_BYTES
+        if magic == _MAGIC:
+            length = inline + nbytes if inline else _HEADER_BYTES + sig_len + extra_len
+        length = max(_HEADER_BYTES, min(length, FIRST_MESSAGE_BYTES))
+        try:
+            spare = _SPARE_FIRST.pop()
+        except IndexError:
+            first = torch.empty(FIRST_MESSAGE_BYTES, dtype=torch.uint8)
+            spare = first, first[:_HEADER_BYTES].view(torch.int64)
+        self._first, self._header = spare
+        copy_bytes(self._first[:length], region[:length])
 
     def _complete(self) -> bool:
         first = self._first
@@ -632,12 +800,59 @@ class _PendingRecv:
         for work in works:
             work.wait()
         where = first_difference(self._plan.sig, sig) or "the leaves differ"
+        written = (
+            "Its values were overwritten (the message landed in its storage: a "
+            "consolidated receiver takes it in place)"
+            if self._overwritten
+            else "Nothing was written"
+        )
         raise RuntimeError(
             f"recv: the tensordict sent does not match the receiving one: {where}. "
-            f"Nothing was written; the receiving tensordict must have the sender's "
-            f"keys, shapes and dtypes (or use TensorDict.from_remote_init to learn the "
-            f"structure from the sender)"
+            f"{written}; the receiving tensordict must have the sender's keys, shapes "
+            f"and dtypes (or use TensorDict.from_remote_init to learn the structure "
+            f"from the sender)"
         )
+
+
+class _Received:
+    """The work of a receive already waited for."""
+
+    @staticmethod
+    def wait(timeout=None) -> bool:
+        return True
+
+
+def _recv_in_place(td, src: int, init_tag: int) -> int | None:
+    """``recv`` of the common case in as few steps as it takes (each costs several
+    times its time in a loop between two busy ranks, and a receiver's steps before its
+    post delay the transfer): a consolidated ``td`` whose first receive already landed
+    in its storage (:meth:`_Plan.landing`), from ``src`` of the default CPU group with
+    plain tags. Returns the last tag, or None when ``td`` is not that case (nothing
+    posted). A message other than a consolidated sender's of the same structure is
+    read by :class:`_PendingRecv`, as if it had posted the receive."""
+    pg = dist.group.WORLD
+    memo = consolidated_memo(td)
+    plan = None if memo is None else memo.get("plan")
+    if (
+        plan is None
+        or not plan._landing
+        or plan._landing_busy
+        or pg is None
+        or _cpu_world() is not pg
+    ):
+        return None
+    region, header, expected = plan._landing
+    plan._landing_busy = True
+    try:
+        _pg_recv(pg, region, src, init_tag).wait()
+    finally:
+        plan._landing_busy = False
+    if header.tolist() == expected:
+        return init_tag + 2  # the transfer's three tags: init_tag, +1, +2
+    peer = _Peer("src", src, None, None)
+    pending = _PendingRecv(td, peer, init_tag, False, waited=True, landed=True)
+    pending.wait()
+    return pending.last_tag
 
 
 # ----------------------------------------------------------------------------- checks
@@ -876,10 +1091,11 @@ class DistributedMixin:
         peer = _Peer("dst", dst, group_dst, group)
         source = self
         folder = _folder_of(self, as_path)
-        if consolidated and folder is None and consolidated_memo(self) is None:
+        plan = _Plan.kept(self) if folder is None else None
+        if consolidated and folder is None and plan is None:
             source = self.consolidate()
         works, last_tag, release = _post_send(
-            source, peer, group, init_tag, pseudo_rand, folder
+            source, peer, init_tag, pseudo_rand, folder, plan
         )
         if return_early:
             return works
@@ -933,7 +1149,9 @@ class DistributedMixin:
         copied here from its files (read through the shared filesystem; nothing
         crossed the wire but the path)."""
         peer = _Peer("src", src, group_src, group)
-        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        pending = _PendingRecv(
+            self, peer, init_tag, pseudo_rand, waited=not return_premature
+        )
         if return_premature:
             return [pending]
         pending.wait()
@@ -951,8 +1169,12 @@ class DistributedMixin:
     ) -> int:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
         the last tag used."""
+        if group is None and group_src is None and src is not None and not pseudo_rand:
+            last_tag = _recv_in_place(self, src, init_tag)
+            if last_tag is not None:
+                return last_tag
         peer = _Peer("src", src, group_src, group)
-        pending = _PendingRecv(self, peer, group, init_tag, pseudo_rand)
+        pending = _PendingRecv(self, peer, init_tag, pseudo_rand, waited=True)
         pending.wait()
         return pending.last_tag
 
@@ -1298,14 +1520,20 @@ class DistributedMixin:
             )
         meta_t = torch.empty(meta_len, dtype=torch.uint8, device=comm)
         dist.recv(meta_t, src, group=group, tag=1)
+        meta = bytes(meta_t.tolist())
         if magic == _MAGIC_PATH:  # a shared folder: no data on the wire
-            return _loaded_from_path(bytes(meta_t.tolist()), src, device)
-        block = torch.empty(
-            nbytes, dtype=torch.uint8, device=device if device is not None else comm
-        )
+            return _loaded_from_path(meta, src, device)
+        room = 0
+        if device is None and comm.type == "cpu":
+            # the room ``consolidate`` keeps in front of the block, so that the
+            # tensordict sends from its storage and receives in place, as one made by
+            # ``consolidate`` (it is made to receive the later sends)
+            room = headroom(len(json.loads(meta)["leaves"]))
+        where = device if device is not None else comm
+        block = torch.empty(room + nbytes, dtype=torch.uint8, device=where)[room:]
         if nbytes:
             dist.recv(block, src, group=group, tag=2)
-        return _rebuilt(block, bytes(meta_t.tolist()), device)
+        return _rebuilt(block, meta, device)
 
 
 def _padded(t: Tensor, size: int) -> Tensor:

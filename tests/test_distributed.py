@@ -200,13 +200,18 @@ def point_to_point(rank, world):
         assert (remote["obs"] == 1).all() and (
             remote["step"] == torch.arange(4) + 1
         ).all()
-        storage = remote["obs"].untyped_storage().data_ptr()
+        before = remote["obs"].untyped_storage().nbytes()
         remote.recv(src=peer, consolidated=True)
         assert (remote["obs"] == 9).all()
-        assert remote["obs"].untyped_storage().data_ptr() == storage  # no new memory
+        # it keeps room in front of its block, as consolidate does: the first receive
+        # landed in place (its storage grew once), the next ones take no new memory
+        storage = remote["obs"].untyped_storage()
+        address, size = storage.data_ptr(), storage.nbytes()
+        assert size > before
         remote.recv(src=peer)
         assert (remote["obs"] == 11).all() and (remote["next", "obs"] == 12).all()
         assert remote.is_consolidated()
+        assert (storage.data_ptr(), storage.nbytes()) == (address, size)
         missing = _zeros_like_nested().exclude(("next", "done"))
         _expect_error(
             lambda: missing.recv(src=peer), "('next', 'done')", "missing here"
@@ -238,7 +243,6 @@ def point_to_point(rank, world):
         _expect_error(
             lambda: into.recv(src=peer), "'obs'", "other side has no such leaf"
         )
-        assert (into["obs"] == 3).all()  # nothing written
 
 
 def test_point_to_point_two_ranks(tmp_path):
@@ -657,7 +661,8 @@ def test_consolidated_send_is_one_message_straight_from_its_storage(monkeypatch)
     sent.send(dst=1)
     received.recv(src=0)
     assert (received["obs"] == 3.0).all()
-    # a receiver of another structure: an error naming the key, nothing written
+    # a receiver of another structure: an error naming the key (its values are
+    # not kept: the message landed in its storage, see the next test)
     sent.send(dst=1)
     other = (
         _zeros_like_nested()
@@ -666,7 +671,6 @@ def test_consolidated_send_is_one_message_straight_from_its_storage(monkeypatch)
         .consolidate()
     )
     _expect_error(lambda: other.recv(src=0), "'step'", "(4, 2)", "(4,)")
-    assert not other["obs"].any() and not other["step"].any()
 
 
 def test_point_to_point_needs_one_peer_and_a_process_group():
@@ -701,12 +705,16 @@ def test_consolidated_receiver_copies_only_a_consolidated_sender_of_its_structur
     last = _nested(5.0).consolidate().isend(dst=1, pseudo_rand=True, init_tag=7)
     assert into.recv(src=0, pseudo_rand=True, init_tag=7) == last
     assert (into == _nested(5.0)).all()
-    # the same bytes in another shape: an error naming the key, nothing written
+    # the same bytes in another shape: an error naming the key
     other = (
         _nested(9.0).exclude("step").set("step", torch.zeros(4, 1, dtype=torch.int64))
     )
     other.consolidate().send(dst=1)
     _expect_error(lambda: into.recv(src=0), "'step'", "(4,)", "(4, 1)")
+    # (the message landed in the storage: the values are the sender's bytes now);
+    # the next receive of the right structure is whole again
+    _nested(5.0).consolidate().send(dst=1)
+    into.recv(src=0)
     assert (into == _nested(5.0)).all()
     # the receiver's storage moved (into shared memory) between the post and wait()
     _nested(7.0).consolidate().send(dst=1)
@@ -721,3 +729,128 @@ def test_consolidated_receiver_copies_only_a_consolidated_sender_of_its_structur
     _nested(6.0).consolidate().send(dst=1)
     plain.recv(src=0)
     assert (plain == _nested(6.0)).all()
+
+
+class _Recording(_Loopback):
+    """A loopback that also keeps the buffer each receive was posted on."""
+
+    def __init__(self):
+        super().__init__()
+        self.posted = []
+
+    def recv(self, tensors, rank, tag):
+        self.posted.append(tensors[0])
+        return super().recv(tensors, rank, tag)
+
+
+def _landed_in(wire: _Recording, leaf: torch.Tensor) -> bool:
+    """Whether the last receive was posted on the storage of ``leaf`` (a leaf of a
+    consolidated tensordict: its storage is the tensordict's)."""
+    storage = leaf.untyped_storage()
+    return wire.posted[-1].untyped_storage().data_ptr() == storage.data_ptr()
+
+
+def test_consolidated_receiver_takes_the_message_in_its_own_storage(monkeypatch):
+    import tensordict._distributed as td_dist
+    from tensordict._distributed import FIRST_MESSAGE_BYTES
+
+    wire = _Recording()
+    monkeypatch.setattr(td_dist, "dist", wire)
+    into = _zeros_like_nested().consolidate()
+    room = into._consolidated.block.storage_offset()
+    _nested(2.0).consolidate().send(dst=1)
+    into.recv(src=0)
+    assert (into == _nested(2.0)).all() and into.is_consolidated()
+    assert _landed_in(wire, into["obs"])
+    storage = into["obs"].untyped_storage()
+    # the storage grew once, to at most its header room and the first message
+    grown, address = storage.nbytes(), storage.data_ptr()
+    assert grown <= room + FIRST_MESSAGE_BYTES
+    # the next receives take recv's shortest path: the same tags and last tag
+    assert _nested(3.0).consolidate().isend(dst=1, init_tag=5) == 7
+    assert into.recv(src=0, init_tag=5) == 7
+    assert (into == _nested(3.0)).all() and _landed_in(wire, into["obs"])
+    storage = into["obs"].untyped_storage()
+    assert (storage.nbytes(), storage.data_ptr()) == (grown, address)
+    # the receiver still sends from its storage (its header room holds a header of
+    # its own structure), and a plain sender's message is copied out, then unpacked
+    probe = _zeros_like_nested().consolidate()
+    into.send(dst=1)
+    probe.recv(src=0)
+    assert (probe == _nested(3.0)).all()
+    _nested(4.0).send(dst=1)
+    into.recv(src=0)
+    assert (into == _nested(4.0)).all()
+    # another structure: the error names the key; the header room, which the
+    # sender's bytes overwrote, is written again by the receiver's next send
+    other = _nested(1.0).exclude("step")
+    other.set("step", torch.zeros(4, 2, dtype=torch.int64)).consolidate().send(dst=1)
+    _expect_error(
+        lambda: into.recv(src=0), "'step'", "(4,)", "(4, 2)", "were overwritten"
+    )
+    _nested(5.0).consolidate().send(dst=1)
+    into.recv(src=0)
+    into.send(dst=1)
+    probe.recv(src=0)
+    assert (probe == _nested(5.0)).all()
+    # a receive left pending (return_premature) does not hold the storage
+    _nested(6.0).consolidate().send(dst=1)
+    (pending,) = into.irecv(src=0, return_premature=True)
+    assert not _landed_in(wire, into["obs"])
+    pending.wait()
+    assert (into == _nested(6.0)).all()
+
+
+def test_consolidated_receivers_of_every_kind_take_the_message_in_place(monkeypatch):
+    import tensordict._distributed as td_dist
+
+    wire = _Recording()
+    monkeypatch.setattr(td_dist, "dist", wire)
+    lazy = _lazy(0.0).consolidate()
+    _lazy(2.0).consolidate().send(dst=1)
+    lazy.recv(src=0)
+    assert _landed_in(wire, lazy.tensordicts[0]["a"])
+    assert (lazy.tensordicts[1]["a"] == 3).all()
+    assert (lazy.tensordicts[1]["b", "c"] == 2).all()
+    frame = _frame(0.0).consolidate()
+    _frame(3.0).consolidate().send(dst=1)
+    frame.recv(src=0)
+    assert _landed_in(wire, frame.obs)
+    assert (frame.obs == 3).all() and (frame.reward == -3).all()
+    # a raw pointer into the storage taken before its first receive (DLPack) keeps
+    # the memory it points to (never freed under it), which no longer holds the leaf
+    into = _zeros_like_nested().consolidate()
+    raw = torch.from_dlpack(torch.utils.dlpack.to_dlpack(into["obs"]))
+    _nested(2.0).consolidate().send(dst=1)
+    into.recv(src=0)
+    assert (into["obs"] == 2).all() and _landed_in(wire, into["obs"])
+    assert not raw.any() and raw.data_ptr() != into["obs"].data_ptr()
+
+
+def test_consolidated_receiver_whose_storage_cannot_grow_copies(monkeypatch, tmp_path):
+    import tensordict._distributed as td_dist
+
+    wire = _Recording()
+    monkeypatch.setattr(td_dist, "dist", wire)
+    shared = _zeros_like_nested().consolidate(share_memory=True)
+    mapped = _zeros_like_nested().consolidate(filename=tmp_path / "into.bin")
+    viewed = _zeros_like_nested().consolidate()
+    array = viewed["obs"].numpy()  # torch marks the storage not resizable
+    for into in (shared, mapped, viewed):
+        storage = into["obs"].untyped_storage()
+        size, address = storage.nbytes(), storage.data_ptr()
+        _nested(2.0).consolidate().send(dst=1)
+        into.recv(src=0)
+        assert (into == _nested(2.0)).all() and not _landed_in(wire, into["obs"])
+        storage = into["obs"].untyped_storage()
+        assert (storage.nbytes(), storage.data_ptr()) == (size, address)
+        # a mismatch writes nothing into a receiver that copies
+        other = _nested(1.0).exclude("step")
+        other.set("step", torch.zeros(4, 2, dtype=torch.int64))
+        other.consolidate().send(dst=1)
+        _expect_error(
+            lambda: into.recv(src=0), "'step'", "(4,)", "(4, 2)", "Nothing was written"
+        )
+        assert (into == _nested(2.0)).all()
+    assert (array == 2).all()  # a NumPy view sees what was received
+    assert shared.is_shared()
