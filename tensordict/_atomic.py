@@ -192,9 +192,18 @@ def broadcasts_to(shape, target) -> bool:
 
 def _indexed_shape(batch_size, index, batch_shape_at):
     """The batch shape ``index`` leaves: computed directly for an int, a slice or a
-    1-d integer tensor on the first dim (the common writes), else by
-    ``batch_shape_at``."""
+    1-d integer tensor on the first dim, or a tuple of ints and slices (the common
+    writes), else by ``batch_shape_at``."""
     kind = type(index)
+    if kind is tuple and len(index) <= len(batch_size):
+        shape = []
+        for size, part in zip(batch_size, index):
+            if type(part) is slice:
+                shape.append(len(range(*part.indices(size))))
+            elif type(part) is not int or not -size <= part < size:
+                break  # anything else, or an int out of range: batch_shape_at
+        else:
+            return tuple(shape) + tuple(batch_size[len(index) :])
     if batch_size:
         first = batch_size[0]
         if kind is slice:

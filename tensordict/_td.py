@@ -876,7 +876,11 @@ class TensorDict(
         return result
 
     def _set_at_index(self, index, value) -> None:
-        idx = _normalize_index(index, self._batch_size)
+        self._set_at_normalized(_normalize_index(index, self._batch_size), value)
+
+    def _set_at_normalized(self, idx, value) -> None:
+        """``_set_at_index`` once ``idx`` is normalized (:func:`_normalize_index`): a
+        nested level takes it as it is (its batch dims start with this level's)."""
         if isinstance(value, (TensorDictBase, dict)):
             value_dims = value.batch_dims if isinstance(value, TensorDictBase) else None
             items = (
@@ -906,6 +910,8 @@ class TensorDict(
                             f"cannot write a tensordict into the tensor at key {key!r}"
                         )
                     existing[idx] = sub
+                elif type(existing) is TensorDict:
+                    existing._set_at_normalized(idx, sub)
                 elif isinstance(existing, TensorDictBase):
                     existing._set_at_index(idx, sub)
                 else:  # non-tensor data: one value, or one per element if they differ
