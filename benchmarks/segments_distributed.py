@@ -76,19 +76,18 @@ def _worker(rank, port, transfers, queue):
     into = torch.zeros(409600, dtype=torch.uint8)
     staged = torch.zeros(ROOM + into.numel(), dtype=torch.uint8)
 
-    def staged_send():
+    def timed(post):
         marks["post"] = ns()
-        work = dist.isend(staged, other)
+        work = post()
         marks["posted"] = ns()
         work.wait()
         marks["waited"] = ns()
 
+    def staged_send():
+        timed(lambda: dist.isend(staged, other))
+
     def staged_recv():
-        marks["post"] = ns()
-        work = dist.irecv(first, other)
-        marks["posted"] = ns()
-        work.wait()
-        marks["waited"] = ns()
+        timed(lambda: dist.irecv(first, other))
         ctypes.memmove(into.data_ptr(), first.data_ptr() + ROOM, into.numel())
 
     cases = {

@@ -57,6 +57,7 @@ from tensordict._registry import container_class
 from tensordict._structure import (
     _ALIGN,
     Layout,
+    aligned,
     canonical_order,
     copy_bytes,
     first_difference,
@@ -152,6 +153,28 @@ class _Plan:
         self._landing = None  # where a first message lands in the storage (below)
         self._landing_busy = False  # a receive in flight uses it
 
+    @property
+    def data_offset(self) -> int:
+        """Where data sent inline starts in a first message: after the header and
+        the signature, aligned."""
+        return aligned(_HEADER_BYTES + len(self.sig))
+
+    def whole_header(self) -> list:
+        """The eight integers a consolidated sender of this structure writes when its
+        block rides in the first message (made once per plan)."""
+        if self._whole_header is None:
+            self._whole_header = [
+                _MAGIC,
+                self.fp,
+                len(self.sig),
+                _WHOLE,
+                self.full_layout.nbytes,
+                0,
+                0,
+                self.data_offset,
+            ]
+        return self._whole_header
+
     def in_headroom(self, device) -> Tensor | None:
         """The consolidated block with the header and signature written in the room
         ``consolidate`` leaves in front of it: the whole transfer as one message, sent
@@ -162,8 +185,7 @@ class _Plan:
         if self._in_headroom is None:
             self._in_headroom = False
             block, nbytes = self.block, self.full_layout.nbytes
-            head = _HEADER_BYTES + len(self.sig)
-            offset = -(-head // _ALIGN) * _ALIGN
+            head, offset = _HEADER_BYTES + len(self.sig), self.data_offset
             start = block.storage_offset() - offset
             if start >= 0 and offset + nbytes <= FIRST_MESSAGE_BYTES:
                 message = block.new_empty(0).set_(
@@ -189,8 +211,7 @@ class _Plan:
             self._landing = False
             block = self.block
             if block is not None and block.device.type == "cpu":
-                nbytes = self.full_layout.nbytes
-                offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+                nbytes, offset = self.full_layout.nbytes, self.data_offset
                 start = block.storage_offset() - offset
                 if (
                     start >= 0
@@ -200,11 +221,10 @@ class _Plan:
                     region = block.new_empty(0).set_(
                         block.untyped_storage(), start, (FIRST_MESSAGE_BYTES,)
                     )
-                    header = [_MAGIC, self.fp, len(self.sig), _WHOLE, nbytes, 0, 0]
                     self._landing = (
                         region,
                         region[:_HEADER_BYTES].view(torch.int64),
-                        header + [offset],
+                        self.whole_header(),
                     )
         if self._landing is False or self._landing_busy:
             return None
@@ -221,20 +241,7 @@ class _Plan:
         block = self.block
         if block is None or block.device.type != "cpu" or first.device.type != "cpu":
             return None
-        if self._whole_header is None:
-            nbytes = self.full_layout.nbytes
-            offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
-            self._whole_header = [
-                _MAGIC,
-                self.fp,
-                len(self.sig),
-                _WHOLE,
-                nbytes,
-                0,
-                0,
-                offset,
-            ]
-        header = self._whole_header
+        header = self.whole_header()
         offset, nbytes = header[7], header[4]
         if offset + nbytes > first.numel():
             return None
@@ -251,7 +258,7 @@ class _Plan:
         nbytes = self.small_layout.nbytes
         if not _fits_inline(self, nbytes) or not nbytes:
             return None
-        offset = -(-(_HEADER_BYTES + len(self.sig)) // _ALIGN) * _ALIGN
+        offset = self.data_offset
         header = [_MAGIC, self.fp, len(self.sig), _SPLIT, nbytes, 0, 0, offset]
         views = self.small_layout.views(first[offset : offset + nbytes])
         return header, [self.leaves[i] for i in self.small], views
@@ -429,7 +436,7 @@ def _stream(
     folder's description); with ``inline``, room for the ``nbytes`` of data after
     them (at an aligned offset, which the header gives), for the caller to fill."""
     head = _HEADER_BYTES + len(plan.sig) + len(extra)
-    offset = -(-head // _ALIGN) * _ALIGN if inline else 0
+    offset = aligned(head) if inline else 0
     stream = torch.empty(offset + nbytes if inline else head, dtype=torch.uint8)
     stream[:head] = _header(plan, mode, nbytes, n_large, extra, offset)
     return stream if device is None else stream.to(device)
@@ -539,6 +546,15 @@ def _nothing() -> None:
 _SPARE_FIRST: list = []
 
 
+def _first_buffer(device) -> tuple:
+    """A first-message buffer on ``device`` and its header's eight integers: a spare
+    one on the CPU when there is one."""
+    if device.type == "cpu" and _SPARE_FIRST:
+        return _SPARE_FIRST.pop()
+    first = torch.empty(FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=device)
+    return first, first[:_HEADER_BYTES].view(torch.int64)
+
+
 class _PendingRecv:
     """A receive in flight: ``wait()`` checks the header, receives the data and writes
     the leaves. What ``irecv(return_premature=True)`` returns (in a list)."""
@@ -579,18 +595,7 @@ class _PendingRecv:
             return
         if landed:
             raise RuntimeError("recv: the receiver's storage changed during a receive")
-        spare = None
-        if self._device.type == "cpu":
-            try:
-                spare = _SPARE_FIRST.pop()
-            except IndexError:
-                pass
-        if spare is None:
-            first = torch.empty(
-                FIRST_MESSAGE_BYTES, dtype=torch.uint8, device=self._device
-            )
-            spare = first, first[:_HEADER_BYTES].view(torch.int64)
-        self._first, self._header = spare
+        self._first, self._header = _first_buffer(self._device)
         self._work = peer.irecv(self._first, tag)
         # what the check needs is worked out while the first message travels: posting
         # the receive first takes the plan (and, for a plain tensordict, the signature
@@ -659,12 +664,7 @@ class _PendingRecv:
         if magic == _MAGIC:
             length = inline + nbytes if inline else _HEADER_BYTES + sig_len + extra_len
         length = max(_HEADER_BYTES, min(length, FIRST_MESSAGE_BYTES))
-        try:
-            spare = _SPARE_FIRST.pop()
-        except IndexError:
-            first = torch.empty(FIRST_MESSAGE_BYTES, dtype=torch.uint8)
-            spare = first, first[:_HEADER_BYTES].view(torch.int64)
-        self._first, self._header = spare
+        self._first, self._header = _first_buffer(_CPU)
         copy_bytes(self._first[:length], region[:length])
 
     def _complete(self) -> bool:

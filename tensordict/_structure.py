@@ -36,6 +36,7 @@ from tensordict.base import TensorDictBase
 __all__ = [
     "Layout",
     "advise_huge_pages",
+    "aligned",
     "build",
     "copy_bytes",
     "canonical_order",
@@ -49,6 +50,13 @@ __all__ = [
 
 # Each dtype group starts on this boundary (bytes): any dtype's view of a group is aligned.
 _ALIGN = 16
+
+
+def aligned(nbytes: int) -> int:
+    """``nbytes`` rounded up to the next dtype group boundary (``_ALIGN``)."""
+    return -(-nbytes // _ALIGN) * _ALIGN
+
+
 # Leaves of this many bytes and more are packed one ``memmove`` each (see copy_bytes).
 _MEMMOVE_BYTES = 1 << 20
 
@@ -191,7 +199,7 @@ class Layout:
                     offset += numel * itemsize
                 runs.append((torch.Size(shape), positions, numel))
             groups.append((dtype, start, offset - start, runs))
-            start = -(-offset // _ALIGN) * _ALIGN
+            start = aligned(offset)
         self.groups = groups
         self.offsets = offsets
         self.nbytes = start
