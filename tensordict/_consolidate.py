@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from tensordict._disk import _pool
+from tensordict._ops.lock import keep_lock
 from tensordict._structure import (
     Layout,
     advise_huge_pages,
@@ -38,6 +39,7 @@ from tensordict._structure import (
     describe,
     leaf_items,
 )
+from tensordict._transfer import staged_leaves
 from tensordict.memmap import write_pieces
 
 __all__ = [
@@ -424,17 +426,35 @@ class ConsolidateMixin:
         return from_consolidated(filename)
 
     def _moved_whole(self, device, dtype=None, non_blocking: bool = False):
-        """This tensordict on ``device`` in one copy of its storage (consolidated, as
-        this one is), or None when it is not consolidated or ``dtype`` casts (then
-        ``to`` goes leaf by leaf). The ``shortcut`` of the generated ``to``."""
+        """The ``shortcut`` of the generated ``to``: this tensordict on ``device`` in
+        few copies, or None when ``dtype`` casts or no shortcut applies (then ``to``
+        goes leaf by leaf). A consolidated tensordict moves as one copy of its storage
+        (and stays consolidated); between the host and a GPU, the small leaves of any
+        other move as one block (``tensordict/_transfer.py``)."""
         if device is None or dtype is not None:
             return None
+        device = torch.device(device)
         parts = consolidated_parts(self)
         if parts is None:
-            return None
-        device = torch.device(device)
+            leaves, rebuild = self._leaves_and_rebuild()
+            moved = staged_leaves(leaves, device, non_blocking)
+            if moved is None:
+                return None
+            return keep_lock(self, rebuild(moved, device=device))
         block, paths, leaves, layout = parts
         new_block = block.to(device, non_blocking=non_blocking)
+        own_leaves, rebuild = self._leaves_and_rebuild()
+        if len(own_leaves) == len(leaves):  # the same views, cut from the new block
+            position = {id(leaf): i for i, leaf in enumerate(leaves)}
+            views = layout.views(new_block)
+            try:
+                moved = [views[position[id(leaf)]] for leaf in own_leaves]
+            except KeyError:  # a walk disagreement: rebuild from the description
+                moved = None
+            if moved is not None:
+                result = rebuild(moved, device=device)
+                _set_block(result, new_block)
+                return result.lock_() if self.is_locked else result
         desc = description(self, paths, leaves)
         return _from_block(
             new_block,

@@ -78,7 +78,11 @@ class DeviceOp(leafwise.LeafwiseOp):
             code += (
                 f"\nshortcut = self.{self.shortcut}(device, dtype, non_blocking)"
                 "\nif shortcut is not None:  # done without the leaf-by-leaf way"
-                "\n    return shortcut"
+                + (
+                    "\n    return _ops.assign_inplace(self, shortcut) if inplace else shortcut"
+                    if "inplace" in rule.rule.defines
+                    else "\n    return shortcut"
+                )
             )
         return code
 

@@ -2778,7 +2778,7 @@ class TensorDictGeneratedOps:
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
         if shortcut is not None:  # done without the leaf-by-leaf way
-            return shortcut
+            return _ops.assign_inplace(self, shortcut) if inplace else shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         result = rebuild(new, device=new_device)
@@ -2803,7 +2803,7 @@ class TensorDictGeneratedOps:
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
         if shortcut is not None:  # done without the leaf-by-leaf way
-            return shortcut
+            return _ops.assign_inplace(self, shortcut) if inplace else shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         result = rebuild(new, device=new_device)
@@ -2829,7 +2829,7 @@ class TensorDictGeneratedOps:
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
         if shortcut is not None:  # done without the leaf-by-leaf way
-            return shortcut
+            return _ops.assign_inplace(self, shortcut) if inplace else shortcut
         leaves, rebuild = self._leaves_and_rebuild()
         new = [x.to(device, dtype, non_blocking=non_blocking) for x in leaves]
         result = rebuild(new, device=new_device)

@@ -31,7 +31,12 @@ def _as_device(device: Any, op: str) -> torch.device:
     return parsed
 
 
-_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "other", "inplace"})
+# ``non_blocking_pin`` and ``num_threads`` are 0.15.3's ways to ask for a staged move
+# to a GPU; every move between the host and a GPU is staged here
+# (``tensordict/_transfer.py``), so they change nothing.
+_TO_KEYWORDS = frozenset(
+    {"device", "dtype", "non_blocking", "other", "inplace", "non_blocking_pin", "num_threads"}
+)
 
 
 def to_device_rule(current, args: tuple, kwargs: dict, op: str):
