@@ -31,7 +31,21 @@ import torch
 #: extension is built: read once, at import.
 NO_C_VARIABLE = "TENSORDICT_NO_C"
 
+#: torch.compile traces through the C reads (their Python stand-ins, registered with
+#: ``torch.compiler.substitute_in_graph``) from this torch on; torch 2.11's dynamo
+#: breaks the graph at a substituted method of a user type, so older torch runs the
+#: Python reads.
+C_READS_MIN_TORCH = (2, 13)
+
+
+def _torch_version() -> tuple:
+    release = torch.__version__.split("+")[0].split(".")
+    return tuple(int(part) for part in release[:2] if part.isdigit())
+
+
 if os.environ.get(NO_C_VARIABLE, "") not in ("", "0"):
+    _fastreads = None
+elif _torch_version() < C_READS_MIN_TORCH:
     _fastreads = None
 else:
     try:

@@ -202,8 +202,13 @@ def _moved(batch_size: torch.Size, names, change, probe_shape):
 
 
 def _probe_fields(probe) -> tuple:
-    """``(shape, id)`` of the leaf a context watches (``(None, None)`` without one)."""
-    return (None, None) if probe is None else (probe.shape, id(probe))
+    """``(shape, id)`` of the leaf a context watches (``(None, None)`` without one).
+    Under torch.compile the id is not taken (dynamo before torch 2.13 cannot take the
+    id of a tensor made in the graph) and not needed: :func:`_batch_change` reads the
+    batch dims from the shapes there."""
+    if probe is None:
+        return None, None
+    return probe.shape, None if torch.compiler.is_compiling() else id(probe)
 
 
 class TensorDictContext:
@@ -233,11 +238,7 @@ class TensorDictContext:
         self.names = names
         self.non_tensor = non_tensor
         self.probe_index = probe_index
-        if probe is None:
-            self.probe_shape = self.probe_id = None
-        else:
-            self.probe_shape = probe.shape
-            self.probe_id = id(probe)
+        self.probe_shape, self.probe_id = _probe_fields(probe)
 
     def _compared(self) -> tuple:
         return (self.keys, self.batch_size, self.device, self.names)

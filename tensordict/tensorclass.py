@@ -938,13 +938,13 @@ def _forwarder(name: str) -> Callable:
     target = getattr(TensorDict, name)
     if name in _RETURNS_ENTRIES:
 
-        @functools.wraps(target)
+        @_wraps(target)
         def method(self, *args, **kwargs):
             return getattr(self._tensordict, name)(*args, **kwargs)
 
         return method
 
-    @functools.wraps(target)
+    @_wraps(target)
     def method(self, *args, **kwargs):
         args = tuple(_unwrap(a) for a in args)
         return self._wrap(getattr(self._tensordict, name)(*args, **kwargs))
@@ -952,10 +952,26 @@ def _forwarder(name: str) -> Callable:
     return method
 
 
+def _wraps(target: Callable) -> Callable:
+    """``functools.wraps(target)``; a C method (TensorDict's reads in C,
+    ``tensordict/_hotreads.py``) is not recorded as ``__wrapped__``: tools that unwrap
+    (``doctest`` on Python 3.12+, ``inspect``) expect a Python function there."""
+    wraps = functools.wraps(target)
+    if hasattr(target, "__code__"):
+        return wraps
+
+    def decorate(method: Callable) -> Callable:
+        method = wraps(method)
+        del method.__wrapped__
+        return method
+
+    return decorate
+
+
 def _class_forwarder(name: str) -> classmethod:
     target = getattr(TensorDict, name)
 
-    @functools.wraps(target)
+    @_wraps(target)
     def method(cls, *args, **kwargs):
         args = tuple(_unwrap_items(a) for a in args)
         return cls._wrap_new(getattr(TensorDict, name)(*args, **kwargs))

@@ -126,8 +126,11 @@ ARGS: dict[str, list] = {
 STRUCTURE_ONLY = {"data_ptr"}
 # Ops that need a CUDA device (or pinned memory, which needs one).
 NEEDS_CUDA = {"cuda", "record_stream", "pin_memory", "pin_memory_"}
-# Ops that refuse this data on a TensorDict too (checked: the same error here).
-ALWAYS_RAISES = {"stack_from_tensordict", "cat_from_tensordict"}
+# Ops that refuse this data on a TensorDict too (checked: the same error here):
+# ``record_stream`` takes GPU leaves only (these containers live on the host), and
+# ``pin_memory_`` replaces the leaves, which a locked (memory-mapped) or file-backed
+# container refuses.
+ALWAYS_RAISES = {"stack_from_tensordict", "cat_from_tensordict", "record_stream", "pin_memory_"}
 # torch functions only, not named torch.<name> (spec/loss.yaml)
 TORCH_ONLY = {
     "l1_loss": torch.nn.functional.l1_loss,

@@ -150,6 +150,9 @@ def expected_device(op: Op, td, args, kwargs):
         named = ("cpu",) if op.name == "cpu" else _devices(args)
         device = torch._C._nn._parse_to(*named, **{k: v for k, v in kwargs.items() if k == "device"})[0]
         return device if device is not None else td.device
+    if op.name == "cuda":  # td.cuda(index): that CUDA device; td.cuda(): the current one
+        index = args[0] if args else kwargs.get("device")
+        return torch.device("cuda", torch.cuda.current_device() if index is None else index)
     device = kwargs.get("device")
     return torch.device(device) if device is not None else td.device
 
@@ -242,6 +245,8 @@ def test_entry(op: Op, structure: str) -> None:
     )
     for seed, call in enumerate(op.tests.calls):
         td = make(structure, seed, op.tests.floating)
+        if op.name == "record_stream" and CUDA:  # a stream records GPU memory only
+            td = td.cuda()
         try:
             args, kwargs = arguments(call.args, td, other=make(structure, seed + 50))
             check_case(op, td, args, kwargs)
