@@ -812,11 +812,17 @@ class TensorDict(
     def _index_normalized(self, idx) -> "TensorDict":
         """``self[idx]`` for an index ``_normalize_index`` gave (nested levels share
         it rather than normalising it again)."""
-        if type(idx) is Tensor and idx.ndim == 1 and idx.dtype in _ROW_INDEX_DTYPES:
+        if (
+            type(idx) is Tensor
+            and idx.ndim == 1
+            and idx.dtype in _ROW_INDEX_DTYPES
+            and idx.device.type == "cpu"
+        ):
             # rows by number (what samplers give): index_select, a fifth cheaper per
-            # leaf than torch's general indexing; it refuses negative or out-of-range
-            # rows and an index on another device, which the general indexing below
-            # then wraps (negatives) or reports
+            # leaf than torch's general indexing on the CPU (on a GPU it is the slower
+            # of the two: 1004 against 857 µs for 100 leaves on an H200); it refuses
+            # negative or out-of-range rows and an index on another device, which the
+            # general indexing below then wraps (negatives) or reports
             try:
                 return self._index_leaves(idx, True)
             except (IndexError, RuntimeError):

@@ -7,7 +7,8 @@ gathers the small leaves into one block and moves the block:
 
 - host -> GPU: the small leaves are packed into one pinned block (a memory copy on
   the CPU), the block goes to the GPU in one asynchronous copy, and the new leaves
-  are views of the GPU block.
+  are views of the GPU block. Leaves already in pinned memory are not packed: each
+  is copied asynchronously (what a copy from pinned memory costs is its launch).
 - GPU -> host: the small leaves are packed on the GPU (one ``stack`` per run of
   same-shaped leaves), the block comes back in one copy into pinned memory, and the
   new leaves are views of it. As torch's ``Tensor.to("cpu", non_blocking=True)``
@@ -49,6 +50,17 @@ def staged_leaves(
     grad, sparse or nested leaves, tensor subclasses): ``to`` then goes leaf by leaf."""
     if not _stageable(leaves, device):
         return None
+    source = leaves[0].device
+    gpu = device if device.type != "cpu" else source
+    if source.type == "cpu" and leaves[0].is_pinned():
+        # pinned leaves (asked once, of the first: each ask costs microseconds) go to
+        # the GPU as they are, all copies queued before one wait: packing them would
+        # copy the bytes once more on the CPU (585 µs for 6.5 MB on an H200's host)
+        with torch.no_grad():
+            moved = [leaf.to(device, non_blocking=True) for leaf in leaves]
+        if not non_blocking:
+            torch.cuda.current_stream(gpu).synchronize()
+        return moved
     small, budget = [], STAGE_MAX_BYTES
     for pos, leaf in enumerate(leaves):
         nbytes = leaf.numel() * leaf.element_size()
@@ -57,8 +69,6 @@ def staged_leaves(
             budget -= nbytes
     if len(small) < 2:
         return None
-    source = leaves[0].device
-    gpu = device if device.type != "cpu" else source
     staged = [leaves[pos] for pos in small]
     layout = Layout.of(staged)
     with torch.no_grad():

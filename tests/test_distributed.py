@@ -207,7 +207,8 @@ def point_to_point(rank, world):
         # landed in place (its storage grew once), the next ones take no new memory
         storage = remote["obs"].untyped_storage()
         address, size = storage.data_ptr(), storage.nbytes()
-        assert size > before
+        if hasattr(torch.UntypedStorage, "_swap_data_ptr_"):  # else it copied
+            assert size > before
         remote.recv(src=peer)
         assert (remote["obs"] == 11).all() and (remote["next", "obs"] == 12).all()
         assert remote.is_consolidated()

@@ -448,9 +448,12 @@ def narrow_rule(batch_size, dim: Any, start: Any, length: Any, op: str):
 
 
 def assign_inplace(td: TensorDictBase, result: TensorDictBase) -> TensorDictBase:
-    """``inplace=True``: ``td`` takes ``result``'s entries and batch size; ``td``."""
+    """``inplace=True``: ``td`` takes ``result``'s entries, batch size and device
+    (``to(device, inplace=True)``); ``td``."""
     td._replace_contents(result)
     td.batch_size = result.batch_size
+    if result.device != td.device:
+        td._device = result.device  # where the moved leaves are
     return td
 
 

@@ -26,6 +26,8 @@ def stack_inputs(input: Any, op: str) -> list:
     tds = list(input)
     if not tds:
         raise ValueError(f"{op}(): expected a non-empty sequence of tensordicts")
+    if all(_base.is_tensor_collection(kind) for kind in {type(td) for td in tds}):
+        return tds  # one check per class of item (the items are mostly of one)
     for i, td in enumerate(tds):
         if not _base.is_tensor_collection(td):
             raise TypeError(
@@ -40,6 +42,9 @@ def stack_rule(input: Any, dim: Any, op: str):
     size, and ``dim`` may also be one past the last batch dim."""
     tds = stack_inputs(input, op)
     bs = tds[0].batch_size
+    if len({td.batch_size for td in tds}) == 1:
+        d = batch_dim(dim, bs, op, extra=1)
+        return tds, d, bs[:d] + (len(tds),) + bs[d:]
     for i, td in enumerate(tds):
         if td.batch_size != bs:
             raise RuntimeError(
@@ -78,7 +83,7 @@ def stacked_leaves(tds: list, leaves: list, op: str) -> list:
     if len(tds) == 1:
         return [(x,) for x in leaves]
     dense = dense_class()
-    if all(type(td) is dense for td in tds):
+    if {type(td) for td in tds} == {dense}:
         out: list = []
         if _dense_columns([td._tensordict for td in tds], out, dense):
             return out  # else a key differs: the general path names it
@@ -113,9 +118,11 @@ def _dense_columns(storages: list, out: list, dense) -> bool:
         except KeyError:
             return False
         if isinstance(value, torch.Tensor):
-            for v in values:
-                if not isinstance(v, torch.Tensor):
-                    return False
+            kinds = {type(v) for v in values}  # one check for the common case
+            if not (len(kinds) == 1 and torch.Tensor in kinds):
+                for v in values:
+                    if not isinstance(v, torch.Tensor):
+                        return False
             if not _base.is_unbatched(value):  # an UnbatchedTensor is not stacked
                 out.append(values)
         elif type(value) is dense:
