@@ -4,6 +4,7 @@
 # minutes on one H100 with 16 cores; CI (no GPU) never runs it.
 #
 #   bash scripts/gpu_check.sh [OUTDIR]
+#   TESTS="tests/test_cuda.py" bash scripts/gpu_check.sh   # some test files only
 #
 # Uses the `python3` that holds a CUDA build of torch. What it lacks comes from wheels in
 # .whl/ (pip download them elsewhere when the machine has no network): black and its
@@ -35,7 +36,7 @@ cat "$out/versions.txt"
 xdist=""
 "$py" -c "import xdist" 2>/dev/null && xdist="-n 8"
 echo "== tests"
-timeout 420 "$py" -m pytest tests -q -p no:cacheprovider $xdist -rfE > "$out/tests.log" 2>&1
+timeout 420 "$py" -m pytest ${TESTS:-tests} -q -p no:cacheprovider $xdist -rfE > "$out/tests.log" 2>&1
 echo "tests exit $?"; tail -25 "$out/tests.log"
 if [ -d "$ref/tensordict" ]; then
   echo "== benchmark"
