@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from tensordict import _ops
 from tensordict._generated.torch_functions import TORCH_FUNCTIONS
 from tensordict.base import TensorDictBase, is_tensor_collection
 
@@ -49,7 +50,11 @@ def dispatch(func: Callable, types, args: tuple, kwargs: dict) -> Any:
         items = list(seq) if seq is not None else []
         if not items or not is_tensor_collection(items[0]):
             return NotImplemented
-        return getattr(type(items[0]), target)(items, *args, **kwargs)
+        try:
+            return getattr(type(items[0]), target)(items, *args, **kwargs)
+        except TypeError as err:  # raised by torch: say which key, where known
+            _ops.explain_stack_error(items, target, err)
+            raise
     # "function": the tensordict comes first (``F.l1_loss(tensor, td)`` is refused:
     # torch raises its TypeError)
     args = _unpacked(args)

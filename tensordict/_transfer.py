@@ -53,11 +53,15 @@ def staged_leaves(
     source = leaves[0].device
     gpu = device if device.type != "cpu" else source
     if source.type == "cpu" and leaves[0].is_pinned():
-        # pinned leaves (asked once, of the first: each ask costs microseconds) go to
-        # the GPU as they are, all copies queued before one wait: packing them would
-        # copy the bytes once more on the CPU (585 µs for 6.5 MB on an H200's host)
+        # pinned leaves (asked once, of the first: each ask costs microseconds) are
+        # not packed, which would copy their bytes once more on the CPU (585 µs for
+        # 6.5 MB on an H200's host): one block is allocated on the GPU and every leaf
+        # copied into its view, the copies queued from C++ in one call
+        layout = Layout.of(leaves)
+        block = torch.empty(layout.nbytes, dtype=torch.uint8, device=device)
+        moved = layout.views(block)
         with torch.no_grad():
-            moved = [leaf.to(device, non_blocking=True) for leaf in leaves]
+            torch._foreach_copy_(moved, leaves, non_blocking=True)
         if not non_blocking:
             torch.cuda.current_stream(gpu).synchronize()
         return moved
@@ -95,25 +99,27 @@ def staged_leaves(
 
 def _stageable(leaves: list[Tensor], device: torch.device) -> bool:
     """Whether every leaf is a plain strided tensor on the host going to one GPU, or
-    on one GPU coming to the host, with no autograd history to keep."""
+    on one GPU coming to the host, with no autograd history to keep. (Each check is an
+    attribute read: a few hundred nanoseconds a leaf in all. A leaf with a lazy
+    conjugate or negative bit is copied as its values, as ``Tensor.to`` does.)"""
     if len(leaves) < 2 or device.type not in ("cpu", "cuda"):
         return False
     source = leaves[0].device
-    if (device.type == "cpu") == (source.type == "cpu") or source.type not in (
-        "cpu",
-        "cuda",
-    ):
+    to_host = device.type == "cpu"
+    if to_host == (source.type == "cpu") or source.type not in ("cpu", "cuda"):
         return False
     grad = torch.is_grad_enabled()
+    on_host = not to_host
     for leaf in leaves:
+        kind = type(leaf)
         if (
-            (type(leaf) is not Tensor and type(leaf) is not MemoryMappedTensor)
-            or leaf.device != source
-            or leaf.layout is not torch.strided
+            (kind is not Tensor and kind is not MemoryMappedTensor)
+            or leaf.is_cpu is not on_host
             or leaf.is_nested
+            or leaf.layout is not torch.strided
             or (grad and leaf.requires_grad)
-            or leaf.is_conj()
-            or leaf.is_neg()
         ):
             return False
+    if not on_host and len({leaf.device for leaf in leaves}) > 1:
+        return False  # leaves on several GPUs
     return True

@@ -2,7 +2,7 @@
 
 Prints one JSON object: the package and torch versions, the card, and for each case
 the per-round medians (µs) of the tensordict call, of the same work written by hand
-on a plain dict ("hand"), and of the floor where one is defined. ``compare_gpu.py``
+on a plain dict ("hand"), and of the floor where one is defined, timed in turns. ``compare_gpu.py``
 runs it once for this project and once for 0.15.3 (one process per side) and checks
 the targets. Every timed call is followed, once per batch of calls, by a
 ``torch.cuda.synchronize()``, so a call's time includes its copies.
@@ -25,20 +25,26 @@ from tensordict import TensorDict
 N_LEAVES, SHAPE = 100, (256, 64)  # 100 leaves of 64 KB: 6.5 MB
 
 
-def _timer(fn, reps: int, rounds: int) -> list[float]:
-    for _ in range(3):
-        fn()
+def _timer(fns: list, reps: int, rounds: int) -> list[list[float]]:
+    """Per-round medians (µs per call) of each of ``fns``, timed in turns (one batch
+    of ``reps`` calls of each, five times a round), so that the machine's drift during
+    a run reaches them alike."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
     torch.cuda.synchronize()
-    out = []
+    out = [[] for _ in fns]
     for _ in range(rounds):
-        samples = []
+        samples = [[] for _ in fns]
         for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                fn()
-            torch.cuda.synchronize()
-            samples.append((time.perf_counter() - t0) / reps * 1e6)
-        out.append(statistics.median(samples))
+            for fn, into in zip(fns, samples):
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    fn()
+                torch.cuda.synchronize()
+                into.append((time.perf_counter() - t0) / reps * 1e6)
+        for series, into in zip(out, samples):
+            series.append(statistics.median(into))
     return out
 
 
@@ -133,10 +139,11 @@ def main() -> None:
         if args.k not in name:
             continue
         reps = REPS.get(name, 20)
+        timed = _timer([f for f in (ours, hand, floor) if f is not None], reps, args.rounds)
         rows[name] = {
-            "td": _timer(ours, reps, args.rounds),
-            "hand": _timer(hand, reps, args.rounds),
-            "floor": None if floor is None else _timer(floor, reps, args.rounds),
+            "td": timed[0],
+            "hand": timed[1],
+            "floor": timed[2] if floor is not None else None,
         }
     print(json.dumps({
         "tensordict": getattr(tensordict, "__version__", "?"),

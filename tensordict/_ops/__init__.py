@@ -119,6 +119,7 @@ from tensordict._ops.reduction import (
 )
 from tensordict._ops.stacking import (
     cat_rule,
+    explain_stack_error,
     lazy_stack,
     lazy_view,
     stack_non_tensor,

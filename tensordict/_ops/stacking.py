@@ -118,11 +118,9 @@ def _dense_columns(storages: list, out: list, dense) -> bool:
         except KeyError:
             return False
         if isinstance(value, torch.Tensor):
-            kinds = {type(v) for v in values}  # one check for the common case
-            if not (len(kinds) == 1 and torch.Tensor in kinds):
-                for v in values:
-                    if not isinstance(v, torch.Tensor):
-                        return False
+            # the other values are not checked one by one (a quarter of a stack's
+            # time on a GPU for 64 tensordicts of 20 leaves): a non-tensor among them
+            # makes torch.stack raise its TypeError
             if not _base.is_unbatched(value):  # an UnbatchedTensor is not stacked
                 out.append(values)
         elif type(value) is dense:
@@ -138,6 +136,34 @@ def _dense_columns(storages: list, out: list, dense) -> bool:
                 if isinstance(v, (torch.Tensor, _base.TensorDictBase)):
                     return False
     return True
+
+
+def explain_stack_error(tds: list, op: str, err: Exception) -> None:
+    """After ``op`` (``stack``/``cat``) of dense tensordicts failed inside torch (their
+    tensor entries are not checked one by one beforehand, see :func:`_dense_columns`):
+    raise a TypeError naming the first key whose entry is a tensor in the first
+    tensordict and something else in another; return when there is none."""
+    dense = dense_class()
+    if len(tds) < 2 or {type(td) for td in tds} != {dense}:
+        return
+    _explain(tuple(), [td._tensordict for td in tds], op, err, dense)
+
+
+def _explain(prefix: tuple, storages: list, op: str, err: Exception, dense) -> None:
+    for key, value in storages[0].items():
+        path = prefix + (key,)
+        values = [storage.get(key) for storage in storages]
+        if isinstance(value, torch.Tensor):
+            for i, v in enumerate(values):
+                if not isinstance(v, torch.Tensor):
+                    name = path[0] if len(path) == 1 else path
+                    raise TypeError(
+                        f"{op}(): the entry {name!r} is a tensor in tensordict 0 but a "
+                        f"{type(v).__name__} in tensordict {i}; stacked tensordicts "
+                        "hold the same kind of entry at each key"
+                    ) from err
+        elif type(value) is dense and all(type(v) is dense for v in values):
+            _explain(path, [v._tensordict for v in values], op, err, dense)
 
 
 def _has_non_tensor(td, dense) -> bool:

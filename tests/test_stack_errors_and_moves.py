@@ -1,0 +1,44 @@
+"""CPU-side parts of the GPU work: what ``to`` accepts, when it stages leaves
+(``tensordict/_transfer.py``; the staged copies themselves need a GPU:
+tests/test_cuda.py), and the error a stack of mismatched dense tensordicts raises."""
+
+import pytest
+import torch
+
+from tensordict import TensorDict
+from tensordict._transfer import staged_leaves
+
+
+def test_to_accepts_0153s_staging_keywords() -> None:
+    td = TensorDict(a=torch.ones(3), batch_size=[3], device="cpu")
+    assert td.to("cpu", non_blocking_pin=True, num_threads=4) is td
+    moved = td.to(torch.float64, non_blocking_pin=True)
+    assert moved["a"].dtype == torch.float64
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        td.to("cpu", pin_threads=2)
+
+
+def test_only_moves_between_the_host_and_a_gpu_are_staged() -> None:
+    leaves = [torch.ones(3), torch.zeros(2)]
+    assert staged_leaves(leaves, torch.device("cpu"), False) is None
+    assert staged_leaves(leaves, torch.device("meta"), False) is None
+    grads = [torch.ones(3, requires_grad=True), torch.ones(2)]
+    assert staged_leaves(grads, torch.device("cuda"), False) is None  # keeps history
+    assert staged_leaves([torch.ones(3)], torch.device("cuda"), False) is None
+
+
+@pytest.mark.parametrize(
+    "other, kind",
+    [
+        (TensorDict(x={"y": torch.ones(2)}, batch_size=[2]), "TensorDict"),
+        (TensorDict(x="text", batch_size=[2]), "str"),
+    ],
+)
+def test_stacking_a_tensor_with_another_kind_of_entry_names_the_key(other, kind) -> None:
+    first = TensorDict(x=torch.ones(2), batch_size=[2])
+    with pytest.raises(TypeError, match=f"the entry 'x' is a tensor in tensordict 0 but a {kind} in tensordict 1"):
+        torch.stack([first, other])
+    nested = TensorDict(n={"x": torch.ones(2)}, batch_size=[2])
+    wrong = TensorDict(n={"x": other["x"]}, batch_size=[2])
+    with pytest.raises(TypeError, match=r"the entry \('n', 'x'\) is a tensor"):
+        torch.stack([nested, wrong])
