@@ -361,10 +361,18 @@ class ConsolidateMixin:
         device = torch.device(device)
         if filename is not None:
             if device.type != "cpu":
-                raise ValueError(
-                    f"consolidate(filename={str(filename)!r}, device={device}): a "
-                    f"file-backed storage lives on the CPU; move the result afterwards"
+                # the file holds the bytes (on the host); the result is their copy on
+                # ``device``, moved in one copy, as 0.15.3 gives
+                if inplace:
+                    raise ValueError(
+                        f"consolidate(filename={str(filename)!r}, device={device}, "
+                        "inplace=True): a file-backed storage lives on the CPU; "
+                        "consolidate in place on the CPU, then move the result"
+                    )
+                on_host = self.consolidate(
+                    filename, num_threads=num_threads, device="cpu"
                 )
+                return on_host.to(device, non_blocking=non_blocking)
             desc = description(self, [paths[i] for i in order], leaves)
             block = _write_file(
                 Path(filename), layout, leaves, desc, *_copy_threads(num_threads)

@@ -224,10 +224,16 @@ def _parse_size(args: tuple, kwargs: dict, what: str) -> torch.Size:
     return size
 
 
+class MemoryMappedDeviceError(RuntimeError, ValueError):
+    """A device other than the CPU was asked of a MemoryMappedTensor (a RuntimeError,
+    as 0.15.3 raises; a ValueError, as this project raised before)."""
+
+
 def _check_device(device) -> None:
     if device is not None and torch.device(device).type != "cpu":
-        raise ValueError(
-            f"a MemoryMappedTensor lives on the CPU; device={device!r} is not allowed"
+        raise MemoryMappedDeviceError(
+            f"Only CPU tensors are supported: a MemoryMappedTensor lives on the CPU; "
+            f"device={device!r} is not allowed (move it afterwards with .to(device))"
         )
 
 

@@ -284,3 +284,22 @@ def test_map_with_gpu_work_in_the_workers() -> None:
     td = TensorDict(a=torch.arange(8.0), batch_size=[8])
     out = td.map(_to_gpu_and_double, num_workers=2, chunksize=4, mp_start_method="spawn")
     assert torch.equal(out["a"], torch.arange(8.0) * 2)
+
+
+def test_memory_mapped_tensors_stay_on_the_host(tmp_path) -> None:
+    with pytest.raises(RuntimeError, match="Only CPU tensors are supported"):
+        MemoryMappedTensor.zeros(3, 4, device=DEV)
+    from_gpu = MemoryMappedTensor.from_tensor(torch.arange(6.0, device=DEV), filename=tmp_path / "g.memmap")
+    assert from_gpu.device == torch.device("cpu") and torch.equal(from_gpu, torch.arange(6.0))
+    like = MemoryMappedTensor.zeros_like(torch.ones(2, 3, device=DEV))
+    assert like.device == torch.device("cpu") and like.shape == (2, 3)
+
+
+def test_consolidate_into_a_file_then_onto_the_gpu(tmp_path) -> None:
+    td = _mixed().exclude("big")
+    on_gpu = td.consolidate(filename=tmp_path / "td.bin", device=DEV)
+    assert on_gpu.device == DEV and on_gpu.is_consolidated()
+    _assert_same(on_gpu, td, DEV)
+    from tensordict import TensorDict as TD
+
+    _assert_same(TD.from_consolidated(tmp_path / "td.bin"), td, torch.device("cpu"))

@@ -42,3 +42,13 @@ def test_stacking_a_tensor_with_another_kind_of_entry_names_the_key(other, kind)
     wrong = TensorDict(n={"x": other["x"]}, batch_size=[2])
     with pytest.raises(TypeError, match=r"the entry \('n', 'x'\) is a tensor"):
         torch.stack([nested, wrong])
+
+
+def test_a_memory_mapped_tensor_refuses_another_device_as_0153_does() -> None:
+    from tensordict import MemoryMappedTensor
+
+    for make in (MemoryMappedTensor.zeros, MemoryMappedTensor.ones, MemoryMappedTensor.empty):
+        with pytest.raises(RuntimeError, match="Only CPU tensors are supported"):
+            make(3, device="meta")
+        with pytest.raises(ValueError, match="lives on the CPU"):
+            make(3, device="meta")
