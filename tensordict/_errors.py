@@ -68,6 +68,11 @@ class SplitSizeError(ValueError, RuntimeError):
     ``RuntimeError`` (torch's)."""
 
 
+class PadSizeError(ValueError, RuntimeError):
+    """A ``pad_size`` that is not (before, after) pairs for at most the batch dims. A
+    ``ValueError`` here; 0.15.3 raises ``RuntimeError``."""
+
+
 def not_a_tensordict(key, value) -> KeyError:
     return KeyThroughLeafError(
         f"cannot use {_fmt_key(key)} as a nested key: the entry on the way is a "

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import torch
 
+from tensordict import _errors
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy import dense_stack_tds as _dense_stack_tds
 from tensordict._lazy import lazy_stack as _lazy_stack
@@ -119,13 +120,13 @@ def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: b
     are replaced by the padded ones and it is returned."""
     pad_size = list(pad_size)
     if len(pad_size) % 2:
-        raise ValueError(
+        raise _errors.PadSizeError(
             f"pad_size must hold (before, after) pairs, got {len(pad_size)} numbers"
         )
     pairs = [(pad_size[i], pad_size[i + 1]) for i in range(0, len(pad_size), 2)]
     batch_size = tensordict.batch_size
     if len(pairs) > len(batch_size):
-        raise ValueError(
+        raise _errors.PadSizeError(
             f"pad_size gives {len(pairs)} (before, after) pairs but the tensordict has "
             f"only {len(batch_size)} batch dims (batch_size {tuple(batch_size)})"
         )
@@ -145,7 +146,8 @@ def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: b
         if inplace:
             raise RuntimeError("pad(inplace=True) is not supported on a lazy stack")
         source = tensordict._dense_op("pad")
-    leaves, rebuild = source._leaves_and_rebuild()
+    # an UnbatchedTensor has no batch dims to pad: kept as it is
+    leaves, rebuild = source._batched_leaves_and_rebuild()
     out = rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
     if inplace:
         tensordict.batch_size = torch.Size(())
