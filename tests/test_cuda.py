@@ -303,3 +303,12 @@ def test_consolidate_into_a_file_then_onto_the_gpu(tmp_path) -> None:
     from tensordict import TensorDict as TD
 
     _assert_same(TD.from_consolidated(tmp_path / "td.bin"), td, torch.device("cpu"))
+
+
+def test_operands_on_the_host_and_the_gpu_raise_naming_a_key() -> None:
+    here = TensorDict(obs=torch.ones(2), batch_size=[2], device="cpu")
+    there = here.to(DEV)
+    for call in (lambda: here + there, lambda: torch.stack([here, there]), lambda: torch.cat([there, here])):
+        with pytest.raises(RuntimeError, match="same device: the entry 'obs'"):
+            call()
+    here.update_(there)  # copying across devices is allowed, as Tensor.copy_ does

@@ -52,3 +52,21 @@ def test_a_memory_mapped_tensor_refuses_another_device_as_0153_does() -> None:
             make(3, device="meta")
         with pytest.raises(ValueError, match="lives on the CPU"):
             make(3, device="meta")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a, b: a + b,
+        lambda a, b: a.mul_(b),
+        lambda a, b: a.where(torch.ones(2, dtype=torch.bool), b),
+        lambda a, b: torch.stack([a, b]),
+        lambda a, b: torch.cat([a, b]),
+    ],
+)
+def test_operands_on_different_devices_raise_naming_a_key(call) -> None:
+    # "meta" stands for a GPU: tests/test_cuda.py runs the same with CUDA
+    here = TensorDict(obs=torch.ones(2), batch_size=[2], device="cpu")
+    there = TensorDict(obs=torch.ones(2, device="meta"), batch_size=[2], device="meta")
+    with pytest.raises(RuntimeError, match="same device: the entry 'obs'"):
+        call(here, there)

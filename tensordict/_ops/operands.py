@@ -82,6 +82,15 @@ def operand_leaves(
             return td._tensor_operand_leaves(other)
         return repeated(other, len(leaves))
     if _base.is_tensor_collection(other):
+        mine, theirs = td.device, other.device
+        if (
+            mine is not None
+            and theirs is not None
+            and mine != theirs
+            and leaves
+            and op != "new_tensor"  # copies the other's values to this device
+        ):
+            _devices_differ(td, other, op)
         return td._operand_leaves(other, op, default)
     if isinstance(other, numbers.Number):
         return repeated(other, len(leaves))
@@ -90,6 +99,17 @@ def operand_leaves(
     raise TypeError(
         f"{op}(): unsupported operand of type {type(other).__name__}; expected a "
         f"tensor collection, a torch.Tensor or a number"
+    )
+
+
+def _devices_differ(td: TensorDictBase, other: Any, op: str) -> None:
+    """Raise the error for two operands on different devices, naming a key."""
+    key = next(iter(td.keys(True, True)), None)
+    name = key if not isinstance(key, tuple) or len(key) > 1 else key[0]
+    raise RuntimeError(
+        f"{op}(): Expected all tensors to be on the same device: the entry {name!r} "
+        f"(and every other) is on {td.device} in this tensordict but on "
+        f"{other.device} in the other operand; move one first with .to(device)"
     )
 
 

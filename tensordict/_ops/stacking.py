@@ -41,6 +41,7 @@ def stack_rule(input: Any, dim: Any, op: str):
     """stack: ``(input, dim, new_batch_size)``; every tensordict has the same batch
     size, and ``dim`` may also be one past the last batch dim."""
     tds = stack_inputs(input, op)
+    _same_device(tds, op)
     bs = tds[0].batch_size
     if len({td.batch_size for td in tds}) == 1:
         d = batch_dim(dim, bs, op, extra=1)
@@ -55,9 +56,27 @@ def stack_rule(input: Any, dim: Any, op: str):
     return tds, d, bs[:d] + (len(tds),) + bs[d:]
 
 
+def _same_device(tds: list, op: str) -> None:
+    """Tensordicts on different devices cannot be joined: an error naming a key."""
+    devices = {td.device for td in tds}
+    if len(devices) > 1 and None not in devices:
+        first = tds[0]
+        for i, td in enumerate(tds):
+            if td.device != first.device:
+                key = next(iter(td.keys(True, True)), None)
+                name = key if not isinstance(key, tuple) or len(key) > 1 else key[0]
+                raise RuntimeError(
+                    f"{op}(): Expected all tensors to be on the same device: the entry "
+                    f"{name!r} (and every other) is on {first.device} in tensordict 0 "
+                    f"but on {td.device} in tensordict {i}; move them to one device "
+                    "first"
+                )
+
+
 def cat_rule(input: Any, dim: Any, op: str):
     """cat: ``(input, dim, new_batch_size)``; the batch sizes agree but at ``dim``."""
     tds = stack_inputs(input, op)
+    _same_device(tds, op)
     bs = tds[0].batch_size
     d = batch_dim(dim, bs, op)
     total = 0
