@@ -1,14 +1,12 @@
-"""The reference pages under ``docs/reference/``: one per family, an index of every
-method, and how each op runs on a lazy stack (Markdown, from the same entries as the
-code)."""
+"""What the reference pages under ``docs/reference/`` get from Python (their text is in
+``codegen/templates/reference_*.md.jinja`` and each family's ``reference`` macro):
+Markdown filters, how users spell an op, the index of every method."""
 
 from __future__ import annotations
 
 import re
 
-from codegen import lazy
-from codegen.emit import fill
-from codegen.model import FamilySpec, Form, Op, Spec
+from codegen.model import Form, Op, Spec
 from codegen.parse import OPERATORS
 
 _ROLE = re.compile(r":(?:meth|func|class|attr):`~?([^`]+)`")
@@ -44,35 +42,6 @@ def display_signature(op: Op) -> str:
     return f"TensorDict.{op.name}{op.signature.text}"
 
 
-def entry(op: Op) -> str:
-    out = [f"\n## `{op.name}`", "", "```python", display_signature(op), "```", "",
-           markdown(op.summary), "", markdown(op.details)]
-    if op.inplace is not None:
-        out += ["", "In place:", "", "```python",
-                f"TensorDict.{op.inplace.name}{op.inplace.signature.text}", "```"]
-    if op.aliases():
-        out += ["", f"Operators: {operators_md(op)}."]
-    out += ["", f"Batch size: {op.batch_size_doc}."]
-    for fact in op.doc_facts():
-        out += ["", fact]
-    if op.torch_functions:
-        out += ["", "Dispatched from: " + ", ".join(f"`{f}`" for f in op.torch_functions) + "."]
-    out += ["", "Example:", "", "```python", op.example.rstrip(), "```"]
-    return "\n".join(out)
-
-
-def family_page(family: FamilySpec) -> str:
-    table = "\n".join(
-        f"| [`{op.name}`](#{anchor(op.name)}) | "
-        f"{('`' + op.inplace.name + '`') if op.inplace else ''} | "
-        f"{cell(operators_md(op))} | {cell(op.summary)} |"
-        for op in family.ops
-    )
-    entries = "\n".join(entry(op) for op in family.ops)
-    return fill("reference_family.md.tmpl", path=family.path, title=family.title,
-                doc=markdown(family.doc), table=table, entries=entries)
-
-
 def method_index(spec: Spec) -> list[dict[str, str]]:
     """Every generated method, sorted by name, with the op it belongs to."""
     items = []
@@ -88,25 +57,3 @@ def method_index(spec: Spec) -> list[dict[str, str]]:
             item.update(family=op.family, anchor=anchor(op.name))
         items += mine
     return sorted(items, key=lambda item: item["name"])
-
-
-def render_docs(spec: Spec, sources: str) -> dict[str, str]:
-    out = {}
-    families = "\n".join(
-        f"| [{f.title}]({f.name}.md) | {len(f.ops)} | `{f.path}` |" for f in spec.families
-    )
-    methods = "\n".join(
-        f"| `{i['name']}` | [{i['family']}]({i['family']}.md#{i['anchor']}) | {cell(i['summary'])} |"
-        for i in method_index(spec)
-    )
-    out["docs/reference/index.md"] = fill("reference_index.md.tmpl", sources=sources,
-                                          families=families, methods=methods)
-    ways = "\n".join(f"| {lazy.WAYS[w]} | {lazy.note_line(w)} |" for w in lazy.WAYS)
-    ops = "\n".join(
-        f"| `{op.name}` | [{op.family}]({op.family}.md#{anchor(op.name)}) | {lazy.WAYS[op.lazy_way]} |"
-        for op in spec.ops()
-    )
-    out["docs/reference/lazy.md"] = fill("reference_lazy.md.tmpl", sources=sources, ways=ways, ops=ops)
-    for family in spec.families:
-        out[f"docs/reference/{family.name}.md"] = family_page(family)
-    return out

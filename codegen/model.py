@@ -309,12 +309,17 @@ class Op:
         return "inplace" if "inplace" in self.rule_names else None
 
     def tensordict_code(self) -> str:
-        """The ``TensorDict`` method(s) (``Form.FUNCTION``: a module-level function)."""
-        raise NotImplementedError
+        """The ``TensorDict`` method(s) (``Form.FUNCTION``: a module-level function),
+        rendered by the family's template (``codegen/templates/families/``)."""
+        from codegen.render import tensordict_methods
+
+        return tensordict_methods(self)
 
     def lazy_code(self) -> str | None:
         """The ``LazyStackedTensorDict`` form; None: the ``TensorDict`` one is inherited."""
-        return None
+        from codegen.templating import form
+
+        return None if self.lazy_way == "inherit" else form(self, "lazy")
 
     def doc_facts(self) -> list[str]:
         """Extra paragraphs of the op's reference entry (batch size, storage...)."""

@@ -1,11 +1,11 @@
 """Render a loaded :class:`~codegen.model.Spec` into every generated file.
 
-Each output is a skeleton under ``codegen/templates/`` (plain ``$name`` substitution)
-filled with what the emitters return: the family op types render their own methods
-(``Op.tensordict_code`` / ``lazy_code``); this module renders what every op gets alike
-(stubs, tensorclass forwarders, the ``torch.X(td)`` table, the package functions) and
-formats Python with black. :func:`render_all` depends on nothing but the spec and the
-templates: no timestamps, no absolute paths, no ordering that is not the spec's own.
+Each output has a Jinja template under ``codegen/templates/`` (``<file>.jinja``), and
+each family one (``families/<family>.jinja``) whose macros render its forms
+(``codegen/templating.py``). This module hands the templates their context (the spec,
+the helpers that compute names, signatures and table rows) and formats Python with
+black. :func:`render_all` depends on nothing but the spec and the templates: no
+timestamps, no absolute paths, no ordering that is not the spec's own.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import black
 
-from codegen import docs, emit
-from codegen.emit import fill
+from codegen import docs, emit, lazy, templating
 from codegen.checks import split_torch_function
 from codegen.loader import load_spec
 from codegen.model import Form, Op, Role, Signature, Spec, signature_text
@@ -43,26 +43,6 @@ BLACK_STUB_MODE = black.Mode(
 
 # Builtin names that a generated method shadows inside the class body of a stub.
 _SHADOWABLE = ("bool", "complex", "float", "int", "str", "type")
-
-
-def format_python(text: str, *, stub: bool = False) -> str:
-    return black.format_str(text, mode=BLACK_STUB_MODE if stub else BLACK_MODE)
-
-
-def section(family) -> str:
-    return f"# ---- {family.title} ({family.path}) ----"
-
-
-def class_body(spec: Spec, code) -> str:
-    """The methods ``code(op)`` returns (None: none), family by family, for a class."""
-    parts = []
-    for family in spec.families:
-        parts.append("\n" + emit.indent(section(family)))
-        for op in family.ops:
-            text = code(op)
-            if text:
-                parts.append("\n" + emit.indent(text))
-    return "\n".join(parts)
 
 
 # ---- stubs --------------------------------------------------------------------------------
@@ -128,107 +108,36 @@ def stub_signature(signature: Signature, shadowed: frozenset[str]) -> str:
     return signature_text(params, qualify(signature.returns), signature.receiver)
 
 
-def stub(name: str, signature: Signature, shadowed: frozenset[str]) -> str:
-    """One stub line; ``__eq__``/``__ne__`` return more than ``object``'s do."""
-    line = f"def {name}{stub_signature(signature, shadowed)}: ..."
-    if name in ("__eq__", "__ne__"):
-        line += "  # type: ignore[override]"
-    return line
+# ---- what the templates call ------------------------------------------------------------
 
 
-def stubs(spec: Spec, shadowed: frozenset[str]) -> str:
-    out = []
-    for family in spec.families:
-        out.append(f"    # {family.title} ({family.path})")
-        for op in family.ops:
-            if op.form is Form.FUNCTION:
-                continue
-            if op.form in (Form.CLASSMETHOD, Form.PROPERTY):
-                out.append(f"    @{op.form.value}")
-            out.append("    " + stub(op.name, op.signature, shadowed))
-            if op.inplace is not None:
-                out.append(
-                    "    " + stub(op.inplace.name, op.inplace.signature, shadowed)
-                )
-            out += ["    " + stub(a.name, a.signature, shadowed) for a in op.aliases()]
-    return "\n".join(out)
+def format_python(text: str, *, stub: bool = False) -> str:
+    return black.format_str(text, mode=BLACK_STUB_MODE if stub else BLACK_MODE)
 
 
-# ---- tensorclass forwarders ---------------------------------------------------------------
+def unwrapped(signature: Signature) -> list:
+    """The parameters a tensorclass forwarder passes on as the tensordicts they wrap."""
+    return [
+        p
+        for p in signature.params
+        if p.role is not Role.OUT and p.kind != "var_keyword" and p.may_hold_collection
+    ]
 
 
-def _unwraps(signature: Signature) -> list[str]:
-    """Tensorclass arguments passed on as the tensordicts they wrap."""
-    out = []
-    for p in signature.params:
-        if p.role is Role.OUT or p.kind == "var_keyword" or not p.may_hold_collection:
-            continue
-        if p.kind == "var_positional":
-            out.append(f"{p.name} = tuple(_unwrap(v) for v in {p.name})")
-        else:
-            out.append(f"{p.name} = _unwrap({p.name})")
-    return out
+def tensordict_methods(op: Op) -> str:
+    """The op's ``TensorDict`` method, its in-place variant and its operator dunders
+    (a ``method: false`` op: its function), from its family's template."""
+    parts = [templating.form(op, "tensordict")]
+    if op.form is not Form.FUNCTION:
+        if op.inplace is not None:
+            parts.append(templating.form(op, "inplace"))
+        parts += [templating.form(op, "alias", a) for a in op.aliases()]
+    return "\n\n".join(parts)
 
 
-def forwarder(
-    name: str, signature: Signature, summary: str, form: Form = Form.METHOD
-) -> str:
-    """A tensorclass method forwarding to the wrapped tensordict and re-wrapping."""
-    if form is Form.PROPERTY:
-        doc = emit.docstring(
-            summary,
-            f"Reads :attr:`TensorDict.{name}`; tensordict results are re-wrapped.",
-        )
-        return emit.function(
-            name,
-            signature.text,
-            doc,
-            f"return self._wrap(self._tensordict.{name})",
-            ("property",),
-        )
-    args = signature.forward_args()
-    if form is Form.CLASSMETHOD:
-        doc = emit.docstring(
-            summary,
-            f"Forwards to :meth:`TensorDict.{name}`; tensordict results come back as ``cls``.",
-        )
-        body = _unwraps(signature) + [
-            f'return cls._wrap_new(container_class("TensorDict").{name}({args}))'
-        ]
-        return emit.function(
-            name, signature.text, doc, "\n".join(body), ("classmethod",)
-        )
-    doc = emit.docstring(
-        summary,
-        f"Forwards to :meth:`TensorDict.{name}`; tensordict results are re-wrapped.",
-    )
-    body = _unwraps(signature) + [f"return self._wrap(self._tensordict.{name}({args}))"]
-    return emit.function(name, signature.text, doc, "\n".join(body))
-
-
-def forwarders(op: Op) -> str | None:
-    if op.form is Form.FUNCTION:
-        return None
-    out = [forwarder(op.name, op.signature, op.summary, op.form)]
-    if op.inplace is not None:
-        summary = f"In-place :meth:`{op.name}`, returning ``self``."
-        out.append(forwarder(op.inplace.name, op.inplace.signature, summary))
-    for a in op.aliases():
-        out.append(
-            forwarder(
-                a.name,
-                a.signature,
-                f"``{OPERATORS[a.name]}``: same as :meth:`{a.target}`.",
-            )
-        )
-    return "\n\n".join(out)
-
-
-# ---- torch.X(td) and the package's functions ----------------------------------------------
-
-
-def torch_function_table(spec: Spec) -> str:
-    """``torch.f: (kind, target, params),`` for every ``torch_function`` of the spec."""
+def torch_function_rows(spec: Spec) -> list[SimpleNamespace]:
+    """The ``torch.f -> (kind, target, params)`` rows of every ``torch_function``; a
+    row's ``path`` is set where a new spec file starts."""
     rows, seen, path = [], {}, ""
     for op in spec.ops():
         for item in op.torch_functions:
@@ -238,57 +147,46 @@ def torch_function_table(spec: Spec) -> str:
                     f"{op.location}: {name} already dispatches to {seen[name]!r}"
                 )
             seen[name] = op.name
-            if op.form is Form.FUNCTION:
-                value = f'("function", {op.name}, ())'
-            elif op.form is Form.CLASSMETHOD:
-                value = f'("classmethod", "{op.name}", ())'
-            else:
-                value = f'("method", "{op.name}", {tuple(params or ())!r})'
-            if op.location.path != path:
-                path = op.location.path
-                rows.append(f"    # {path}")
-            rows.append(f"    {name}: {value},")
+            kind = "method" if op.form in (Form.METHOD, Form.PROPERTY) else op.form.value
+            new_path = op.location.path if op.location.path != path else None
+            path = op.location.path
+            rows.append(SimpleNamespace(
+                path=new_path, name=name, kind=kind, target=op.name,
+                params=repr(tuple(params or ())) if kind == "method" else "()",
+            ))
         for name in op.inplace.torch_functions if op.inplace else ():
             if name in seen:
                 raise ValueError(
                     f"{op.inplace.location}: {name} already dispatches to {seen[name]!r}"
                 )
             seen[name] = op.inplace.name
-            rows.append(f'    {name}: ("method", "{op.inplace.name}", ()),')
-    return "\n".join(rows)
+            rows.append(SimpleNamespace(path=None, name=name, kind="method",
+                                        target=op.inplace.name, params="()"))
+    return rows
 
 
-def torch_only_functions(spec: Spec) -> str:
-    parts = []
-    for family in spec.families:
-        ops = [op for op in family.ops if op.form is Form.FUNCTION]
-        if ops:
-            parts.append(
-                f"\n# ---- {family.title} ({family.path}): torch functions only ----"
-            )
-            parts += ["\n\n" + op.tensordict_code() for op in ops]
-    return "\n".join(parts)
-
-
-def package_functions(spec: Spec) -> tuple[str, str]:
-    """(the ``__all__`` names, the functions): a classmethod op as a function of the
-    package (``tensordict.stack``)."""
-    names, parts = [], []
-    for family in spec.families:
-        ops = [op for op in family.ops if op.form is Form.CLASSMETHOD]
-        if not ops:
-            continue
-        parts.append(f"\n{section(family)}")
-        for op in ops:
-            names.append(f'"{op.name}"')
-            body = f"return TensorDictGeneratedOps.{op.name}({op.signature.forward_args()})"
-            parts.append(
-                "\n\n"
-                + emit.function(
-                    op.name, op.signature.function_text, emit.op_docstring(op), body
-                )
-            )
-    return ", ".join(names), "\n".join(parts)
+templating.add_globals(
+    form=templating.form,
+    tensordict_methods=tensordict_methods,
+    torch_function_rows=torch_function_rows,
+    unwrapped=unwrapped,
+    stub_signature=stub_signature,
+    operators=OPERATORS,
+    docstring=emit.docstring,
+    op_docstring=emit.op_docstring,
+    inplace_docstring=emit.inplace_docstring,
+    leaf_expr=emit.leaf_expr,
+    negated=emit.negated,
+    substitute=emit.substitute,
+    foreach_call=emit.foreach_call,
+    lazy_docstring=lazy.docstring,
+    note_line=lazy.note_line,
+    ways=lazy.WAYS,
+    display_signature=docs.display_signature,
+    operators_md=docs.operators_md,
+    method_index=docs.method_index,
+)
+templating.ENV.filters.update(markdown=docs.markdown, cell=docs.cell, anchor=docs.anchor)
 
 
 # ---- every file ---------------------------------------------------------------------------
@@ -299,67 +197,29 @@ def render_spec(spec: Spec) -> dict[str, str]:
     sources = ", ".join(spec.paths)
     method_names = set(spec.method_names())
     shadowed = frozenset(n for n in _SHADOWABLE if n in method_names)
+    context = dict(spec=spec, sources=sources, shadowed=shadowed)
     out: dict[str, str] = {}
     gen = "tensordict/_generated"
-    out[f"{gen}/__init__.py"] = format_python(
-        fill("generated_init.py.tmpl", sources=sources)
-    )
-    out[f"{gen}/tensordict_ops.py"] = format_python(
-        fill(
-            "tensordict_ops.py.tmpl",
-            sources=sources,
-            methods=class_body(
-                spec,
-                lambda op: (
-                    op.tensordict_code() if op.form is not Form.FUNCTION else None
-                ),
-            ),
-        )
-    )
+    for module in ("__init__", "tensordict_ops", "tensorclass_ops", "torch_functions",
+                   "functions", "lazy_ops"):
+        template = "generated_init" if module == "__init__" else module
+        out[f"{gen}/{module}.py"] = format_python(templating.render(f"{template}.py.jinja", **context))
     for module, cls in (
         ("tensordict_ops", "TensorDictGeneratedOps"),
         ("tensorclass_ops", "TensorClassGeneratedOps"),
     ):
         out[f"{gen}/{module}.pyi"] = format_python(
-            fill(
-                "ops.pyi.tmpl",
-                sources=sources,
-                class_name=cls,
-                stubs=stubs(spec, shadowed),
-            ),
-            stub=True,
+            templating.render("ops.pyi.jinja", class_name=cls, **context), stub=True
         )
-    out[f"{gen}/tensorclass_ops.py"] = format_python(
-        fill(
-            "tensorclass_ops.py.tmpl",
-            sources=sources,
-            methods=class_body(spec, forwarders),
+    out[f"{gen}/lazy_ops.pyi"] = format_python(
+        templating.render("lazy_ops.pyi.jinja", **context), stub=True
+    )
+    out["docs/reference/index.md"] = templating.render("reference_index.md.jinja", **context)
+    out["docs/reference/lazy.md"] = templating.render("reference_lazy.md.jinja", **context)
+    for family in spec.families:
+        out[f"docs/reference/{family.name}.md"] = templating.render(
+            "reference_family.md.jinja", family=family, **context
         )
-    )
-    out[f"{gen}/torch_functions.py"] = format_python(
-        fill(
-            "torch_functions.py.tmpl",
-            sources=sources,
-            functions=torch_only_functions(spec),
-            table=torch_function_table(spec),
-        )
-    )
-    names, functions = package_functions(spec)
-    out[f"{gen}/functions.py"] = format_python(
-        fill("functions.py.tmpl", sources=sources, names=names, functions=functions)
-    )
-    out[f"{gen}/lazy_ops.pyi"] = format_python(fill("lazy_ops.pyi.tmpl", sources=sources), stub=True)
-    out[f"{gen}/lazy_ops.py"] = format_python(
-        fill(
-            "lazy_ops.py.tmpl",
-            sources=sources,
-            methods=class_body(
-                spec,
-                lambda op: op.lazy_code() if op.form is not Form.FUNCTION else None,
-            ),
-        )
-    )
-    out.update(docs.render_docs(spec, sources))
     return dict(sorted(out.items()))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from codegen import emit, lazy, parse
+from codegen import parse
 from codegen.entry import Entry
 from codegen.families import register
 from codegen.model import Form, Op
@@ -23,11 +23,11 @@ from codegen.rules import Rule, RuleCall, parse_rule_call
 
 @dataclass(frozen=True)
 class Combiner:
-    """How the per-leaf values become the result."""
+    """How the per-leaf values become the result (its expression: the ``combined``
+    macro of ``codegen/templates/families/attributes.jinja``)."""
 
     reads: str  # "values" (new), "leaves" (leaves and new), "rebuild" (_map_leaves),
     # "device" (no walk), "until" (leaf by leaf, up to the first whose value is ``stop``)
-    code: str  # the result; {args} and {op} are filled in
     args: tuple[str, ...] = ()  # what an entry passes
     dense_stacks: bool = False  # pairs each leaf with its key (joins along a batch dim)
     stop: bool | None = None  # reads "until": the truth value that decides the result
@@ -36,18 +36,15 @@ class Combiner:
 COMBINERS: dict[str, Combiner] = {
     # a loop that returns at the first deciding leaf: no list of values, no comprehension
     # frame and no all()/any() call (is_contiguous of five leaves: ~900 -> ~700 ns)
-    "all": Combiner("until", "True", stop=False),
-    "any": Combiner("until", "False", stop=True),
-    "common_dtype": Combiner("values", "_ops.common_dtype(new)"),
-    "present": Combiner("values", "_ops.present_result(self, new)"),
-    "scalars": Combiner("values", "_ops.scalar_result(self, new)"),
-    "tensordict": Combiner("rebuild", "self._map_leaves(...)"),  # see tensordict_code
-    "total": Combiner("leaves", "_ops.total(leaves, new, {count})", ("count",)),
-    "join": Combiner(
-        "values", '_ops.join_leaves(self, new, {fn}, {dim}, {sorted}, {out}, "{op}")',
-        ("fn", "dim", "sorted", "out"), dense_stacks=True,
-    ),
-    "device_type": Combiner("device", "self._device is not None and self._device.type == {type}", ("type",)),
+    "all": Combiner("until", stop=False),
+    "any": Combiner("until", stop=True),
+    "common_dtype": Combiner("values"),
+    "present": Combiner("values"),
+    "scalars": Combiner("values"),
+    "tensordict": Combiner("rebuild"),
+    "total": Combiner("leaves", ("count",)),
+    "join": Combiner("values", ("fn", "dim", "sorted", "out"), dense_stacks=True),
+    "device_type": Combiner("device", ("type",)),
 }
 _AS_RULES = {name: Rule("", c.args, ()) for name, c in COMBINERS.items()}
 
@@ -93,23 +90,7 @@ class AttributeOp(Op):
     def lazy_way(self) -> str:
         return "dense" if self.needs_dense_stacks else "inherit"
 
-    def tensordict_code(self) -> str:
-        combiner = self.combiner
-        result = combiner.code.format(op=self.name, **dict(zip(combiner.args, self.combine.args)))
-        body = [emit.dense_stacks(self)] if self.needs_dense_stacks else []
-        if combiner.reads == "rebuild":  # the structure kept: the leaf expression in one walk
-            body.append(emit.result(self, emit.mapped(self.leaf)))
-        elif combiner.reads == "until":
-            body.append(emit.loop_until(self.leaf, combiner.stop))
-            body.append(f"return {result}")
-        else:
-            if combiner.reads in ("values", "leaves"):
-                body.append("leaves = self._leaves()")
-            if combiner.reads != "device":
-                body.append(f"new = {emit.comprehension(self.leaf)}")
-            body.append(f"return {result}")
-        decorators = ("property",) if self.form is Form.PROPERTY else ()
-        return emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body), decorators)
-
-    def lazy_code(self) -> str | None:
-        return lazy.code_for(self)
+    @property
+    def combine_args(self) -> dict[str, str]:
+        """The combiner's arguments by name: ``{"count": "count_duplicates"}``."""
+        return dict(zip(self.combiner.args, self.combine.args))

@@ -36,12 +36,3 @@ class CastOp(Op):
             return None
         return cls(**shared, leaf=leaf)
 
-    def tensordict_code(self) -> str:
-        keep = self.signature.role(Role.CAST_FILTER).name
-        body = (
-            f"if {keep} is None:\n"
-            f"    {emit.result(self, emit.mapped(self.leaf))}\n"
-            + emit.result(self, emit.mapped(f"{self.leaf} if {keep}(x) else x"))
-        )
-        code = emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
-        return "\n\n".join([code] + emit.aliases_code(self))

@@ -66,34 +66,3 @@ class DeviceOp(leafwise.LeafwiseOp):
     def doc_facts(self) -> list[str]:
         return [f"Device: {self.device_rule.rule.doc}."] if self.device_rule else []
 
-    def rules_code(self, name: str) -> str:
-        code = super().rules_code(name)
-        rule = self.device_rule
-        if rule is None:
-            return code
-        code = "\n".join(filter(None, [code, rule.code("self._device", "_device_rule", name)]))
-        if "unchanged" in rule.rule.defines:
-            code += "\nif unchanged:  # nothing to move or cast\n    return self"
-        if self.shortcut:
-            code += (
-                f"\nshortcut = self.{self.shortcut}(device, dtype, non_blocking)"
-                "\nif shortcut is not None:  # done without the leaf-by-leaf way"
-                + (
-                    "\n    return _ops.assign_inplace(self, shortcut) if inplace else shortcut"
-                    if "inplace" in rule.rule.defines
-                    else "\n    return shortcut"
-                )
-            )
-        return code
-
-    def rebuild_options(self) -> str:
-        return super().rebuild_options() + (", device=new_device" if self.device_rule else "")
-
-    def leaves_in_place(self) -> str:
-        target = self.signature.role(Role.TARGET)
-        if target is None:
-            return super().leaves_in_place()
-        return f'leaves = _ops.leaves_at(self, {target.name}, "{self.name}")'
-
-    def finish_in_place(self) -> str:
-        return f"return self.{self.then}()" if self.then else "return self"

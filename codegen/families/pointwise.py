@@ -36,22 +36,3 @@ class PointwiseOp(Op):
             return None
         return cls(**shared, leaf=leaf, foreach=foreach, inplace=inplace)
 
-    def tensordict_code(self) -> str:
-        if self.foreach:
-            body = (
-                "leaves, rebuild = self._leaves_and_rebuild()\n"
-                f"new = {emit.foreach_call(self.foreach, inplace=False)}\n"
-                "if new is None:  # foreach rejected the leaves: go leaf by leaf\n"
-                f"    new = {emit.comprehension(self.leaf)}\n"
-                + emit.result(self, "rebuild(new)")
-            )
-        else:  # no foreach: the leaf expression in the one walk
-            body = emit.result(self, emit.mapped(self.leaf))
-        methods = [emit.function(self.name, self.signature.text, emit.op_docstring(self), body)]
-        if self.inplace is not None:
-            ip = self.inplace
-            methods.append(emit.function(
-                ip.name, ip.signature.text, emit.inplace_docstring(self),
-                "leaves = self._leaves()\n" + emit.foreach_or_loop(ip.foreach, ip.leaf) + "\nreturn self",
-            ))
-        return "\n\n".join(methods + emit.aliases_code(self))

@@ -50,26 +50,3 @@ class StackingOp(Op):
     def batch_size_doc(self) -> str:
         return self.batch_rule.rule.doc
 
-    def tensordict_code(self) -> str:
-        out = self.signature.role(Role.OUT)
-        body = []
-        if self.lazy_legacy:
-            body.append("if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead\n"
-                        "    return _ops.lazy_stack(input, dim, out=out)")
-        body.append(self.batch_rule.code(None, "_rule", self.name))
-        body.append("leaves, rebuild = input[0]._batched_leaves_and_rebuild()")
-        body.append(f'new = [{emit.leaf_expr(self.leaf)} for x in _ops.stacked_leaves(input, leaves, "{self.name}")]')
-        if out is not None:
-            body.append(f"if {out.name} is not None:  # the results are written into out\n"
-                        f'    return _ops.write_into(input[0], {out.name}, new, "{self.name}")')
-        names = self.batch_rule.rule.names_option("input_names", "None")
-        if names:  # the first input's names follow its dims
-            body.append("input_names = _ops.first_names(input)")
-        body.append(f"return _ops.stack_non_tensor(input, rebuild(new, batch_size=new_batch_size{names}), "
-                    f'dim, "{self.name}")')
-        return emit.function(self.name, self.signature.text, emit.op_docstring(self), "\n".join(body),
-                             ("classmethod",))
-
-    def lazy_code(self) -> str:
-        args = self.signature.forward_args()
-        return lazy.method(self, f'return _lazy_rules.{self.name}(cls, {args}, op="{self.name}")', ("classmethod",))
