@@ -102,12 +102,14 @@ def negated(text: str) -> str:
     return ast.unparse(ast.UnaryOp(op=ast.Not(), operand=_expr(text)))
 
 
-def foreach_call(text: str, operands: tuple[str, ...] = (), drop: str | None = None) -> SimpleNamespace:
-    """``torch._foreach_add(leaves, other)`` as its ``function`` and its ``arguments``
-    (the operands renamed to their aligned lists ``other_leaves``), for the template
-    wrapping it in ``_ops.try_foreach``."""
+def foreach_call(
+    text: str, operands: tuple[str, ...], drop: str | None, suffix: str
+) -> SimpleNamespace:
+    """``torch._foreach_add(leaves, other)`` as its ``function`` and its ``arguments``,
+    each operand ``o`` renamed ``o + suffix`` (the template's name for its aligned
+    list), for the template wrapping it in ``_ops.try_foreach``."""
     call = _expr(text, drop)
     assert isinstance(call, ast.Call)
-    call = _Rename({o: o + "_leaves" for o in operands}).visit(call)
+    call = _Rename({o: o + suffix for o in operands}).visit(call)
     arguments = [ast.unparse(a) for a in call.args] + [ast.unparse(k) for k in call.keywords]
     return SimpleNamespace(function=ast.unparse(call.func), arguments=", ".join(arguments))

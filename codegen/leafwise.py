@@ -15,12 +15,12 @@ from codegen.model import KEEP_DOC, Form, Op, Role, Signature
 from codegen.rules import BATCH_RULES, RuleCall, Rule, parse_rule_call
 
 # ``result``: what the new leaves become. In ``in_place`` the ``leaf`` is a statement.
-RESULTS: dict[str, str] = {
-    "tensordict": "a tensordict with the new leaves",
-    "tensordicts": "a tuple of tensordicts; the leaf gives one tensor per result",
-    "in_place": "the leaves are changed in place; returns the tensordict itself",
-    "replace": "the new leaves replace the stored ones; returns the tensordict itself",
-}
+RESULTS = (
+    "tensordict",  # a tensordict with the new leaves
+    "tensordicts",  # a tuple of tensordicts; the leaf gives one tensor per result
+    "in_place",  # the leaf changes each leaf in place; returns the tensordict itself
+    "replace",  # the new leaves replace the stored ones; returns the tensordict itself
+)
 # ``result: collector(args)``: ``return _ops.<collector>_result(self, new, args...)``.
 COLLECTORS: dict[str, Rule] = {
     "nested_dict": Rule("numpy arrays in nested dicts", (), ()),

@@ -28,20 +28,13 @@ class Rule:
     elementwise: bool = False
     # the result's batch-dim names: an expression over ``defines``, ``{names}`` (the
     # input's names, never None) and ``{batch_size}`` (the input's batch size), calling
-    # ``tensordict/_ops/names.py``; None: a result of another batch size has no names
+    # ``tensordict/_ops/names.py`` (common.jinja's ``names_option`` renders it); None: a
+    # result of another batch size has no names
     names: str | None = None
 
     @property
     def changes_batch_size(self) -> bool:
         return "new_batch_size" in self.defines
-
-    def names_option(self, names: str, batch_size: str) -> str:
-        """``, names=...`` for ``rebuild`` (empty when the rule says nothing of names):
-        the helper runs only when the input has names."""
-        if self.names is None:
-            return ""
-        expr = self.names.format(names=names, batch_size=batch_size)
-        return f", names={names} and {expr}"
 
 
 def _rule(doc: str, args: tuple, defines: tuple, lazy: bool = False, elementwise: bool = False,
@@ -260,13 +253,6 @@ class RuleCall:
     name: str
     rule: Rule
     args: tuple[str, ...]
-
-    def code(self, state: str | None, suffix: str, op_name: str) -> str:
-        """``dim0, dim1, new_batch_size = _ops.transpose_rule(self._batch_size, axis0,
-        axis1, "swapdims")`` (``state``: what the rule checks against, None for the
-        stacking rules, which get the inputs)."""
-        args = ((state,) if state else ()) + self.args + (f'"{op_name}"',)
-        return f"{', '.join(self.rule.defines)} = _ops.{self.name}{suffix}({', '.join(args)})"
 
 
 def parse_rule_call(
