@@ -61,7 +61,15 @@ def _family_source(name: str):
     path = Path(folder) / f"{op_type.family}.jinja"
     if not path.is_file():
         return None
-    return path.read_text(encoding="utf-8"), str(path), lambda: True
+    mtime = path.stat().st_mtime_ns
+
+    def uptodate() -> bool:  # the same file, unchanged (tests register toy families)
+        again = getattr(families().get(op_type.family), "template_dir", None)
+        return again is not None and Path(again) / path.name == path and (
+            path.is_file() and path.stat().st_mtime_ns == mtime
+        )
+
+    return path.read_text(encoding="utf-8"), str(path), uptodate
 
 
 def _environment() -> jinja2.Environment:

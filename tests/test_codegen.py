@@ -298,15 +298,25 @@ def test_writes_only_changed_files(repo: Path, capsys) -> None:
     assert before == after
 
 
+# A made-up name (no torch function, no spec entry has it: checked below), so that a
+# contributor adding a real op cannot collide with the test's sample.
+NEW_NAME = "sample_recip_sqrt"
 NEW_OP = """
-  - name: rsqrt
-    inplace: true
+  - name: sample_recip_sqrt
+    leaf: "torch.rsqrt(x)"
+    foreach: "torch._foreach_rsqrt(leaves)"
+    torch_function: []
+    tests: {oracle: "torch.rsqrt(x)"}
+    inplace:
+      leaf: "x.rsqrt_()"
+      foreach: "torch._foreach_rsqrt_(leaves)"
+      torch_function: []
     summary: Reciprocal square root of every leaf.
     details: |
       ``1 / sqrt(x)``.
     example: |
       >>> td = TensorDict(a=torch.tensor([4.0, 16.0]), batch_size=[2])
-      >>> td.rsqrt()["a"]
+      >>> td.sample_recip_sqrt()["a"]
       tensor([0.5000, 0.2500])
 """
 
@@ -325,6 +335,14 @@ def _remove_entry(text: str, name: str) -> str:
     return "".join(lines[:start] + lines[end:])
 
 
+def test_the_sample_op_collides_with_nothing() -> None:
+    import torch
+
+    assert not hasattr(torch, NEW_NAME) and not hasattr(torch.Tensor, NEW_NAME)
+    names = {n for op in load_spec(ROOT / "spec").ops() for n in op.method_names()}
+    assert NEW_NAME not in names and NEW_NAME + "_" not in names
+
+
 def test_adding_and_removing_entries(repo: Path, capsys) -> None:
     spec_file = repo / "spec/pointwise.yaml"
     text = _remove_entry(spec_file.read_text(), "abs") + NEW_OP
@@ -340,14 +358,52 @@ def test_adding_and_removing_entries(repo: Path, capsys) -> None:
     index = (repo / "docs/reference/index.md").read_text()
     for path in (module, stub):
         methods = class_methods(path)
-        assert {"rsqrt", "rsqrt_"} <= methods, path
+        assert {NEW_NAME, NEW_NAME + "_"} <= methods, path
         assert not {"abs", "abs_", "__abs__"} & methods, path
-    assert "## `rsqrt`" in page and "TensorDict.rsqrt_(self) -> Self" in page
+    assert f"## `{NEW_NAME}`" in page and f"TensorDict.{NEW_NAME}_(self) -> Self" in page
     assert "## `abs`" not in page and "`__abs__`" not in index
-    assert "`rsqrt_`" in index
+    assert f"`{NEW_NAME}_`" in index
     body = module.read_text()
     assert "torch._foreach_rsqrt_" in body and "torch._foreach_rsqrt," in body
     assert main(["--check", "--root", str(repo)]) == 0
+
+
+def test_the_readme_recipe_is_a_complete_entry(repo: Path, capsys, monkeypatch) -> None:
+    """The README's add-an-op example, appended as written, renders a method that
+    ``torch.X(td)`` reaches and that computes torch's answer."""
+    import types
+
+    import torch
+
+    from tensordict import TensorDict
+    from tensordict import _torch_function
+    from tensordict._generated import tensordict_ops
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"### Adding an op.*?```yaml\n(.*?)```", readme, re.S).group(1)
+    name = re.search(r"- name: (\w+)", block).group(1)
+    spec_file = repo / "spec/pointwise.yaml"
+    text = spec_file.read_text()
+    if f"- name: {name}\n" in text:  # the op was added for real since: replay it anyway
+        text = _remove_entry(text, name)
+    spec_file.write_text(text.rstrip("\n") + "\n" + block)
+    assert main(["--root", str(repo)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    rendered = {}
+    for module in ("tensordict_ops", "torch_functions"):
+        rendered[module] = types.ModuleType(f"readme_{module}")
+        source = (repo / f"tensordict/_generated/{module}.py").read_text()
+        exec(source, vars(rendered[module]))
+    table = rendered["torch_functions"].TORCH_FUNCTIONS
+    torch_fn = getattr(torch, name)
+    assert torch_fn in table, f"the README's entry gives no torch_function for {name}"
+    method = getattr(rendered["tensordict_ops"].TensorDictGeneratedOps, name)
+    monkeypatch.setattr(tensordict_ops.TensorDictGeneratedOps, name, method, raising=False)
+    monkeypatch.setitem(_torch_function.TORCH_FUNCTIONS, torch_fn, table[torch_fn])
+    td = TensorDict(a=torch.tensor([0.0, 3.0]), sub={"b": torch.ones(2)}, batch_size=[2])
+    out = torch_fn(td)
+    torch.testing.assert_close(out["a"], torch_fn(td["a"]))
+    torch.testing.assert_close(out["sub", "b"], torch_fn(td["sub", "b"]))
 
 
 def test_removing_a_family_deletes_its_outputs(repo: Path, capsys) -> None:
@@ -586,13 +642,15 @@ def test_the_repository_spec_repeats_no_signature() -> None:
 # --------------------------------------------------------------------------------------
 
 TOY_FAMILY = '''
-"""A toy family: every leaf scaled by a factor."""
+"""A toy family: every leaf scaled by a factor. Its template, toy.jinja, sits beside
+this module (``template_dir``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
-from codegen import emit, parse
+from codegen import parse
 from codegen.entry import Entry
 from codegen.families import register
 from codegen.model import Op
@@ -603,6 +661,7 @@ from codegen.model import Op
 class ToyOp(Op):
     family: ClassVar[str] = "toy"
     KEYS: ClassVar[frozenset] = frozenset({"leaf"})
+    template_dir: ClassVar[Path] = Path(__file__).parent
 
     leaf: str
 
@@ -614,13 +673,16 @@ class ToyOp(Op):
         if shared is None or leaf is None:
             return None
         return cls(**shared, leaf=leaf)
+'''
 
-    def tensordict_code(self) -> str:
-        body = (
-            "leaves, rebuild = self._leaves_and_rebuild()\\n"
-            f"return rebuild({emit.comprehension(self.leaf)})"
-        )
-        return emit.function(self.name, self.signature.text, emit.op_docstring(self), body)
+TOY_TEMPLATE = '''{# toy: every leaf scaled; lazy stacks inherit the TensorDict form #}
+{% import "common.jinja" as c %}
+{% macro tensordict(op) %}
+def {{ op.name }}{{ op.signature.text }}:
+    {{ op_docstring(op) | indent(4) }}
+    leaves, rebuild = self._leaves_and_rebuild()
+    return rebuild({{ c.comprehension(op.leaf) }})
+{% endmacro %}
 '''
 
 TOY_SPEC = """
@@ -639,28 +701,36 @@ ops:
 """
 
 
-def test_a_family_is_a_plug_in(tmp_path: Path) -> None:
+def render_toy(root: Path, template: str) -> dict[str, str]:
+    """The toy family registered (its module and template written under ``root``), its
+    spec file rendered, the family forgotten again."""
     import importlib.util
-    import types
 
-    import torch
-
-    from tensordict import TensorDict
-
-    module_path = tmp_path / "toy_family.py"
+    module_path = root / "toy_family.py"
     module_path.write_text(TOY_FAMILY)
+    (root / "toy.jinja").write_text(template)
     spec = importlib.util.spec_from_file_location("toy_family", module_path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["toy_family"] = module  # dataclasses look their module up
     try:
         spec.loader.exec_module(module)  # registers the family
         assert "toy" in families()
-        (tmp_path / "spec").mkdir()
-        write_spec(tmp_path, "toy.yaml", TOY_SPEC)
-        files = render_spec(load_spec(tmp_path / "spec"))
+        (root / "spec").mkdir(exist_ok=True)
+        write_spec(root, "toy.yaml", TOY_SPEC)
+        return render_spec(load_spec(root / "spec"))
     finally:
         unregister("toy")
         del sys.modules["toy_family"]
+
+
+def test_a_family_is_a_plug_in(tmp_path: Path) -> None:
+    import types
+
+    import torch
+
+    from tensordict import TensorDict
+
+    files = render_toy(tmp_path, TOY_TEMPLATE)
     assert "toy" not in families()
     assert "def toy_scale(self, factor: float = 2.0) -> Self: ..." in files[
         "tensordict/_generated/tensordict_ops.pyi"
@@ -698,8 +768,85 @@ def test_the_shared_op_holds_only_what_every_family_has() -> None:
         assert dataclasses.is_dataclass(op_type) and op_type.__dataclass_params__.frozen
 
 
-def test_templates_are_skeletons() -> None:
-    """Templates hold no logic: ``$name`` substitution only."""
-    for path in (ROOT / "codegen" / "templates").iterdir():
-        text = path.read_text()
-        assert "{%" not in text and "{{" not in text, path.name
+def test_templates_are_jinja() -> None:
+    """Every output file and every family has its Jinja template."""
+    templates = ROOT / "codegen" / "templates"
+    assert not list(templates.rglob("*.tmpl"))
+    for name in families():
+        assert (templates / "families" / f"{name}.jinja").is_file(), name
+    for name in ("tensordict_ops.py", "lazy_ops.py", "tensorclass_ops.py", "ops.pyi",
+                 "torch_functions.py", "functions.py", "reference_family.md"):
+        assert (templates / f"{name}.jinja").is_file(), name
+
+
+# The modules that parse and validate the spec (their strings are messages and tables).
+PARSING_MODULES = {"checks.py", "entry.py", "loader.py", "model.py", "parse.py", "signature.py"}
+CODE_MARKERS = ("return ", "def ", "leaves", "self._", "torch.")
+
+
+def code_literals(path: Path) -> list[tuple[int, str]]:
+    """Non-docstring string literals (an f-string counting once) holding a marker of
+    generated code."""
+    tree = ast.parse(path.read_text())
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in ast.walk(node) if v is not node)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        else:
+            continue
+        if any(marker in text for marker in CODE_MARKERS):
+            found.append((node.lineno, text))
+    return found
+
+
+def test_generated_code_lives_in_templates() -> None:
+    """At most 10 literals of the emitting modules look like generated code (there were
+    120 when the code was assembled in Python strings); what is left is prose (the
+    docs of rules and results) and names."""
+    found = {
+        f"{path.relative_to(ROOT)}:{line}": text
+        for path in sorted((ROOT / "codegen").rglob("*.py"))
+        if path.name not in PARSING_MODULES
+        for line, text in code_literals(path)
+    }
+    assert len(found) <= 10, "\n".join(f"{k}: {v!r}" for k, v in found.items())
+
+
+MISSPELT = [
+    ("{{ op.nmae }}", "nmae"),  # a misspelt attribute
+    ("{{ leaf_exrp(op.leaf) }}", "leaf_exrp"),  # a misspelt helper
+    ("{{ c.comprehensoin(op.leaf) }}", "comprehensoin"),  # a misspelt macro
+]
+
+
+@pytest.mark.parametrize("wrong, name", MISSPELT)
+def test_a_misspelt_template_name_fails_codegen(tmp_path: Path, wrong: str, name: str) -> None:
+    """Strict rendering: the error names the template's file:line and the entry's."""
+    template = TOY_TEMPLATE.replace("{{ c.comprehension(op.leaf) }}", wrong)
+    line = next(i for i, l in enumerate(template.splitlines(), 1) if wrong in l)
+    with pytest.raises(SpecError) as info:
+        render_toy(tmp_path, template)
+    (message,) = info.value.problems
+    assert f"toy.jinja:{line}:" in message, message
+    assert name in message, message
+    assert "spec/toy.yaml:" in message and "rendering the entry at" in message, message
+
+
+def test_rendering_is_strict() -> None:
+    from codegen.templating import ENV
+
+    assert ENV.undefined is __import__("jinja2").StrictUndefined
+    assert ENV.keep_trailing_newline and not ENV.autoescape
