@@ -570,13 +570,18 @@ def test_a_wrong_leaf_fails_the_spec_driven_tests(tmp_path: Path, monkeypatch) -
     import test_spec_ops
 
     op = _erfinv_method(tmp_path, monkeypatch, "torch.erf(x)", "x.erf_()")
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError) as info:
         test_spec_ops.check_out_of_place(op)
+    # the message names the form, the entry's leaf and the call the test expected
+    message = str(info.value)
+    assert "the out-of-place form of erfinv" in message, message
+    assert "'torch.erf(x)'" in message and "torch.erfinv(x, ...)" in message, message
     # the in-place form is checked against the out-of-place one, not against torch
     op = _erfinv_method(tmp_path, monkeypatch, "torch.erfinv(x)", "x.erf_()")
     assert test_spec_ops.check_out_of_place(op)
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError) as info:
         test_spec_ops.check_inplace(op)
+    assert "the in-place form (erfinv_" in str(info.value), str(info.value)
     # the right entry passes both
     op = _erfinv_method(tmp_path, monkeypatch, "torch.erfinv(x)", "x.erfinv_()")
     assert test_spec_ops.check_out_of_place(op)

@@ -102,3 +102,19 @@ def test_a_wrong_leaf_fails_the_new_ops_tests(checkout: Path, capsys) -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "FAILED tests/test_spec_ops.py::test_spec_entry[pointwise.softsign]" in out
+
+
+def test_a_yaml_edit_without_codegen_says_the_code_is_stale(checkout: Path) -> None:
+    """Editing the YAML and running the tests without ``python -m codegen``: the
+    spec-driven tests say first that the generated code is stale."""
+    spec = checkout / "spec" / "pointwise.yaml"
+    spec.write_text(
+        spec.read_text().rstrip("\n") + "\n" + SOFTSIGN.format(leaf="torch.nn.functional.softsign(x)")
+    )
+    done = run_tests(checkout, "tests/test_spec_ops.py")
+    assert done.returncode != 0
+    out = done.stdout
+    assert "the generated code is stale" in out and "run `python -m codegen`" in out, out[-3000:]
+    assert "drifted: tensordict/_generated/tensordict_ops.py" in out, out[-3000:]
+    assert "accepted no" not in out, out[-3000:]
+

@@ -247,7 +247,8 @@ def test_lazy_matches_dense(op: Op, structure: str):
             return other_dense if kind == "dense" else other_lazy
 
         args, kwargs = _resolve(case, like)
-        where = f"{op.name}{tuple(args)}{kwargs} on {structure}"
+        where = (f"the lazy form of {op.name}{tuple(args)}{kwargs} on {structure} "
+                 f"against the TensorDict form ({op.location})")
         expected, error = outcome(lambda: _call(dense, op, args, kwargs, other_dense))
         if error is not None:
             with pytest.raises(type(error)):

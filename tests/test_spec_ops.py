@@ -151,16 +151,41 @@ def assert_same_error(expected: BaseException, fn) -> None:
     assert str(info.value) == str(expected)
 
 
-def assert_result(result, td, expected: dict, *, inplace: bool = False) -> None:
+def expected_call(op: Op) -> str:
+    """How the tests compute the expected leaf, for messages: ``torch.erfinv(x)``."""
+    if op.tests.oracle is not None:
+        return f"{op.tests.oracle} (the entry's tests: oracle)"
+    fn = getattr(torch, op.name, None) if not op.name.startswith("__") else None
+    if isinstance(fn, torch.dtype):
+        return f"x.to(torch.{op.name})"
+    if callable(fn) and not isinstance(fn, type):
+        return f"torch.{op.name}(x, ...)"
+    return f"x.{op.name}(...)"
+
+
+def assert_result(
+    result, td, expected: dict, *, inplace: bool = False, form: str = "", op: Op | None = None
+) -> None:
+    """``form``: which form of ``op`` made ``result`` (out-of-place, in-place), named
+    with the expected call when a value differs."""
     assert type(result) is type(td)
     assert result.batch_size == td.batch_size
     assert set(result.keys(True, True)) == set(td.keys(True, True))
     assert result["s"] == "hello"
+    if op is None:
+        context = ""
+    elif inplace:
+        context = (f"the in-place form ({op.inplace.name}, {op.inplace.location}) differs "
+                   f"from the out-of-place {op.name} cast to the stored dtype: ")
+    else:
+        context = (f"the {form or 'out-of-place'} form of {op.name} ({op.location}: 'leaf' "
+                   f"{op.leaf!r}) differs from {expected_call(op)} leaf by leaf: "
+                   if hasattr(op, "leaf") else f"{op.name} differs from {expected_call(op)}: ")
     for key, value in expected.items():
         got = result.get(key)
         assert isinstance(got, torch.Tensor), key
         torch.testing.assert_close(
-            got, value, equal_nan=True, msg=lambda m: f"{key}: {m}"
+            got, value, equal_nan=True, msg=lambda m: f"{context}{key}: {m}"
         )
     if not inplace:
         assert result is not td
@@ -211,7 +236,7 @@ def check_out_of_place(op: Op) -> list[tuple]:
             assert_same_error(error, run)
             continue
         accepted.append((structure, profile, kind))
-        assert_result(run(), td, expected)
+        assert_result(run(), td, expected, op=op)
         if op.family == "cast":
             keep = lambda t: t.dtype == torch.float32  # noqa: E731
             filtered = {
@@ -253,7 +278,7 @@ def check_inplace(op: Op) -> None:
         result = run()
         assert result is target
         expected = {k: out_of_place.get(k).to(td.get(k).dtype) for k in tensor_keys(td)}
-        assert_result(result, td, expected, inplace=True)
+        assert_result(result, td, expected, inplace=True, op=op)
         for key, tensor in stored.items():
             assert target.get(key) is tensor, f"{key}: the stored tensor was replaced"
 

@@ -335,7 +335,7 @@ def test_spec_method_on_a_tensorclass(name, op, signature, kind) -> None:
     if op.tests.values == "uninitialized":  # its values are not defined
         want.zero_()
         got.zero_()
-    assert_same(got, want, name)
+    assert_same(got, want, f"the tensorclass form of {name} against the TensorDict form ({op.location})")
     # the input is left as the TensorDict's is (in-place forms write into both)
     assert_same_collections(tc, td, f"{name} (input afterwards)")
 
