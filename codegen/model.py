@@ -34,7 +34,7 @@ class Location:
 
 class Role(enum.Enum):
     """What a parameter means to the code rendered for it. A family's ``parse`` gives
-    roles once (``Signature.with_roles``); emitters ask ``signature.role(Role.OUT)``
+    roles once (``Signature.with_roles``); templates ask ``signature.role(Role.OUT)``
     instead of matching parameter names."""
 
     DIM = "dim"  # the batch dim(s) an op works along

@@ -855,3 +855,12 @@ def test_rendering_is_strict() -> None:
 
     assert ENV.undefined is __import__("jinja2").StrictUndefined
     assert ENV.keep_trailing_newline and not ENV.autoescape
+
+
+def test_jinja2_is_pinned_in_the_dev_extra() -> None:
+    """Like black: the templates render the generated files `--check` compares."""
+    import tomllib
+
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
+    assert any(re.fullmatch(r"black==[\d.]+", d) for d in dev)
+    assert any(re.fullmatch(r"jinja2==[\d.]+", d) for d in dev), dev

@@ -8,9 +8,14 @@ A family module defines one op type, a frozen dataclass subclassing
 - ``KEYS``: the entry keys it reads beyond the common ones (``codegen.parse``);
 - ``parse(entry)``: a classmethod building the op from an :class:`~codegen.entry.Entry`,
   reporting what is wrong with ``entry.err(line, message)`` (``file:line`` errors);
-- ``tensordict_code()``: the ``TensorDict`` method(s); ``lazy_code()``: the
-  ``LazyStackedTensorDict`` form (None: inherited); ``lazy_way``: its name in the docs;
-  ``doc_facts()``: extra paragraphs of its reference entry; ``needs_dense_stacks``.
+- ``lazy_way``: how it runs on a lazy stack (``inherit``: no lazy form);
+  ``doc_facts()``: extra paragraphs of its reference entry; ``needs_dense_stacks``;
+  and whatever properties its template reads.
+
+Its code is a Jinja template, ``codegen/templates/families/<family>.jinja``, whose
+macros render the forms (``tensordict``, ``inplace``, ``lazy``; ``forwarder``,
+``stub``, ``reference``, ``alias`` default to ``common.jinja``'s): see
+``codegen/templating.py``. An op type defined elsewhere sets ``template_dir``.
 
 Every module of this package is imported by :func:`families` (so adding a family is
 adding a module); a family defined elsewhere (a test's toy family) calls
