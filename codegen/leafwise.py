@@ -9,7 +9,7 @@ makes the result, as ``result`` says.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from codegen import emit, lazy, parse
+from codegen import parse
 from codegen.entry import Entry
 from codegen.model import KEEP_DOC, Form, Op, Role, Signature
 from codegen.rules import BATCH_RULES, RuleCall, Rule, parse_rule_call

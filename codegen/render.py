@@ -186,7 +186,7 @@ templating.add_globals(
     operators_md=docs.operators_md,
     method_index=docs.method_index,
 )
-templating.ENV.filters.update(markdown=docs.markdown, cell=docs.cell, anchor=docs.anchor)
+templating.add_filters(markdown=docs.markdown, cell=docs.cell, anchor=docs.anchor)
 
 
 # ---- every file ---------------------------------------------------------------------------

@@ -92,9 +92,31 @@ ENV = _environment()
 _entry: list[Location | str] = []  # what is being rendered now (innermost last)
 
 
+def _strict(fn):
+    """``fn`` refusing undefined arguments: ``leaf_expr(op.leef)`` fails there, naming
+    ``leef``, rather than deep inside ``fn``."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, jinja2.Undefined):
+                value._fail_with_undefined_error()
+        return fn(*args, **kwargs)
+
+    return call
+
+
 def add_globals(**values) -> None:
-    """Make ``values`` (helpers computing context) visible to every template."""
-    ENV.globals.update(values)
+    """Make ``values`` (helpers computing context, tables) visible to every template;
+    a helper called with an undefined argument fails."""
+    ENV.globals.update(
+        {k: _strict(v) if callable(v) and not isinstance(v, type) else v for k, v in values.items()}
+    )
+
+
+def add_filters(**filters) -> None:
+    ENV.filters.update({k: _strict(v) for k, v in filters.items()})
 
 
 @contextlib.contextmanager
@@ -108,17 +130,23 @@ def rendering(what: Location | str) -> Iterator[None]:
 
 
 def _template_line(tb) -> str | None:
-    """``file:line`` of the innermost template frame of a traceback."""
-    found = None
+    """``file:line`` of the innermost template frame of a traceback, followed by the
+    template lines that called it (innermost first)."""
+    found = []
     while tb is not None:
         template = tb.tb_frame.f_globals.get("__jinja_template__")
         if template is not None:
             path = Path(template.filename or template.name or "?")
             with contextlib.suppress(ValueError):
                 path = path.relative_to(TEMPLATES.parent.parent)
-            found = f"{path.as_posix()}:{template.get_corresponding_lineno(tb.tb_lineno)}"
+            where = f"{path.as_posix()}:{template.get_corresponding_lineno(tb.tb_lineno)}"
+            if not found or found[-1] != where:
+                found.append(where)
         tb = tb.tb_next
-    return found
+    if not found:
+        return None
+    callers = [w for w in reversed(found[:-1]) if not w.startswith(f"{found[-1]}")]
+    return found[-1] + (f" (called from {', '.join(callers)})" if callers else "")
 
 
 def _fail(exc: Exception) -> SpecError:
@@ -127,7 +155,9 @@ def _fail(exc: Exception) -> SpecError:
     else:
         where = _template_line(exc.__traceback__) or "codegen/templates"
     entry = f" (rendering the entry at {_entry[-1]})" if _entry else ""
-    return SpecError([f"{where}: {type(exc).__name__}: {exc}{entry}"])
+    head, _, called = where.partition(" (called from ")
+    called = f" (called from {called}" if called else ""
+    return SpecError([f"{head}: {type(exc).__name__}: {exc}{entry}{called}"])
 
 
 def _guard(call, *args, **kwargs):

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from codegen import emit, lazy, parse
+from codegen import parse
 from codegen.entry import Entry
 from codegen.families import register
-from codegen.model import KEEP_DOC, Op, Role
+from codegen.model import KEEP_DOC, Op
 from codegen.rules import BATCH_RULES, RuleCall, parse_rule_call
 
 # ``storage``: whether the result shares storage with the input

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from codegen import emit, parse
+from codegen import parse
 from codegen.entry import Entry
 from codegen.families import register
 from codegen.model import DUNDER_RE, Op, Role, Signature

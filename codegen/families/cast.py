@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from codegen import emit, parse
+from codegen import parse
 from codegen.entry import Entry
 from codegen.families import register
 from codegen.model import Op, Role

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from codegen import emit, lazy, parse
+from codegen import parse
 from codegen.checks import check_expr
 from codegen.entry import Entry
 from codegen.families import register
