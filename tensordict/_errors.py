@@ -73,6 +73,18 @@ class PadSizeError(ValueError, RuntimeError):
     ``ValueError`` here; 0.15.3 raises ``RuntimeError``."""
 
 
+def different_devices(op: str, td, other, here: str, there: str) -> RuntimeError:
+    """Two containers on different devices met in ``op``: torch's phrase, with a key
+    (any: all of a container's entries are on its device) and both devices."""
+    key = next(iter(td.keys(True, True)), None)
+    name = key if not isinstance(key, tuple) or len(key) > 1 else key[0]
+    return RuntimeError(
+        f"{op}(): Expected all tensors to be on the same device: the entry {name!r} "
+        f"(and every other) is on {td.device} in {here} but on {other.device} in "
+        f"{there}; move them to one device first with .to(device)"
+    )
+
+
 def not_a_tensordict(key, value) -> KeyError:
     return KeyThroughLeafError(
         f"cannot use {_fmt_key(key)} as a nested key: the entry on the way is a "

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 import tensordict.base as _base
+from tensordict import _errors
 from tensordict._registry import container_class
 
 if TYPE_CHECKING:
@@ -90,7 +91,9 @@ def operand_leaves(
             and leaves
             and op != "new_tensor"  # copies the other's values to this device
         ):
-            _devices_differ(td, other, op)
+            raise _errors.different_devices(
+                op, td, other, "this tensordict", "the other operand"
+            )
         return td._operand_leaves(other, op, default)
     if isinstance(other, numbers.Number):
         return repeated(other, len(leaves))
@@ -99,17 +102,6 @@ def operand_leaves(
     raise TypeError(
         f"{op}(): unsupported operand of type {type(other).__name__}; expected a "
         f"tensor collection, a torch.Tensor or a number"
-    )
-
-
-def _devices_differ(td: TensorDictBase, other: Any, op: str) -> None:
-    """Raise the error for two operands on different devices, naming a key."""
-    key = next(iter(td.keys(True, True)), None)
-    name = key if not isinstance(key, tuple) or len(key) > 1 else key[0]
-    raise RuntimeError(
-        f"{op}(): Expected all tensors to be on the same device: the entry {name!r} "
-        f"(and every other) is on {td.device} in this tensordict but on "
-        f"{other.device} in the other operand; move one first with .to(device)"
     )
 
 

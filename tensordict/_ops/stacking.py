@@ -63,13 +63,8 @@ def _same_device(tds: list, op: str) -> None:
         first = tds[0]
         for i, td in enumerate(tds):
             if td.device != first.device:
-                key = next(iter(td.keys(True, True)), None)
-                name = key if not isinstance(key, tuple) or len(key) > 1 else key[0]
-                raise RuntimeError(
-                    f"{op}(): Expected all tensors to be on the same device: the entry "
-                    f"{name!r} (and every other) is on {first.device} in tensordict 0 "
-                    f"but on {td.device} in tensordict {i}; move them to one device "
-                    "first"
+                raise _errors.different_devices(
+                    op, first, td, "tensordict 0", f"tensordict {i}"
                 )
 
 
