@@ -34,7 +34,7 @@ from tensordict._modes import (
     set_lazy_legacy,
     set_list_to_stack,
 )
-from tensordict.utils import assert_allclose_td
+from tensordict.utils import assert_allclose_td, assert_close
 from tensordict._repr import get_printoptions, set_printoptions
 from tensordict._compat import _is_leaf_nontensor as is_leaf_nontensor
 from tensordict import _lazy_view, _torch_function  # noqa: F401  (register themselves)
@@ -128,6 +128,7 @@ __all__ = [
     "set_get_defaults_to_none",
     "set_list_to_stack",
     "assert_allclose_td",
+    "assert_close",
     "is_leaf_nontensor",
     # tensorclasses and non-tensor data (tensordict/tensorclass.py)
     "MetaData",

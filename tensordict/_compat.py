@@ -284,6 +284,40 @@ class CompatMethods:
                 )
         return True
 
+    def _check_device(self, *, raise_exception: bool = True) -> bool:
+        """Check that every tensor is on the tensordict's device (when it has one);
+        ``True`` if so, else a ``RuntimeError`` naming the entry (``False`` with
+        ``raise_exception=False``)."""
+        device = self.device
+        if device is None:
+            return True
+        for key, value in self.items(True, True):
+            if isinstance(value, Tensor) and value.device != device:
+                if not raise_exception:
+                    return False
+                raise RuntimeError(
+                    f"device mismatch for key {key!r}: the tensor is on {value.device} "
+                    f"but the tensordict's device is {device}"
+                )
+        return True
+
+    @property
+    def _lock_parents_weakrefs(self) -> list:
+        """Weak references to the locked tensordicts whose lock reached this one
+        (0.15.3's attribute; read only, see ``tensordict/_lock_graph.py``)."""
+        return _lock_graph.parents_weakrefs(self)
+
+    @property
+    def _is_shared(self) -> bool:
+        """0.15.3's attribute for :meth:`is_shared` (read only)."""
+        return bool(self.is_shared())
+
+    @property
+    def _is_memmap(self) -> bool:
+        """0.15.3's attribute for :meth:`is_memmap` (read only)."""
+        is_memmap = getattr(self, "is_memmap", None)
+        return bool(is_memmap()) if is_memmap is not None else False
+
     @property
     def _has_non_tensor(self) -> bool:
         """True when a non-tensor entry is held here or in a nested tensordict."""

@@ -1151,63 +1151,22 @@ class LazyStackedTensorDict(
             stack_dim_name=self._stack_dim_name,
         )
 
-    def _apply(
-        self,
-        fn,
-        others,
-        *,
-        named,
-        nested_keys,
-        prefix,
-        batch_size,
-        device,
-        names,
-        inplace,
-        default,
-        filter_empty,
-        call_on_nested,
-    ):
-        if batch_size is not None or not self.tensordicts:
+    def _apply(self, fn, others, **options):
+        if options["batch_size"] is not None or not self.tensordicts:
             # a new batch size may drop the stack dim: build a dense result
-            return TensorDictBase._apply(
-                self,
-                fn,
-                others,
-                named=named,
-                nested_keys=nested_keys,
-                prefix=prefix,
-                batch_size=batch_size,
-                device=device,
-                names=names,
-                inplace=inplace,
-                default=default,
-                filter_empty=filter_empty,
-                call_on_nested=call_on_nested,
-            )
+            return TensorDictBase._apply(self, fn, others, **options)
         split = [self._split_other(other, "apply") for other in others]
+        member_options = dict(options, batch_size=None, names=NO_DEFAULT)
         results = []
         for i, td in enumerate(self.tensordicts):
             results.append(
-                td._apply(
-                    fn,
-                    [parts[i] for parts in split],
-                    named=named,
-                    nested_keys=nested_keys,
-                    prefix=prefix,
-                    batch_size=None,
-                    device=device,
-                    names=NO_DEFAULT,
-                    inplace=inplace,
-                    default=default,
-                    filter_empty=filter_empty,
-                    call_on_nested=call_on_nested,
-                )
+                td._apply(fn, [parts[i] for parts in split], **member_options)
             )
-        if inplace:
+        if options["inplace"]:
             return self
         out = self._per_member(results)
-        if names is not NO_DEFAULT:
-            out.names = names
+        if options["names"] is not NO_DEFAULT:
+            out.names = options["names"]
         return out
 
     def select(

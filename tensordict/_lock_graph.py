@@ -83,6 +83,16 @@ def _parents_of(holder) -> list[weakref.ref]:
     return entry[1]
 
 
+def parents_weakrefs(node) -> list[weakref.ref]:
+    """The weak references to the locked holders whose lock reached ``node`` (those
+    still alive); what 0.15.3 calls ``_lock_parents_weakrefs``."""
+    holder = _holder(node)
+    entry = _PARENTS.get(id(holder))
+    if entry is None or entry[0]() is not holder:
+        return []
+    return [ref for ref in entry[1] if ref() is not None]
+
+
 def record(root) -> None:
     """After ``root`` was locked: every holder of its tree remembers the holders whose
     lock reached it (one walk: each holder's children are listed once)."""

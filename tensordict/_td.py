@@ -1076,7 +1076,7 @@ class TensorDict(
         # The common call, td.apply(fn) with no other tensordict and no option that
         # changes the result's shape, device or names, takes one lean walk; the rest
         # is the general loop of TensorDictBase.
-        if others or any(options[name] is not value for name, value in _PLAIN_APPLY):
+        if others or any(options.get(name, value) is not value for name, value in _PLAIN_APPLY):
             return TensorDictBase._apply(self, fn, others, **options)
         return _apply_leaves(self, fn, options["filter_empty"])
 
@@ -1101,6 +1101,7 @@ _PLAIN_APPLY = (
     ("batch_size", None),
     ("device", NO_DEFAULT),
     ("names", NO_DEFAULT),
+    ("is_leaf", None),
 )
 
 

@@ -1072,7 +1072,9 @@ class TensorDictBase(
         inplace: bool = False,
         default: Any = NO_DEFAULT,
         filter_empty: bool | None = None,
+        propagate_lock: bool = False,
         call_on_nested: bool = False,
+        is_leaf: Callable[[type], bool] | None = None,
         out: "TensorDictBase | None" = None,
         **constructor_kwargs,
     ) -> "TensorDictBase | None":
@@ -1082,22 +1084,23 @@ class TensorDictBase(
         when nothing is left at all the result is ``None`` (as in 0.15.3). With
         ``out=``, the results are written into ``out``, which is returned.
         ``named=True`` (and ``nested_keys``) make it :meth:`named_apply`, as 0.15.3's
-        ``apply`` takes them (TorchRL's collectors pass them)."""
-        result = self._apply(
+        ``apply`` takes them (TorchRL's collectors pass them). The other options are
+        those of :meth:`_apply_nest`."""
+        return self._apply_nest(
             fn,
-            others,
-            named=constructor_kwargs.pop("named", False),
-            nested_keys=constructor_kwargs.pop("nested_keys", False),
-            prefix=(),
+            *others,
             batch_size=batch_size,
             device=device,
             names=names,
             inplace=inplace,
             default=default,
-            filter_empty=filter_empty is None or filter_empty,
+            filter_empty=filter_empty,
+            propagate_lock=propagate_lock,
             call_on_nested=call_on_nested,
+            is_leaf=is_leaf,
+            out=out,
+            **constructor_kwargs,
         )
-        return _apply_result(self, result, inplace, filter_empty, out)
 
     def apply_(self, fn: Callable, *others, **kwargs) -> "TensorDictBase":
         """Apply ``fn`` to every tensor and write the result into it, in place."""
@@ -1120,13 +1123,73 @@ class TensorDictBase(
     ) -> "TensorDictBase | None":
         """Like :meth:`apply`, with the key passed first: ``fn(key, *tensors)``;
         the full nested key as a tuple when ``nested_keys=True``."""
-        out = kwargs.pop("out", None)
+        return self._apply_nest(
+            fn,
+            *others,
+            named=True,
+            nested_keys=nested_keys,
+            batch_size=batch_size,
+            device=device,
+            names=names,
+            inplace=inplace,
+            default=default,
+            filter_empty=filter_empty,
+            call_on_nested=call_on_nested,
+            **kwargs,
+        )
+
+    def _apply_nest(
+        self,
+        fn: Callable,
+        *others,
+        batch_size: Sequence[int] | None = None,
+        device=NO_DEFAULT,
+        names=NO_DEFAULT,
+        inplace: bool = False,
+        checked: bool = False,
+        call_on_nested: bool = False,
+        default: Any = NO_DEFAULT,
+        named: bool = False,
+        nested_keys: bool = False,
+        prefix: tuple = (),
+        filter_empty: bool | None = None,
+        is_leaf: Callable[[type], bool] | None = None,
+        out: "TensorDictBase | None" = None,
+        call_on_unbatched: bool = False,
+        propagate_lock: bool = False,
+        **constructor_kwargs,
+    ) -> "TensorDictBase | None":
+        """The walk behind :meth:`apply` and :meth:`named_apply`, under the name and
+        with the options 0.15.3 gives it (code such as TorchRL's losses calls it):
+
+        - ``fn(leaf, *matching leaves of others)``; with ``named=True``,
+          ``fn(key, leaf, ...)``, the key being ``prefix + path`` as a tuple when
+          ``nested_keys=True`` (the last key otherwise);
+        - ``call_on_nested=True``: ``fn`` gets the nested tensordicts themselves, not
+          their leaves; ``is_leaf(cls)`` says which other entry classes ``fn`` gets
+          whole (a nested class, or ``NonTensorData`` for non-tensor data, which is
+          otherwise carried over unchanged);
+        - ``batch_size``, ``device``, ``names``: those of the result (and of its
+          nested levels, for ``batch_size`` and ``device``);
+        - ``checked=True``: ``fn``'s results are trusted to fit the result and are
+          stored without validation;
+        - ``default``: what a key missing from one of ``others`` reads as;
+        - ``inplace``, ``out``, ``filter_empty``, ``propagate_lock``: as in
+          :meth:`apply`. ``call_on_unbatched`` is accepted for 0.15.3's callers.
+        """
+        if out is not None and batch_size is not None:
+            if torch.Size(batch_size) != out.batch_size:
+                raise RuntimeError(
+                    "batch_size and out.batch_size must be equal when both are "
+                    f"provided: got batch_size={list(batch_size)} and out.batch_size="
+                    f"{list(out.batch_size)}."
+                )
         result = self._apply(
             fn,
             others,
-            named=True,
+            named=named,
             nested_keys=nested_keys,
-            prefix=(),
+            prefix=tuple(prefix),
             batch_size=batch_size,
             device=device,
             names=names,
@@ -1134,8 +1197,13 @@ class TensorDictBase(
             default=default,
             filter_empty=filter_empty is None or filter_empty,
             call_on_nested=call_on_nested,
+            is_leaf=is_leaf,
+            checked=checked,
         )
-        return _apply_result(self, result, inplace, filter_empty, out)
+        result = _apply_result(self, result, inplace, filter_empty, out)
+        if propagate_lock and not inplace and result is not None and self.is_locked:
+            result.lock_()
+        return result
 
     def _apply(
         self,
@@ -1152,6 +1220,8 @@ class TensorDictBase(
         default,
         filter_empty,
         call_on_nested,
+        is_leaf=None,
+        checked=False,
     ):
         out = None
         if not inplace:
@@ -1166,7 +1236,13 @@ class TensorDictBase(
                     other_value = default
                 other_values.append(other_value)
             is_nested = _is_node(value)
-            if is_nested and not call_on_nested:
+            if is_nested:
+                as_leaf = call_on_nested or (
+                    is_leaf is not None and is_leaf(type(value))
+                )
+            else:
+                as_leaf = True
+            if is_nested and not as_leaf:
                 result = value._apply(
                     fn,
                     [
@@ -1183,6 +1259,8 @@ class TensorDictBase(
                     default=default,
                     filter_empty=filter_empty,
                     call_on_nested=call_on_nested,
+                    is_leaf=is_leaf,
+                    checked=checked,
                 )
                 if inplace:
                     continue
@@ -1191,10 +1269,14 @@ class TensorDictBase(
                 out._set_str(key, result, inplace=False, validated=True)
                 continue
             if not is_nested and not isinstance(value, Tensor):
-                # non-tensor data: carried over as it is
-                if not inplace:
-                    out._set_str(key, value, inplace=False, validated=True)
-                continue
+                # non-tensor data: carried over as it is, unless ``is_leaf`` asks
+                # for it (``fn`` then gets it as NonTensorData, as ``get`` returns it)
+                leaf = self._non_tensor_leaf(value, is_leaf)
+                if leaf is _MISSING:
+                    if not inplace:
+                        out._set_str(key, value, inplace=False, validated=True)
+                    continue
+                value = leaf
             if named:
                 name = prefix + (key,) if (nested_keys and prefix) else key
                 result = fn(name, value, *other_values)
@@ -1209,10 +1291,22 @@ class TensorDictBase(
                 continue
             if result is None:
                 continue
-            out._set_str(key, result, inplace=False, validated=False)
+            out._set_str(key, result, inplace=False, validated=checked)
         if inplace:
             return self
         return out
+
+    def _non_tensor_leaf(self, value, is_leaf):
+        """What ``fn`` gets for the non-tensor entry ``value`` in :meth:`_apply`:
+        ``_MISSING`` (the entry is carried over) unless ``is_leaf`` takes its class."""
+        if is_leaf is None:
+            return _MISSING
+        if isinstance(value, TensorDictBase):  # a NonTensorStack, a NonTensorData
+            return value if is_leaf(type(value)) else _MISSING
+        cls = container_class("NonTensorData")
+        if not is_leaf(cls):
+            return _MISSING
+        return cls(data=value, batch_size=self.batch_size, device=self.device)
 
     # ------------------------------------------------------------------ selection
     def select(

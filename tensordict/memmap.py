@@ -660,6 +660,12 @@ class MemoryMappedTensor(Tensor):
         return self._filename
 
     @property
+    def _handler(self):
+        """0.15.3's name of the handle on the anonymous memory (``None`` for a
+        tensor in a file): what :meth:`from_handler` takes."""
+        return self._handle
+
+    @property
     def parent_shape(self) -> torch.Size:
         """The shape of the whole mapped tensor this one was indexed from."""
         return self._parent_shape if self._parent_shape is not None else self.shape

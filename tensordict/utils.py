@@ -90,7 +90,7 @@ def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
     return tuple(out)
 
 
-def assert_allclose_td(
+def assert_close(
     actual,
     expected,
     rtol: float | None = None,
@@ -98,48 +98,138 @@ def assert_allclose_td(
     equal_nan: bool = True,
     intersection: bool = False,
     msg: str = "",
-    prefix=(),
+    prefix: NestedKey = (),
 ) -> bool:
-    """Assert that two tensordicts hold close tensors at the same keys (as
-    :func:`torch.testing.assert_close`, key by key); return ``True``.
+    """Assert that two tensor collections (tensordicts, tensorclasses, at any depth,
+    lazy stacks included) hold close tensors at the same keys, as
+    :func:`torch.testing.assert_close` does tensor by tensor; return ``True``.
 
-    A key one side lacks raises ``KeyError`` naming it (only the common keys are
-    compared with ``intersection=True``); values that differ, or differ in shape or
-    dtype, raise ``AssertionError`` naming the key; anything but two tensor
-    collections raises ``TypeError``. Non-tensor entries are not compared."""
+    - a key that one side lacks raises ``KeyError`` ("keys in tensordicts mismatch",
+      naming the keys and where); with ``intersection=True`` only the keys both sides
+      have are compared;
+    - values that are not close, or differ in dtype or shape, raise ``AssertionError``
+      naming the full key and the root mean square of the difference ("key ('a',)
+      does not match, got mse = ..."), then ``msg`` and torch's report;
+    - tensors that cannot be compared at all (shapes that do not broadcast) raise
+      ``RuntimeError`` ("Failed to compare key ...");
+    - anything but two tensor collections raises ``TypeError``.
+
+    Batch sizes are not compared, nor non-tensor data; ``rtol`` and ``atol`` go
+    together, as for :func:`torch.testing.assert_close`. ``prefix`` is prepended to
+    the keys named in errors.
+
+    >>> td = TensorDict(a=torch.zeros(3), b=TensorDict(c=torch.ones(3)))
+    >>> assert_close(td, td.clone())
+    True
+    """
     if not (is_tensor_collection(actual) and is_tensor_collection(expected)):
         raise TypeError(
-            f"assert_allclose_td compares two tensordicts, got "
-            f"{type(actual).__name__} and {type(expected).__name__}"
+            "assert_allclose inputs must be of TensorDict type, got "
+            f"{type(actual)} and {type(expected)}: assert_close compares two "
+            "tensordicts or tensorclasses (use torch.testing.assert_close for tensors)"
         )
     prefix = unravel_key_to_tuple(prefix) if prefix != () else ()
-    actual_keys = set(actual.keys())
+    members_a = getattr(actual, "tensordicts", None)
+    members_b = getattr(expected, "tensordicts", None)
+    if (
+        isinstance(members_a, list)
+        and isinstance(members_b, list)
+        and len(members_a) == len(members_b)
+        and actual.stack_dim == expected.stack_dim
+    ):
+        # two lazy stacks alike: member by member (their exclusive keys included)
+        for member_a, member_b in zip(members_a, members_b):
+            assert_close(
+                member_a, member_b, rtol, atol, equal_nan, intersection, msg, prefix
+            )
+        return True
+    actual_keys = list(actual.keys())
     expected_keys = set(expected.keys())
-    if not intersection and actual_keys != expected_keys:
-        only_actual = actual_keys - expected_keys
-        only_expected = expected_keys - actual_keys
-        raise KeyError(
-            f"the tensordicts' keys differ at {prefix or 'the root'}: only the first "
-            f"has {sorted(only_actual)}, only the second has {sorted(only_expected)}"
-        )
-    for key in actual.keys():
+    if not intersection:
+        _check_same_keys(set(actual_keys), expected_keys, prefix)
+    for key in actual_keys:
         if key not in expected_keys:
             continue
-        a, b = actual.get(key), expected.get(key)
         full = prefix + (key,)
+        a = actual.get(key)
+        b = expected.get(key)
         if is_tensor_collection(a) and not is_non_tensor(a):
-            assert_allclose_td(
-                a, b, rtol, atol, equal_nan, intersection, msg, prefix=full
-            )
+            if not is_tensor_collection(b):
+                raise TypeError(
+                    "assert_allclose inputs must be of TensorDict type, got "
+                    f"{type(a)} and {type(b)} at key {full}"
+                )
+            assert_close(a, b, rtol, atol, equal_nan, intersection, msg, full)
             continue
         if not isinstance(a, torch.Tensor):
-            continue  # non-tensor data
+            continue  # non-tensor data is not compared
+        if not isinstance(b, torch.Tensor):
+            raise TypeError(
+                f"assert_close: key {full} holds a tensor in the first tensordict and "
+                f"a {type(b).__name__} in the second"
+            )
+        rms = _rms_difference(a, b, full)
         try:
             torch.testing.assert_close(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
         except AssertionError as err:
-            detail = f"key {full!r} does not match: {err}"
-            raise AssertionError(f"{msg}\n{detail}" if msg else detail) from None
+            detail = f"key {full} does not match, got mse = {rms:4.4f}"
+            if msg:
+                detail += f",\t{msg}"
+            raise AssertionError(f"{detail}\n{err}") from None
     return True
+
+
+#: 0.15.3's older name of :func:`assert_close` (the same function).
+assert_allclose_td = assert_close
+
+
+def _check_same_keys(actual_keys: set, expected_keys: set, prefix: tuple) -> None:
+    where = f" (under {prefix})" if prefix else ""
+    only_actual = actual_keys - expected_keys
+    if only_actual:
+        raise KeyError(
+            f"keys in tensordicts mismatch. The first TD has keys {only_actual} that "
+            f"the second does not have{where}; pass intersection=True to compare "
+            "only the keys both have."
+        )
+    only_expected = expected_keys - actual_keys
+    if only_expected:
+        raise KeyError(
+            f"keys in tensordicts mismatch. The second TD has keys {only_expected} "
+            f"that the first does not have{where}; pass intersection=True to compare "
+            "only the keys both have."
+        )
+
+
+def _rms_difference(a: torch.Tensor, b: torch.Tensor, key: tuple) -> float:
+    """The root mean square of ``a - b`` (in floating point, whatever the dtypes),
+    for the error of :func:`assert_close`."""
+    dtype = torch.promote_types(a.dtype, b.dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        dtype = torch.get_default_dtype()
+    try:
+        with torch.no_grad():
+            diff = a.to(dtype) - b.to(device=a.device, dtype=dtype)
+            return diff.abs().pow(2).mean().sqrt().item()
+    except RuntimeError as err:
+        raise RuntimeError(
+            f"Failed to compare key {key}. Scroll up for more details: the tensors "
+            f"of shapes {list(a.shape)} and {list(b.shape)} could not be compared "
+            f"({err})"
+        ) from err
+
+
+def _pass_through_cls(cls: type) -> bool:
+    """Whether entries of class ``cls`` go through ops untouched (0.15.3's helper):
+    non-tensor data, and classes that say so with a ``_pass_through`` attribute."""
+    return bool(getattr(cls, "_is_non_tensor", False)) or bool(
+        getattr(cls, "_pass_through", False)
+    )
+
+
+def _pass_through(data) -> bool:
+    """:func:`_pass_through_cls` of ``type(data)``."""
+    return _pass_through_cls(type(data))
 
 
 # The global modes and their set_* switches live in tensordict/_modes.py.

@@ -25,6 +25,22 @@ class InteractionType(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @classmethod
+    def _missing_(cls, value):
+        # the names in any case, as 0.15.3 takes them: "DETERMINISTIC", "Mean"
+        if isinstance(value, str):
+            lowered = value.lower()
+            for member in cls:
+                if member.value == lowered:
+                    return member
+        return None
+
+    @classmethod
+    def from_str(cls, type_str: str) -> "InteractionType":
+        """The interaction type named ``type_str``, in any case (``"MODE"``,
+        ``"mode"``); a ``ValueError`` "... is not a valid InteractionType" otherwise."""
+        return cls(type_str)
+
 
 _INTERACTION_TYPE = _Setting("interaction_type", None)
 

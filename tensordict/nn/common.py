@@ -310,6 +310,20 @@ class TensorDictModuleBase(nn.Module):
         return hasattr(module, "in_keys") and hasattr(module, "out_keys")
 
     @property
+    def _out_keys(self) -> list:
+        """0.15.3's name of the ``out_keys`` list (the same object)."""
+        return self.out_keys
+
+    @_out_keys.setter
+    def _out_keys(self, value) -> None:
+        self.out_keys = value
+
+    @property
+    def _select_before_return(self) -> bool:
+        """Whether :meth:`select_out_keys` left outputs out (0.15.3's flag)."""
+        return "_out_keys_source" in self.__dict__
+
+    @property
     def out_keys_source(self) -> list:
         """Every key the module writes (``out_keys`` are the ones it returns, after
         :meth:`select_out_keys`)."""

@@ -25,6 +25,10 @@ from tensordict._modes import _ModeSwitch, _Setting
 # skip_existing
 # --------------------------------------------------------------------------------------
 
+#: ``torch.nn.Buffer`` (a tensor marked to be registered as a module's buffer), under
+#: the name 0.15.3 gives it here and in ``tensordict.utils``.
+Buffer = nn.Buffer
+
 _SKIP_EXISTING = _Setting("skip_existing", False)
 
 
@@ -291,6 +295,7 @@ def mappings(key: str) -> Callable:
 
 
 __all__ = [
+    "Buffer",
     "NestedKey",
     "add_custom_mapping",
     "biased_softplus",

@@ -1,0 +1,96 @@
+"""0.15.3's private names that existing code (TorchRL, test suites) reads, and
+``tensordict.nn.utils.Buffer``: each exists and says what 0.15.3's says."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import tensordict
+from tensordict import LazyStackedTensorDict, MemoryMappedTensor, NonTensorData, TensorDict
+from tensordict.nn import InteractionType, TensorDictModule, TensorDictModuleBase
+
+
+def test_buffer_in_nn_utils():
+    from tensordict.nn.utils import Buffer
+
+    assert Buffer is torch.nn.Buffer
+    assert Buffer is tensordict.utils.Buffer
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("DETERMINISTIC", InteractionType.DETERMINISTIC),
+        ("Mean", InteractionType.MEAN),
+        ("mode", InteractionType.MODE),
+    ],
+)
+def test_interaction_type_any_case(name, expected):
+    assert InteractionType.from_str(name) is expected
+    assert InteractionType(name) is expected
+    with tensordict.nn.set_interaction_type(name):
+        assert tensordict.nn.interaction_type() is expected
+
+
+def test_interaction_type_unknown():
+    with pytest.raises(ValueError, match=" is not a valid InteractionType"):
+        InteractionType.from_str("foo")
+
+
+def test_is_shared_is_memmap_check_device():
+    td = TensorDict(a=torch.zeros(3), b={"c": torch.zeros(3)}, batch_size=[3])
+    assert td._is_shared is False and td._is_memmap is False
+    td.share_memory_()
+    assert td._is_shared and td["b"]._is_shared
+    mm = TensorDict(a=torch.zeros(3)).memmap_()
+    assert mm._is_memmap
+    assert td._check_device() is True
+    on_cpu = TensorDict(a=torch.zeros(3), device="cpu")
+    assert on_cpu._check_device() is True
+
+
+def test_lock_parents_weakrefs():
+    td = TensorDict({("a", "b"): torch.zeros(1)}, [])
+    assert td["a"]._lock_parents_weakrefs == []
+    td.lock_()
+    assert [ref() for ref in td["a"]._lock_parents_weakrefs] == [td]
+    stack = LazyStackedTensorDict(td.clone(), td.clone()).lock_()
+    assert [r() for r in stack.tensordicts[0]._lock_parents_weakrefs] == [stack]
+
+
+def test_memmap_handler_and_has_h5():
+    t = MemoryMappedTensor.from_tensor(torch.zeros(10))
+    assert t._handler is not None and t[:2]._handler is t._handler
+    assert isinstance(tensordict.persistent._has_h5, bool)
+
+
+def test_module_out_keys_and_select_before_return():
+    module = TensorDictModule(nn.Linear(3, 4), in_keys=["x"], out_keys=["y"])
+    assert module._out_keys is module.out_keys
+    assert not module._select_before_return
+
+    class Two(TensorDictModuleBase):
+        in_keys = ["a"]
+        out_keys = ["b", "c"]
+
+        def forward(self, td):
+            td["b"] = td["a"] + 1
+            td["c"] = td["a"] + 2
+            return td
+
+    two = Two()
+    assert two._out_keys is two.out_keys
+    two.select_out_keys("b")
+    assert two._select_before_return
+
+
+def test_pass_through():
+    from tensordict.utils import _pass_through
+
+    assert _pass_through(NonTensorData(1)) is True
+    assert _pass_through(torch.zeros(1)) is False
+    assert _pass_through(TensorDict()) is False
