@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 
 import torch
+from torch.nn.parameter import is_lazy
 from torch import Tensor
 
 from tensordict._registry import container_class
@@ -35,7 +36,10 @@ def _indent(text: str, levels: int) -> str:
 
 
 def tensor_shape(tensor: Tensor) -> torch.Size:
-    """``tensor.shape``, also for ``torch.nested`` tensors: ``-1`` for a ragged dim."""
+    """``tensor.shape``, also for ``torch.nested`` tensors: ``-1`` for a ragged dim
+    (and ``[-1]`` for an uninitialized parameter, whose shape is not known yet)."""
+    if is_lazy(tensor):
+        return torch.Size([-1])
     if not tensor.is_nested:
         return tensor.shape
     if tensor.layout is torch.strided:
@@ -208,7 +212,7 @@ _TENSOR_ATTRIBUTES = (
 def tensor_attributes(tensor: Tensor, shape, shared=None) -> list[str]:
     """``shape=..., device=..., ...``: what the options show of a tensor."""
     if shared is None and _options["show_field_is_shared"]:
-        shared = tensor.is_shared()
+        shared = False if is_lazy(tensor) else tensor.is_shared()
     parts = []
     for option, show in _TENSOR_ATTRIBUTES:
         if _options[option]:

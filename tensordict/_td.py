@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.nn.parameter import is_lazy
 from torch import Tensor
 
 from tensordict import _errors, _modes
@@ -703,7 +704,14 @@ class TensorDict(
         """Check (and convert) a value entering at ``key``; return what to store."""
         bs = self._batch_size
         if isinstance(value, Tensor):
-            shape = batch_shape(value) if value.is_nested else value.shape
+            try:
+                shape = batch_shape(value) if value.is_nested else value.shape
+            except RuntimeError:
+                if not is_lazy(value):
+                    raise
+                # an uninitialized parameter (torch.nn.LazyLinear...) has no shape to
+                # check until its module's first call: it is stored as it is
+                return value
             n = len(bs)
             # one batch dim (the usual case) is checked without slicing a torch.Size,
             # which costs as much as the rest of this check

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 from torch import Tensor
+from torch.nn.parameter import is_lazy
 
 from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
@@ -1523,7 +1524,11 @@ class TensorDictBase(
     # ------------------------------------------------------------------ misc
     def is_shared(self) -> bool:
         leaves = self._leaves()
-        return bool(leaves) and all(leaf.is_shared() for leaf in leaves)
+        # an uninitialized parameter (torch.nn.LazyLinear...) has no memory yet: it
+        # does not count
+        return bool(leaves) and all(
+            leaf.is_shared() for leaf in leaves if not is_lazy(leaf)
+        )
 
     def __repr__(self) -> str:
         return container_repr(self)

@@ -94,3 +94,18 @@ def test_pass_through():
     assert _pass_through(NonTensorData(1)) is True
     assert _pass_through(torch.zeros(1)) is False
     assert _pass_through(TensorDict()) is False
+
+
+def test_uninitialized_parameters_through_from_module_and_to_module():
+    module = nn.Sequential(nn.LazyLinear(4), nn.Linear(4, 2))
+    params = TensorDict.from_module(module)
+    assert type(params["0", "weight"]).__name__ == "UninitializedParameter"
+    assert "UninitializedParameter" in repr(params)
+    as_module = TensorDict.from_module(module, as_module=True)
+    assert type(as_module["0", "bias"]).__name__ == "UninitializedParameter"
+    assert params.apply(lambda x: x)["0", "weight"] is params["0", "weight"]
+    other = nn.Sequential(nn.LazyLinear(4), nn.Linear(4, 2))
+    with params.to_module(other):
+        assert other[0].weight is params["0", "weight"]
+    out = other(torch.zeros(5, 3))  # the lazy layer initializes as usual
+    assert out.shape == torch.Size([5, 2])
