@@ -70,7 +70,6 @@ def test_memmap_handler_and_has_h5():
 
 def test_module_out_keys_and_select_before_return():
     module = TensorDictModule(nn.Linear(3, 4), in_keys=["x"], out_keys=["y"])
-    assert module._out_keys is module.out_keys
     assert not module._select_before_return
 
     class Two(TensorDictModuleBase):
@@ -109,3 +108,31 @@ def test_uninitialized_parameters_through_from_module_and_to_module():
         assert other[0].weight is params["0", "weight"]
     out = other(torch.zeros(5, 3))  # the lazy layer initializes as usual
     assert out.shape == torch.Size([5, 2])
+
+
+def test_subclass_keeping_its_own_out_keys_store():
+    # TorchRL's losses: ``out_keys`` a property over their own ``_out_keys``
+    class Loss(TensorDictModuleBase):
+        in_keys = ["a"]
+
+        def __init__(self):
+            super().__init__()
+            self._out_keys = None
+
+        @property
+        def out_keys(self):
+            if self._out_keys is None:
+                self._out_keys = ["loss"]
+            return self._out_keys
+
+        @out_keys.setter
+        def out_keys(self, value):
+            self._out_keys = value
+
+        def forward(self, td):
+            return td
+
+    loss = Loss()
+    assert loss.out_keys == ["loss"]
+    loss.out_keys = ["other"]
+    assert loss._out_keys == ["other"]
