@@ -159,9 +159,11 @@ def _stack_module_states(tds: list, expand_identical: bool):
                     f"from_modules(..., lazy_stack=True)"
                 )
             if expand_identical and all(v is value for v in values):
-                stacked = value.detach().expand(count, *value.shape)
-            else:
-                stacked = torch.stack([v.detach() for v in values])
+                # a view of the shared tensor, not a new parameter: gradients reach
+                # the one the modules share (as in 0.15.3)
+                storage[key] = value.expand(count, *value.shape)
+                continue
+            stacked = torch.stack([v.detach() for v in values])
             if isinstance(value, nn.Parameter):
                 stacked = nn.Parameter(stacked, requires_grad=value.requires_grad)
             storage[key] = stacked

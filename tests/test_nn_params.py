@@ -80,6 +80,12 @@ def test_from_modules_expand_identical():
     stacked = TensorDict.from_modules(a, b, expand_identical=True)
     assert stacked["bias"].stride()[0] == 0  # expanded, not copied
     assert stacked["weight"].stride()[0] != 0
+    # a view of the shared parameter (not a new one): gradients reach it, as in 0.15.3
+    as_module = TensorDict.from_modules(a, b, as_module=True, expand_identical=True)
+    assert not isinstance(as_module["bias"], nn.Parameter)
+    assert isinstance(as_module["weight"], nn.Parameter)
+    as_module["bias"].sum().backward()
+    assert (shared.grad == 2).all()
 
 
 # ---------------------------------------------------------------------------- to_module

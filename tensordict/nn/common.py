@@ -194,6 +194,8 @@ def _handles_calls(forward: Callable) -> Callable:
         else:
             tensordict = kwargs.get("tensordict")
         if not isinstance(tensordict, TensorDictBase):
+            if tensordict is None and not kwargs:  # forward(None), forward(): as written
+                return forward(self, *args, **kwargs)
             if getattr(forward, "_dispatches", False):  # its own @dispatch decides
                 return forward(self, *args, **kwargs)
             if not _DISPATCH_TD_NN_MODULES.get():  # _set_dispatch_td_nn_modules(False)

@@ -51,6 +51,33 @@ def _as_parameter(value: Any) -> Any:
     return value
 
 
+def _as_buffer(value: Any) -> Any:
+    """A tensor leaf that is not a parameter, marked as ``nn.Buffer`` (a detached
+    alias of the same data, as 0.15.3 stores them: ``isinstance(t, nn.Buffer)``);
+    tensors that carry a graph (an expanded view of a parameter) stay as they are."""
+    if (
+        isinstance(value, Tensor)
+        and not isinstance(value, (nn.Parameter, nn.Buffer))
+        and value.grad_fn is None
+        and type(value) is Tensor
+    ):
+        return nn.Buffer(value)
+    return value
+
+
+def _mark_buffers(td: TensorDictBase) -> None:
+    """Replace, in place, the tensors of ``td`` that are not parameters by
+    :func:`_as_buffer`'s marked aliases."""
+    with td.unlock_() if td.is_locked else contextlib.nullcontext():
+        for key, value in list(td._own_items()):
+            if isinstance(value, Tensor):
+                marked = _as_buffer(value)
+                if marked is not value:
+                    td._set_str(key, marked, inplace=False, validated=True)
+            elif _is_node(value):
+                _mark_buffers(value)
+
+
 def _convert_leaves(td: TensorDictBase) -> None:
     """Replace, in place, the tensors of ``td`` (at any depth) by parameters."""
     with td.unlock_() if td.is_locked else contextlib.nullcontext():
@@ -183,6 +210,7 @@ class TensorDictParams(
             )
         if not no_convert:
             _convert_leaves(parameters)
+        _mark_buffers(parameters)
         self.__dict__["_tensordict"] = parameters
         self.__dict__["_no_convert"] = no_convert
         self.__dict__["_parameters"] = _LeafView(self, parameters=True)
@@ -289,12 +317,12 @@ class TensorDictParams(
         return self._tensordict.is_locked
 
     def _convert(self, value: Any) -> Any:
-        if self._no_convert:
-            return value
         if isinstance(value, Tensor):
-            return _as_parameter(value)
+            return _as_buffer(value if self._no_convert else _as_parameter(value))
         if _is_node(value):
-            _convert_leaves(value)
+            if not self._no_convert:
+                _convert_leaves(value)
+            _mark_buffers(value)
         return value
 
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
@@ -417,9 +445,16 @@ class TensorDictParams(
                 if value.grad is not None:
                     with torch.no_grad():
                         value.grad.data = fn(value.grad)
+            elif isinstance(
+                value, nn.Buffer
+            ) and torch._has_compatible_shallow_copy_type(value, new):
+                value.data = new  # a buffer keeps its identity too, as in 0.15.3
             else:
                 td._set_path(
-                    unravel_key_to_tuple(key), new, inplace=False, validated=True
+                    unravel_key_to_tuple(key),
+                    _as_buffer(new) if isinstance(value, nn.Buffer) else new,
+                    inplace=False,
+                    validated=True,
                 )
         return self
 
