@@ -57,6 +57,15 @@ def _read_module(module: nn.Module, filter_empty: bool) -> dict:
     for name, child in module._modules.items():
         if child is None:
             continue
+        held = child.__dict__.get("_tensordict")
+        if isinstance(held, TensorDictBase) and isinstance(
+            child, container_class("TensorDictParams")
+        ):
+            # a TensorDictParams submodule: its entries with their nesting (its
+            # parameter names "0.weight" would otherwise become keys with a dot)
+            if not held.is_empty() or not filter_empty:
+                storage[name] = held.copy()
+            continue
         sub = _read_module(child, filter_empty)
         if sub or not filter_empty:
             storage[name] = _new_td(sub)
@@ -254,9 +263,64 @@ def _swap_into(
             if child_id in memo:
                 continue
             memo.add(child_id)
-            sub = _swap_into(value, child, preserve, collect, memo, path + (key,), undo)
+            held = child.__dict__.get("_tensordict")
+            if isinstance(held, TensorDictBase) and isinstance(
+                child, container_class("TensorDictParams")
+            ):  # a TensorDictParams submodule: its entries, nesting and all
+                sub = _swap_into_tensordict(value, held, collect, undo)
+            else:
+                sub = _swap_into(
+                    value, child, preserve, collect, memo, path + (key,), undo
+                )
             if collect:
                 swap[key] = _new_td(sub)
+    return swap
+
+
+class _Slots:
+    """One level of a tensordict as ``_swap_into``'s undo records write it:
+    ``slots[key] = tensor``, with no validation (the tensor was there before) and
+    through a lock, as a swap into a module's own ``_parameters`` goes through the
+    module's TensorDictParams lock."""
+
+    __slots__ = ("td",)
+
+    def __init__(self, td) -> None:
+        self.td = td
+
+    def __setitem__(self, key: str, value) -> None:
+        storage = getattr(self.td, "_tensordict", None)
+        if type(storage) is dict:  # a dense level: its storage, lock or not
+            storage[key] = value
+        else:
+            self.td._set_str(key, value, inplace=False, validated=True)
+
+
+def _swap_into_tensordict(td, held, collect: bool, undo) -> dict | None:
+    """``_swap_into`` for a TensorDictParams submodule: write the entries of ``td``
+    into its tensordict ``held``, level by level; the old ones, nested alike, are
+    returned when ``collect``."""
+    swap = {} if collect else None
+    slots = _Slots(held)
+    for key, value in td._own_items():
+        if _is_node(value):
+            inner = held._get_str(key, None, missing_ok=True)
+            if not isinstance(inner, TensorDictBase):
+                raise KeyError(
+                    f"to_module: the tensordict has an entry {key!r} holding tensors "
+                    f"where the TensorDictParams submodule has "
+                    f"{'nothing' if inner is None else 'a tensor'}"
+                )
+            sub = _swap_into_tensordict(value, inner, collect, undo)
+            if collect:
+                swap[key] = _new_td(sub)
+            continue
+        old = held._get_str(key, None, missing_ok=True)
+        slots[key] = value
+        if collect:
+            swap[key] = old
+            if undo is not None:
+                undo.append((slots, key, swap))
     return swap
 
 

@@ -434,3 +434,26 @@ def test_to_module_restores_what_the_swap_holds_on_exit():
     with zeros.to_module(model) as swap:
         swap["bias"] = replacement
     assert model.bias is replacement
+
+
+def test_from_module_and_to_module_through_a_tensordictparams_submodule():
+    # TorchRL's MultiAgentMLP keeps its stacked weights in a TensorDictParams
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.params = TensorDictParams(
+                TensorDict.from_modules(nn.Linear(2, 3), nn.Linear(2, 3))
+            )
+
+    outer = nn.Sequential(Holder())
+    params = TensorDict.from_module(outer, as_module=True)
+    assert ("0", "params", "weight") in params.keys(True, True)
+    assert [name for name, _ in params.named_parameters()] == [
+        "0.params.weight",
+        "0.params.bias",
+    ]
+    original = outer[0].params["weight"]
+    zeros = params.detach().clone().zero_()
+    with zeros.to_module(outer):
+        assert (outer[0].params["weight"] == 0).all()
+    assert outer[0].params["weight"] is original
