@@ -82,7 +82,6 @@ def test_module_out_keys_and_select_before_return():
             return td
 
     two = Two()
-    assert two._out_keys is two.out_keys
     two.select_out_keys("b")
     assert two._select_before_return
 
@@ -136,3 +135,21 @@ def test_subclass_keeping_its_own_out_keys_store():
     assert loss.out_keys == ["loss"]
     loss.out_keys = ["other"]
     assert loss._out_keys == ["other"]
+
+
+def test_subclass_with_class_out_keys_and_its_own_out_keys_store():
+    # TorchRL's IQLLoss: out_keys a class attribute, and ``self._out_keys = None`` in
+    # __init__ for its own use: the two stay apart
+    class Loss(TensorDictModuleBase):
+        in_keys = ["a"]
+        out_keys = ["loss_actor", "loss_value"]
+
+        def __init__(self):
+            super().__init__()
+            self._out_keys = None
+
+        def forward(self, td):
+            return td
+
+    loss = Loss()
+    assert loss.out_keys == ["loss_actor", "loss_value"]

@@ -267,16 +267,6 @@ def _calls_forward_directly(module_dict: dict) -> bool:
 _get_tracing_state = torch._C._get_tracing_state
 
 
-def _read_out_keys(module) -> list:
-    """``module._out_keys`` of a module class that sets ``out_keys`` as a class
-    attribute: the ``out_keys`` list itself, as in 0.15.3."""
-    return module.out_keys
-
-
-def _write_out_keys(module, value) -> None:
-    module.out_keys = value
-
-
 class TensorDictModuleBase(nn.Module):
     """Base class of the modules that read and write tensordicts.
 
@@ -305,12 +295,6 @@ class TensorDictModuleBase(nn.Module):
         forward = cls.__dict__.get("forward")
         if forward is not None and not getattr(forward, "_handles_calls", False):
             cls.forward = _handles_calls(forward)
-        # 0.15.3 keeps out_keys given as a class attribute (a list) in ``_out_keys``
-        # too; subclasses that store their own ``_out_keys`` behind an ``out_keys``
-        # property (TorchRL's losses) are left alone
-        out_keys = cls.__dict__.get("out_keys")
-        if isinstance(out_keys, (list, tuple)) and "_out_keys" not in cls.__dict__:
-            cls._out_keys = property(_read_out_keys, _write_out_keys)
 
     def __call__(self, *args, **kwargs):
         """``forward`` straight away when no hook can fire (see
