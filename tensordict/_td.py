@@ -229,6 +229,47 @@ def _new_tensordict(
     return self
 
 
+def _new_unsafe(
+    source: dict | None = None,
+    batch_size=None,
+    device=None,
+    names=None,
+    non_blocking=None,
+    lock: bool = False,
+    nested: bool = True,
+    **kwargs,
+) -> TensorDict:
+    """``TensorDict._new_unsafe``: a TensorDict over ``source`` without validation;
+    plain dicts in it become nested TensorDicts with the same batch size and device
+    (with ``nested=True``, as in 0.15.3)."""
+    storage = {} if source is None else source
+    if type(batch_size) is not torch.Size:
+        if batch_size is None:
+            batch_size = torch.Size(())
+        elif isinstance(batch_size, int):
+            batch_size = torch.Size((batch_size,))
+        else:
+            batch_size = torch.Size(batch_size)
+    if device is not None and not isinstance(device, torch.device):
+        device = torch.device(device)
+    if nested:
+        for value in storage.values():
+            if type(value) is dict:
+                storage = {
+                    key: (
+                        _new_unsafe(value, batch_size, device)
+                        if type(value) is dict
+                        else value
+                    )
+                    for key, value in storage.items()
+                }
+                break
+    out = _new_tensordict(storage, batch_size, device, names)
+    if lock:
+        out.lock_()
+    return out
+
+
 # The default of _rebuild_from's device/names: "as they are". Not NO_DEFAULT, which the
 # generated ops' own defaults are: torch.compile guards that two defaults reached through
 # class dicts are the same object with a Python guard that copies those dicts each call.
@@ -344,9 +385,10 @@ class TensorDict(
             self.lock_()
 
     # Build without validation: for results whose shapes are already known to be
-    # right (indexing, generated ops, clones). A module function, so that hot walks
-    # call it without the attribute lookup.
-    _new_unsafe = staticmethod(_new_tensordict)
+    # right (indexing, generated ops, clones). Hot walks call the module function
+    # _new_tensordict; this is the entry point with 0.15.3's signature (TorchRL builds
+    # tensordicts with it, nested dicts included).
+    _new_unsafe = staticmethod(_new_unsafe)
 
     @classmethod
     def from_dict(

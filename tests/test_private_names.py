@@ -153,3 +153,19 @@ def test_subclass_with_class_out_keys_and_its_own_out_keys_store():
 
     loss = Loss()
     assert loss.out_keys == ["loss_actor", "loss_value"]
+
+
+def test_new_unsafe_turns_nested_dicts_into_tensordicts():
+    # TorchRL's SACLoss builds its target parameters this way, then to_module's them
+    td = TensorDict._new_unsafe(
+        {"module": {"0": {"w": torch.zeros(3, 2)}}, "x": torch.ones(3)}, [3]
+    )
+    assert isinstance(td["module"], TensorDict)
+    assert td["module", "0"].batch_size == torch.Size([3])
+    assert td["module", "0", "w"].shape == torch.Size([3, 2])
+    module = nn.Sequential(nn.Linear(2, 2))
+    params = TensorDict._new_unsafe(
+        {"0": {"weight": torch.zeros(2, 2), "bias": torch.zeros(2)}}, torch.Size([])
+    )
+    with params.to_module(module):
+        assert (module(torch.ones(1, 2)) == 0).all()
