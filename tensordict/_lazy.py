@@ -699,7 +699,7 @@ class LazyStackedTensorDict(
             )
         bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
         dev = self._device if device is NO_DEFAULT else _parse_device(device)
-        out = TensorDict._new_unsafe({}, bs, dev, None)
+        out = TensorDict._from_storage({}, bs, dev, None)
         if names is not NO_DEFAULT and names is not None:
             out.names = names
         return out
@@ -1729,7 +1729,7 @@ def _dense_stack(
         elif mode != "mask":
             storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
     names = _parse_names(names, len(stack._batch_size))
-    return TensorDict._new_unsafe(storage, stack._batch_size, stack._device, names)
+    return TensorDict._from_storage(storage, stack._batch_size, stack._device, names)
 
 
 def _lazy_alike(vals: list) -> bool:

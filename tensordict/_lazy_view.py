@@ -56,7 +56,7 @@ def _meta_result(ops: tuple, batch_size: torch.Size, strides: tuple) -> Tensor |
     of ``batch_size`` and ``strides``; None where they cannot (a ``view`` that such
     strides do not allow)."""
     leaf = torch.empty_strided(batch_size, strides, device="meta")
-    td = TensorDict._new_unsafe({"_": leaf}, batch_size, None)
+    td = TensorDict._from_storage({"_": leaf}, batch_size, None)
     try:
         for op in ops:
             td = _eager(op, td)
@@ -117,7 +117,7 @@ class LazyViewTensorDict(_WriteThroughView):
 
     def __init__(self, source: TensorDictBase, op: Callable) -> None:
         self._op = op
-        template = TensorDict._new_unsafe({}, source.batch_size, source.device)
+        template = TensorDict._from_storage({}, source.batch_size, source.device)
         self._init_view(source, _eager(op, template).batch_size)
         self._names = _names_after(op, source)
 
@@ -160,7 +160,7 @@ class LazyViewTensorDict(_WriteThroughView):
 
     def _one(self, key: str, value) -> TensorDict:
         source = self._source
-        return TensorDict._new_unsafe({key: value}, source.batch_size, source.device)
+        return TensorDict._from_storage({key: value}, source.batch_size, source.device)
 
     def _forward(self, key: str, value):
         return _eager(self._op, self._one(key, value))._tensordict[key]

@@ -35,7 +35,7 @@ _NO_BATCH = torch.Size(())
 
 def _new_td(storage: dict):
     """A TensorDict over ``storage`` (a module's tensors carry no batch dims)."""
-    return container_class("TensorDict")._new_unsafe(storage, _NO_BATCH, None, None)
+    return container_class("TensorDict")._from_storage(storage, _NO_BATCH, None, None)
 
 
 # --------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def _stack_module_states(tds: list, expand_identical: bool):
                     )
             if _is_node(value):
                 sub = stack(values, path)
-                storage[key] = container_class("TensorDict")._new_unsafe(
+                storage[key] = container_class("TensorDict")._from_storage(
                     sub, torch.Size((count,)), None, None
                 )
                 continue
@@ -185,7 +185,7 @@ def _stack_module_states(tds: list, expand_identical: bool):
                 f"from_modules: keys {sorted(extra)} are in one module but not in "
                 f"the first; the modules must share one structure"
             )
-    return container_class("TensorDict")._new_unsafe(
+    return container_class("TensorDict")._from_storage(
         stack(tds, ()), torch.Size((count,)), None, None
     )
 

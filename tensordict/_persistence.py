@@ -278,7 +278,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
                 f"{folder / _disk.META}: the entry {key!r} has an unknown kind {kind!r}"
             )
         storage[key] = value
-    return container_class("TensorDict")._new_unsafe(storage, batch_size, device, None)
+    return container_class("TensorDict")._from_storage(storage, batch_size, device, None)
 
 
 def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):

@@ -104,7 +104,7 @@ def _rebuild_tensordict(entries, batch_size, device, names, locked):
                 value.batch_size[:n] == bs,
                 f"the entry {key!r} does not fit the batch size",
             )
-    td = container_class("TensorDict")._new_unsafe(
+    td = container_class("TensorDict")._from_storage(
         entries, bs, _device(device), _parse_names(names, n)
     )
     if locked:

@@ -367,7 +367,7 @@ def _unflatten_td(children, context: TensorDictContext):
     batch_size, names = _fitted(children, batch_size, names)
     if device is not None and probe is not None and probe.device != device:
         device = None  # the leaves were moved (tree_map(lambda x: x.to(...)))
-    return _TensorDict._new_unsafe(storage, batch_size, device, names)
+    return _TensorDict._from_storage(storage, batch_size, device, names)
 
 
 def _dumpable_td_context(context: TensorDictContext) -> dict:

@@ -422,7 +422,7 @@ def build(tree: dict, leaves: list, device=None, *, set_device: bool = False):
     dev = None if tree["device"] is None else torch.device(tree["device"])
     if device is not None and (dev is not None or set_device):
         dev = torch.device(device)
-    return container_class("TensorDict")._new_unsafe(
+    return container_class("TensorDict")._from_storage(
         storage, torch.Size(tree["batch_size"]), dev, tree["names"]
     )
 

@@ -2,7 +2,7 @@
 
 Input is validated once, where it enters (the constructor, ``set``, ``__setitem__``);
 results the library builds itself (indexing, generated ops, clones) go through
-``TensorDict._new_unsafe``, which skips checks the construction already guarantees.
+``TensorDict._from_storage``, which skips checks the construction already guarantees.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def _indexed_batch_shape(batch_size: torch.Size, index) -> torch.Size:
 def _new_tensordict(
     storage: dict, batch_size: torch.Size, device=None, names=None
 ) -> TensorDict:
-    """A TensorDict over ``storage`` without validation (``TensorDict._new_unsafe``)."""
+    """A TensorDict over ``storage`` without validation (``TensorDict._from_storage``)."""
     self = object.__new__(TensorDict)
     self._tensordict = storage
     self._batch_size = batch_size
@@ -385,9 +385,12 @@ class TensorDict(
             self.lock_()
 
     # Build without validation: for results whose shapes are already known to be
-    # right (indexing, generated ops, clones). Hot walks call the module function
-    # _new_tensordict; this is the entry point with 0.15.3's signature (TorchRL builds
-    # tensordicts with it, nested dicts included).
+    # right (indexing, generated ops, clones), over storage that is already this
+    # class's (a dict value there is non-tensor data). Hot walks call the module
+    # function _new_tensordict.
+    _from_storage = staticmethod(_new_tensordict)
+    # 0.15.3's entry point (TorchRL builds tensordicts with it): its signature, and
+    # plain dicts in the source become nested tensordicts.
     _new_unsafe = staticmethod(_new_unsafe)
 
     @classmethod

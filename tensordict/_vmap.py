@@ -191,13 +191,13 @@ def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
         bs = td._batch_size
         if dim < len(bs):
             names = td._names
-            return TensorDict._new_unsafe(
+            return TensorDict._from_storage(
                 storage,
                 _dropped(bs, dim),
                 td._device,
                 None if names is None else _without(names, dim),
             )
-        return TensorDict._new_unsafe(storage, bs, td._device, td._names)
+        return TensorDict._from_storage(storage, bs, td._device, td._names)
     if getattr(td, "_is_tensorclass", False):
         return type(td)._from_td(_batched(td._tensordict, dim, level, add))
     if isinstance(td, LazyStackedTensorDict):
@@ -240,7 +240,7 @@ def _structure_copy(td: TensorDictBase) -> TensorDictBase:
         for key, value in td._tensordict.items()
     }
     names = td._names
-    return TensorDict._new_unsafe(
+    return TensorDict._from_storage(
         storage, td._batch_size, td._device, None if names is None else list(names)
     )
 
@@ -265,10 +265,10 @@ def _unbatched(
             names = td._names
             if names is not None:
                 names = names[:dim] + [None] + names[dim:]
-            return TensorDict._new_unsafe(
+            return TensorDict._from_storage(
                 storage, _inserted(bs, dim, size), td._device, names
             )
-        return TensorDict._new_unsafe(storage, bs, td._device, td._names)
+        return TensorDict._from_storage(storage, bs, td._device, td._names)
     if getattr(td, "_is_tensorclass", False):
         return type(td)._from_td(_unbatched(td._tensordict, level, size, dim, remove))
     if isinstance(td, LazyStackedTensorDict):

@@ -43,7 +43,7 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
 
     def _template(self) -> TensorDictBase:
         # an empty TensorDict shaped like this view: it validates values written here
-        return container_class("TensorDict")._new_unsafe(
+        return container_class("TensorDict")._from_storage(
             {}, self._batch_size, self._source.device
         )
 

@@ -597,7 +597,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
         bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
         device = self._device if device is NO_DEFAULT else _parse_device(device)
         names = (self._names if batch_size is None else None) if names is NO_DEFAULT else _parse_names(names, len(bs))
-        return TensorDict._new_unsafe({}, bs, device, names)
+        return TensorDict._from_storage({}, bs, device, names)
 
     def _replace_contents(self, other) -> None:
         raise RuntimeError(
@@ -643,7 +643,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
             elif isinstance(value, _DatasetTensor):
                 value = value.as_subclass(Tensor)
             storage[key] = value
-        return TensorDict._new_unsafe(storage, self._batch_size, self._device, self._names)
+        return TensorDict._from_storage(storage, self._batch_size, self._device, self._names)
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """The content as a :class:`TensorDict` in RAM."""
@@ -735,7 +735,7 @@ def _read_index(td: PersistentTensorDict, idx, plan=False) -> TensorDict:
     if new_bs is None:
         stand_in = torch.zeros((), dtype=torch.uint8).expand(td._batch_size)
         new_bs = stand_in[idx].shape
-    return TensorDict._new_unsafe(storage, new_bs, td._device, None)
+    return TensorDict._from_storage(storage, new_bs, td._device, None)
 
 
 def _walk_keys(group, include_nested, leaves_only, prefix, out) -> None:

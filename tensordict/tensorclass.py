@@ -348,7 +348,7 @@ def _init_instance(self, values, batch_size, device, names) -> None:
     cls = type(self)
     bs = _parse_batch_size(batch_size)
     dev = _parse_device(device)
-    td = TensorDict._new_unsafe(
+    td = TensorDict._from_storage(
         {}, bs, dev, None if names is None else _parse_names(names, len(bs))
     )
     storage = td._tensordict
@@ -1380,7 +1380,7 @@ class NonTensorData(TensorClass, shadow=True):
         if isinstance(data, NonTensorData):
             data = data.data
         bs = _parse_batch_size(batch_size)
-        td = TensorDict._new_unsafe(
+        td = TensorDict._from_storage(
             {"data": data},
             bs,
             _parse_device(device),

@@ -169,3 +169,12 @@ def test_new_unsafe_turns_nested_dicts_into_tensordicts():
     )
     with params.to_module(module):
         assert (module(torch.ones(1, 2)) == 0).all()
+
+
+def test_non_tensor_dicts_stay_non_tensor_data_through_internal_rebuilds():
+    # the library's own rebuilds (clone, indexing, pickling) do not take 0.15.3's
+    # _new_unsafe path: a dict stored as non-tensor data stays one
+    td = TensorDict(a=torch.zeros(2), batch_size=[2])
+    td["meta"] = {"lr": 0.1}
+    assert td.clone()["meta"] == {"lr": 0.1}
+    assert td[0]["meta"] == {"lr": 0.1}

@@ -195,7 +195,7 @@ def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense, names=None) 
     extra = td._batch_size[root_dims:]
     sizes = [bs + extra for bs in batch_sizes] if extra else batch_sizes
     device = td._device
-    new_unsafe = dense._new_unsafe
+    new_unsafe = dense._from_storage
     return [new_unsafe(s, bs, device, names) for s, bs in zip(storages, sizes)]
 
 
