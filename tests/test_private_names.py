@@ -175,6 +175,6 @@ def test_non_tensor_dicts_stay_non_tensor_data_through_internal_rebuilds():
     # the library's own rebuilds (clone, indexing, pickling) do not take 0.15.3's
     # _new_unsafe path: a dict stored as non-tensor data stays one
     td = TensorDict(a=torch.zeros(2), batch_size=[2])
-    td["meta"] = {"lr": 0.1}
+    td.set_non_tensor("meta", {"lr": 0.1})
     assert td.clone()["meta"] == {"lr": 0.1}
     assert td[0]["meta"] == {"lr": 0.1}
