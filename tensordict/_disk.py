@@ -484,6 +484,7 @@ def _check_copy(job: LeafJob, dst: Path, copy_existing: bool) -> None:
     if _memmap.maps_whole_file(source, str(dst / job.path)):
         return
     raise RuntimeError(
+        f"A filename was provided but the tensor already has a file associated: "
         f"the entry {_fmt(job.key_path)} is already memory-mapped to {own}; writing "
         f"it to {dst / job.path} would copy it: pass copy_existing=True to do so"
     )

@@ -5,6 +5,8 @@ Every message names the key and says what was expected and what was found.
 
 from __future__ import annotations
 
+import torch
+
 
 def _fmt_key(key) -> str:
     if isinstance(key, tuple) and len(key) == 1:
@@ -92,16 +94,46 @@ def not_a_tensordict(key, value) -> KeyError:
     )
 
 
+# 0.15.3's phrases, which existing code matches with ``re.search``: each message
+# below leads with the phrase and goes on to say what went wrong here.
+LOCK_PHRASE = (
+    "Cannot modify locked TensorDict. For in-place modification, consider "
+    "using the `set_()` method and make sure the key is present."
+)
+
+
 def locked(action: str) -> RuntimeError:
     return RuntimeError(
-        f"cannot {action}: the TensorDict is locked. Unlock it with `unlock_()` "
-        f"(or `with td.unlock_(): ...`), or update existing entries in place with "
-        f"`set_()`"
+        f"{LOCK_PHRASE} Here: cannot {action}, as the TensorDict is locked. Unlock "
+        f"it with `unlock_()` (or `with td.unlock_(): ...`), or update existing "
+        f"entries in place with `set_()`"
     )
 
 
 def key_exists(key) -> KeyError:
-    return KeyError(f"key {_fmt_key(key)} already exists")
+    return KeyError(
+        f"key {_fmt_key(key)} already present in TensorDict: the key already "
+        f"exists (pass safe=False to replace it)"
+    )
+
+
+def index_batch_mismatch(indexed, batch_size, index, source) -> RuntimeError:
+    """A tensordict written at an index of another whose indexed batch size it does
+    not broadcast to."""
+    return RuntimeError(
+        f"indexed destination TensorDict batch size is {torch.Size(indexed)} "
+        f"(batch_size = {torch.Size(batch_size)}, index={index!r}), which differs "
+        f"from the source batch size {torch.Size(source)}: the value written at an "
+        f"index must have the batch size of the indexed part (or broadcast to it)"
+    )
+
+
+def bool_ambiguous(kind: str = "TensorDict") -> RuntimeError:
+    return RuntimeError(
+        f"Converting a tensordict to boolean value is not permitted: the truth "
+        f"value of a {kind} is ambiguous. Use td.is_empty() to test for entries, "
+        f"or (a == b).all() / .any() to reduce a comparison"
+    )
 
 
 def bad_batch_size(batch_size) -> TypeError:

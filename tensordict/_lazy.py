@@ -1199,7 +1199,14 @@ class LazyStackedTensorDict(
         """Update the existing entry at ``key`` in place, in every member."""
         path = unravel_key_to_tuple(key)
         if path not in self.keys(include_nested=True):
-            self._get_path(path)  # raises the KeyError naming the key
+            try:
+                self._get_path(path)
+            except KeyError as err:  # 0.15.3's phrase first, then ours naming the key
+                raise KeyError(
+                    "setting a value in-place on a stack of TensorDict is only "
+                    "permitted if all members of the stack have this key in their "
+                    f"register. {err.args[0] if err.args else ''}"
+                ) from None
         return self._set_path(path, item, inplace=True)
 
     def rename_key_(self, old_key: NestedKey, new_key: NestedKey, safe: bool = False):

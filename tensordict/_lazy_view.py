@@ -131,13 +131,15 @@ class LazyViewTensorDict(_WriteThroughView):
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDictBase:
         if op in _REFUSED_WITHOUT_LEGACY and not lazy_legacy():
-            hint = "call reshape() instead" if op == "view" else (
-                "make it dense first with to_tensordict()"
+            # 0.15.3's phrases first (existing code matches them)
+            hint = "Call `reshape` instead." if op == "view" else (
+                "Make it dense before calling this method by calling `to_tensordict`."
             )
             raise RuntimeError(
-                f"{op}(): cannot run on a lazy view (a {type(self).__name__} of batch "
-                f"size {list(self._batch_size)} made under set_lazy_legacy(True)) now "
-                f"that the legacy mode is off: {hint}"
+                f"Cannot call `{op}` on a lazy tensordict. {hint} ({op}() cannot run "
+                f"on a lazy view (a {type(self).__name__} of batch size "
+                f"{list(self._batch_size)} made under set_lazy_legacy(True)) now that "
+                f"the legacy mode is off)"
             )
         return self
 

@@ -100,6 +100,15 @@ class _SubTensorDict(_WriteThroughView):
         self._source._set_at_index(self._idx, dense)
 
     def _with_dense_stacks(self, op: str, key: tuple = ()):
+        if op == "view":
+            # a view of part of a tensordict is not a view of its storage (an
+            # advanced index copies); 0.15.3 refuses it too, in these words
+            raise RuntimeError(
+                f"Cannot call `view` on a _SubTensorDict. Call `reshape` or "
+                f"`to_tensordict()` first. (view() of a sub-tensordict of batch size "
+                f"{list(self._batch_size)}, which views its source at an index, would "
+                f"not share storage with it)"
+            )
         return self._dense()._with_dense_stacks(op, key)
 
     def _replace_contents(self, other) -> None:

@@ -1404,6 +1404,16 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
     return changes.level(td, storage)
 
 
+def _missing_operand_key(op: str, key: tuple) -> KeyError:
+    # 0.15.3's phrases first (existing code matches them), then ours
+    shown = key[0] if len(key) == 1 else key
+    if op == "backward":
+        lead = f"Missing gradient entry for key {shown!r}."
+    else:
+        lead = f"Key {shown} not found and no pad value provided."
+    return KeyError(f"{lead} ({op}: key {key!r} is missing from the other operand)")
+
+
 def _collect_operand(td, other, out, op, default, prefix) -> None:
     # Tensors and nested tensordicts must match key by key; non-tensor entries have no
     # leaf to combine, so they take no part in the matching.
@@ -1419,9 +1429,7 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
             other_value = other._get_str(key, NO_DEFAULT, missing_ok=True)
         if other_value is NO_DEFAULT:
             if default is None:
-                raise KeyError(
-                    f"{op}: key {prefix + (key,)!r} is missing from the other operand"
-                )
+                raise _missing_operand_key(op, prefix + (key,))
         else:
             matched += 1
         if is_tensor:

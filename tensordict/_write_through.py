@@ -55,6 +55,37 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
     def _is_locked(self) -> bool:
         return self._source.is_locked
 
+    # ------------------------------------------------------------------ key ops
+    # In place, these would replace the view's set of keys, which are its
+    # source's: refused, in 0.15.3's words first (existing code matches them).
+    def _refuse_inplace(self, op: str, phrase_op: str | None = None):
+        raise RuntimeError(
+            f"Cannot call {phrase_op or op} inplace on a lazy tensordict. "
+            f"({op}(inplace=True) on a {type(self).__name__}, a view of another "
+            f"tensordict, would replace the keys of the tensordict it views: call it "
+            f"on that tensordict, or without inplace)"
+        )
+
+    def select(self, *keys, inplace: bool = False, **kwargs):
+        if inplace:
+            self._refuse_inplace("select")
+        return super().select(*keys, inplace=False, **kwargs)
+
+    def exclude(self, *keys, inplace: bool = False):
+        if inplace:
+            self._refuse_inplace("exclude")
+        return super().exclude(*keys, inplace=False)
+
+    def flatten_keys(self, separator: str = ".", inplace: bool = False, is_leaf=None):
+        if inplace:
+            self._refuse_inplace("flatten_keys", "exclude")
+        return super().flatten_keys(separator, inplace=False, is_leaf=is_leaf)
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False):
+        if inplace:
+            self._refuse_inplace("unflatten_keys", "exclude")
+        return super().unflatten_keys(separator, inplace=False)
+
     def _set_lock(self, locked: bool) -> None:
         self._source._set_lock(locked)
 

@@ -154,6 +154,17 @@ def _range_as_slice(index: range, batch_size) -> slice | None:
 
 
 @register
+
+def _index_batch_mismatch(batch_size, index, source) -> bool:
+    """True when a tensordict of batch size ``source`` cannot be written at ``index``
+    of a batch ``batch_size``: it does not broadcast to the indexed batch size. An
+    index this cannot read (a tensordict mask...) is left to the write to check."""
+    try:
+        indexed = _getitem_batch_size(batch_size, index)
+    except Exception:
+        return False
+    return not _atomic.broadcasts_to(tuple(source), tuple(indexed))
+
 class TensorDictBase(
     CompatMethods, ConversionMethods, InterchangeMethods, TensorCollection
 ):
@@ -324,10 +335,7 @@ class TensorDictBase(
         return (self[i] for i in range(self.batch_size[0]))
 
     def __bool__(self) -> bool:
-        raise RuntimeError(
-            "the truth value of a TensorDict is ambiguous: use td.is_empty() to test "
-            "for entries, or (a == b).all() / .any() to reduce a comparison"
-        )
+        raise _errors.bool_ambiguous()
 
     @property
     def device(self) -> torch.device | None:
@@ -520,6 +528,15 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
+        elif isinstance(value, TensorDictBase) and _index_batch_mismatch(
+            self._batch_size, index, value.batch_size
+        ):
+            raise _errors.index_batch_mismatch(
+                _getitem_batch_size(self._batch_size, index),
+                self._batch_size,
+                index,
+                value.batch_size,
+            )
         elif type(index) is range and (
             rows := _range_as_slice(index, self._batch_size)
         ) is not None:

@@ -443,7 +443,8 @@ class MemoryMappedTensor(Tensor):
                     return input
                 if not copy_existing:
                     raise RuntimeError(
-                        f"the tensor is already memory-mapped to {own}; copying it "
+                        f"A filename was provided but the tensor already has a "
+                        f"file associated: it is memory-mapped to {own}; copying it "
                         f"to {filename} needs copy_existing=True"
                     )
         target_shape = input.shape if shape is None else torch.Size(shape)

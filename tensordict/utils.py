@@ -242,3 +242,7 @@ from tensordict._modes import (  # noqa: E402,F401  (re-exported)
     set_lazy_legacy,
     set_list_to_stack,
 )
+
+# 0.15.3's lock message, which existing code matches (``re.escape(_LOCK_ERROR)``);
+# every lock error here leads with it.
+from tensordict._errors import LOCK_PHRASE as _LOCK_ERROR  # noqa: E402,F401

@@ -42,6 +42,46 @@ def _describe(batch_size: torch.Size) -> str:
     return f"batch_size {list(batch_size)} ({dims})"
 
 
+_INCOMPATIBLE_DIM = ("split", "squeeze", "unbind", "chunk", "tensor_split")
+_NEEDS_DIMS = {"fliplr": 2, "rot90": 2, "flipud": 1}
+
+
+def _lead_phrase(op: str, dim: int, batch_size: torch.Size, n: int) -> str:
+    """0.15.3's words for a dim out of range, which existing code matches with
+    ``re.search``: they lead the message (ours follows them)."""
+    if op == "transpose":
+        return (
+            "The provided dimensions are incompatible with the tensordict batch-size: "
+            "dim0 and dim1 must be within the range of the number of dimensions. "
+        )
+    if op in _NEEDS_DIMS:
+        k = _NEEDS_DIMS[op]
+        return f"{op} requires at least {k} batch dimension{'s' if k > 1 else ''}: "
+    if op in _INCOMPATIBLE_DIM:
+        return f"Incompatible dim {dim} for tensordict with shape {batch_size}. "
+    if op == "unsqueeze":
+        return (
+            "unsqueezing is allowed for dims comprised between `-td.batch_dims - 1` "
+            f"and `td.batch_dims` only. Got dim={dim} with a batch size of "
+            f"{batch_size}. "
+        )
+    if op == "permute":
+        return (
+            "Received an permutation order incompatible with the tensordict shape. "
+        )
+    if op == "cat":
+        return (
+            "dim must be in the range 0 <= dim < len(batch_size), got "
+            f"dim={dim} and batch_size={list(batch_size)}. "
+        )
+    if op == "gather":
+        return f"Cannot gather tensordict with shape {batch_size} along dim {dim}. "
+    return (
+        f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
+        f"got {dim}). "
+    )
+
+
 def batch_dim(
     dim: Any, batch_size: torch.Size, op: str, what: str = "dim", *, extra: int = 0
 ) -> int:
@@ -52,6 +92,7 @@ def batch_dim(
     if not -n <= d < n:
         where = f"in [{-n}, {n - 1}]" if n else "impossible"
         raise _errors.DimOutOfRangeError(
+            f"{_lead_phrase(op, d, batch_size, n)}"
             f"{op}(): {what}={dim} is out of range for a tensordict with "
             f"{_describe(batch_size)}; dims count batch dims only, so {what} must "
             f"be {where}"
