@@ -131,6 +131,7 @@ class ConversionMethods:
         ``filename=``) or ``"shared"`` (shared memory)."""
         if storage not in _SCHEMA_STORAGES:
             raise ValueError(
+                f"Unknown storage backend {storage!r}. "
                 f"from_schema: unknown storage {storage!r}; expected one of "
                 f"{', '.join(map(repr, _SCHEMA_STORAGES))} (0.15.3's 'zarr', 'redis' "
                 f"and 'dragonfly' backends are not available here)"

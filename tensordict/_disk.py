@@ -354,13 +354,20 @@ def check_target(dst: Path, existsok: bool) -> None:
         raise NotADirectoryError(
             f"cannot save a tensordict to {dst}: it is a file, not a folder"
         )
-    has_entries = any(True for _ in os.scandir(dst))
-    if not has_entries:
+    entries = list(os.scandir(dst))
+    if not entries:
         return
+    links = sorted(e.name for e in entries if e.is_symlink())
+    if links:  # 0.15.3's phrase first (existing code matches it)
+        raise RuntimeError(
+            f"Refusing to write TensorDict through symlink {dst / links[0]}: the "
+            f"folder {dst} holds symbolic links {links}, and writing through them "
+            f"would land outside it; choose an empty or new folder"
+        )
     if not existsok:
         raise RuntimeError(
-            f"cannot save a tensordict to {dst}: the folder already holds one "
-            f"(pass existsok=True to replace it)"
+            f"cannot save a tensordict to {dst}: a saved tensordict already exists "
+            f"there (pass existsok=True to replace it)"
         )
     if not (dst / META).is_file():
         raise RuntimeError(

@@ -159,8 +159,14 @@ def inplace_mismatch(key, shape, target_shape) -> RuntimeError:
 
 
 def keys_collide(op: str, keys) -> KeyError:
+    keys = sorted(keys, key=str)
+    lead = (
+        f"Flattening keys in tensordict causes keys {keys} to collide. "
+        if op == "flatten_keys"
+        else ""
+    )
     return KeyError(
-        f"{op}: the keys {sorted(keys, key=str)} would collide (two entries would get "
+        f"{lead}{op}: the keys {keys} would collide (two entries would get "
         f"the same key); rename one of them first"
     )
 

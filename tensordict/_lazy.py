@@ -399,7 +399,7 @@ class LazyStackedTensorDict(
         if reference is not None:
             if td.batch_size != reference.batch_size:
                 raise _member_batch_mismatch(
-                    position, td.batch_size, reference.batch_size
+                    position, td.batch_size, reference.batch_size, adding=True
                 )
         elif td.batch_dims < self.stack_dim:
             raise ValueError(
@@ -1427,7 +1427,8 @@ def _as_member(td, position: int) -> TensorDictBase:
     if is_tensor_collection(td):
         return td._tensordict
     raise TypeError(
-        f"LazyStackedTensorDict stacks tensordicts; the item at index {position} is a "
+        f"Expected new value to be TensorDictBase instance: LazyStackedTensorDict "
+        f"stacks tensordicts; the item at index {position} is a "
         f"{type(td).__name__}"
     )
 
@@ -1515,9 +1516,24 @@ def _check_stack_dim(stack_dim: int, member_dims: int) -> int:
     return stack_dim % (member_dims + 1)
 
 
-def _member_batch_mismatch(position, batch_size, expected) -> RuntimeError:
-    return RuntimeError(
-        f"cannot stack tensordicts of different batch sizes: the tensordict at index "
+class StackBatchSizeError(RuntimeError, ValueError):
+    """Tensordicts of different batch sizes in one lazy stack: a ``RuntimeError``
+    here, as 0.15.3 raised when stacking; 0.15.3's ``append`` / ``insert`` raised
+    ``ValueError``, so code catching either still works."""
+
+
+def _member_batch_mismatch(
+    position, batch_size, expected, adding: bool = False
+) -> RuntimeError:
+    # 0.15.3's phrases first (existing code matches them), then ours
+    lead = (
+        "Batch sizes in tensordicts differs: "
+        if adding
+        else "stacking tensordicts requires them to have congruent batch sizes "
+        "(batch sizes in tensordicts differs): "
+    )
+    return StackBatchSizeError(
+        f"{lead}cannot stack tensordicts of different batch sizes: the tensordict at index "
         f"{position} has batch_size {tuple(batch_size)}, the stack holds tensordicts "
         f"of batch_size {tuple(expected)}"
     )

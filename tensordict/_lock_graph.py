@@ -134,6 +134,7 @@ def check_unlock(root) -> None:
             if parent is not None and id(parent) not in tree and parent._is_locked:
                 what = "it" if holder is _holder(root) else "a tensordict it holds"
                 raise RuntimeError(
+                    f"Cannot unlock a tensordict that is part of a locked graph. "
                     f"unlock_(): cannot unlock a {type(root).__name__} with batch_size "
                     f"{list(root.batch_size)}: {what} is {_place(parent, holder)} of a "
                     f"locked {type(parent).__name__} (batch_size "

@@ -112,6 +112,7 @@ class set_printoptions:
         unknown = set(options) - set(_DEFAULTS)
         if unknown:
             raise TypeError(
+                f"Unknown printoptions: {sorted(unknown)}. "
                 f"set_printoptions: unknown option(s) {sorted(unknown)}; the options "
                 f"are {sorted(_DEFAULTS)} and verbose"
             )

@@ -21,6 +21,7 @@ from typing import Any
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._atomic import broadcasts_to
 from tensordict._compat import _getitem_batch_size
 from tensordict._registry import register
 from tensordict._write_through import _WriteThroughView
@@ -81,7 +82,11 @@ class _SubTensorDict(_WriteThroughView):
         try:
             self._source._set_at_index(self._idx, {key: value})
         except RuntimeError as err:
-            if isinstance(existing, Tensor) and isinstance(value, Tensor):
+            if (
+                isinstance(existing, Tensor)
+                and isinstance(value, Tensor)
+                and not broadcasts_to(value.shape, existing[self._idx].shape)
+            ):  # a shape mismatch; any other error (autograd's...) as torch said it
                 raise _errors.inplace_mismatch(
                     key, value.shape, existing[self._idx].shape
                 ) from err

@@ -339,6 +339,25 @@ def _file_size_error(filename, size, nbytes, dtype, shape) -> ValueError:
 # ----------------------------------------------------------------------------- class
 
 
+
+def _writable_target(filename, existsok: bool) -> str:
+    """``filename`` as an absolute path, once it is known that a new file may be
+    written there: not through a symlink (the write would land wherever the link
+    points), and over an existing file only with ``existsok``. 0.15.3's phrases
+    lead the messages (existing code matches them)."""
+    filename = os.path.abspath(filename)
+    if os.path.islink(filename):
+        raise RuntimeError(
+            f"Refusing to write memory-mapped tensor through symlink {filename}: "
+            f"the file would be written wherever the link points; remove the link "
+            f"or pass another filename"
+        )
+    if os.path.exists(filename) and not existsok:
+        raise RuntimeError(
+            f"The file {filename} already exists. Pass existsok=True to overwrite it"
+        )
+    return filename
+
 class MemoryMappedTensor(Tensor):
     """A CPU tensor whose storage is a file, or anonymous shared memory.
 
@@ -459,12 +478,7 @@ class MemoryMappedTensor(Tensor):
             source = input.reshape(target_shape) if copy_data else None
             flat, handle = _anonymous_bytes(nbytes, source)
             return _wrap(_on_storage(flat, dtype, target_shape), None, handle)
-        filename = os.path.abspath(filename)
-        if os.path.exists(filename) and not existsok:
-            raise RuntimeError(
-                f"the file {filename} already exists; pass existsok=True to "
-                f"overwrite it"
-            )
+        filename = _writable_target(filename, existsok)
         if copy_data:
             _replace_file(filename, lambda p: write_tensor_file(p, input))
         else:
@@ -613,12 +627,7 @@ class MemoryMappedTensor(Tensor):
             flat, handle = _anonymous_bytes(nbytes)
             out = _wrap(_on_storage(flat, dtype, shape), None, handle)
         else:
-            filename = os.path.abspath(filename)
-            if os.path.exists(filename) and not existsok:
-                raise RuntimeError(
-                    f"the file {filename} already exists; pass existsok=True to "
-                    f"overwrite it"
-                )
+            filename = _writable_target(filename, existsok)
             _replace_file(filename, lambda p: allocate_file(p, nbytes))
             out = cls.from_filename(filename, dtype, shape)
         if fill is not None and out.numel():

@@ -86,6 +86,7 @@ class set_skip_existing(_ModeSwitch):
     def __enter__(self) -> "set_skip_existing":
         if self.mode is None:
             raise RuntimeError(
+                "It seems you are using set_skip_existing(None) as a context manager: "
                 "set_skip_existing(None) only works as a decorator (it means: follow "
                 "the enclosing block's mode); use True, False or a list of keys here"
             )
