@@ -152,6 +152,7 @@ def batch_size_incompatible(key, shape, batch_size) -> RuntimeError:
 
 def inplace_mismatch(key, shape, target_shape) -> RuntimeError:
     return InplaceWriteError(
+        f"Failed to update {_fmt_key(key)} in tensordict: "
         f"cannot update the entry {_fmt_key(key)} in place: the value has shape "
         f"{tuple(shape)}, which does not broadcast to the stored shape "
         f"{tuple(target_shape)}"

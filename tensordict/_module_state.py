@@ -119,8 +119,22 @@ def from_modules(
         raise ValueError("from_modules needs at least one module")
     tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]
     if lazy_stack:
+        # 0.15.3's phrases lead (existing code matches them), then ours
+        if any(
+            torch.nn.parameter.is_lazy(t)
+            for m in modules
+            for t in (*m.parameters(), *m.buffers())
+        ):
+            raise RuntimeError(
+                "lasy_stack=True is not compatible with lazy modules. "
+                "from_modules(lazy_stack=True): a lazy module (nn.LazyLinear...) has "
+                "no parameter values to stack until it has run once; run the modules "
+                "on an input first, or use lazy_stack=False"
+            )
         if as_module:
             raise NotImplementedError(
+                "Using a LazyStackedTensorDict within a TensorDictParams isn't "
+                "permitted. "
                 "from_modules(lazy_stack=True, as_module=True): TensorDictParams "
                 "registers one tensor per leaf, which a lazy stack does not have; "
                 "use lazy_stack=False (a dense stack) with as_module=True"

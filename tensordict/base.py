@@ -955,23 +955,46 @@ class TensorDictBase(
         """Backpropagate from every tensor (as ``torch.autograd.backward`` does for a
         list of outputs): each must be a scalar unless ``gradient`` (a tensordict
         with the same keys) gives its gradient."""
-        items = list(self.items(True, True))
+        # the entries autograd can reach: tensors requiring grad (others, and
+        # non-tensor data, take no part, as in 0.15.3)
+        items = [
+            (key, value)
+            for key, value in self.items(True, True)
+            if isinstance(value, Tensor) and value.requires_grad
+        ]
+        if not items:
+            raise RuntimeError(
+                "backward(): no leaf tensor requiring gradients in this tensordict "
+                f"(its keys: {sorted(map(str, self.keys(True, True)))}): nothing to "
+                f"backpropagate from"
+            )
         tensors = [value for _, value in items]
         if gradient is None:
             for key, value in items:
                 if value.numel() != 1:
                     raise RuntimeError(
-                        f"backward(): the entry {key!r} has shape {tuple(value.shape)}; "
-                        f"without `gradient` every entry must be a scalar"
+                        f"grad can be implicitly created only for scalar outputs: "
+                        f"backward(): the entry {key!r} has shape "
+                        f"{tuple(value.shape)}; without `gradient` every entry "
+                        f"requiring grad must be a scalar"
                     )
             grads = None
         elif not is_tensor_collection(gradient):
             raise TypeError(
-                f"backward(): gradient must be a tensordict with the same keys as this "
-                f"one (one gradient per entry), got {type(gradient).__name__}"
+                f"gradient must be a TensorDictBase: backward() takes a tensordict "
+                f"with one gradient per entry requiring grad, got "
+                f"{type(gradient).__name__}"
             )
         else:
-            grads = self._operand_leaves(gradient, "backward")
+            grads = []
+            for key, value in items:
+                grad = gradient.get(key, None)
+                if grad is None:
+                    raise KeyError(
+                        f"Missing gradient entry for key {key!r}: backward() needs a "
+                        f"gradient for every entry requiring grad"
+                    )
+                grads.append(grad)
         if isinstance(inputs, TensorDictBase):
             inputs = inputs._leaves()
         torch.autograd.backward(
@@ -1303,7 +1326,13 @@ class TensorDictBase(
             if inplace:
                 if result is not None and result is not value:
                     if isinstance(value, Tensor) and isinstance(result, Tensor):
-                        value.copy_(result)
+                        try:
+                            value.copy_(result)
+                        except RuntimeError as err:  # autograd's (a leaf...), shapes
+                            raise _errors.InplaceWriteError(
+                                f"Failed to update {_errors._fmt_key(prefix + (key,))} in tensordict "
+                                f"in place: {err}"
+                            ) from err
                     else:
                         self._set_str(key, result, inplace=True, validated=False)
                 continue

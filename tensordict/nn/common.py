@@ -684,6 +684,9 @@ class TensorDictModule(TensorDictModuleBase):
     def _missing_error(self, tensordict, inputs) -> KeyError:
         missing = [key for key, value in zip(self.in_keys, inputs) if value is None]
         return KeyError(
+            "Some tensors that are necessary for the module call may not have not "
+            f"been found in the input tensordict: the following inputs are None: "
+            f"{set(missing)}. "
             f"{_describe(self)}: the input key(s) {missing} are missing from the "
             f"tensordict (its keys: {sorted(map(str, tensordict.keys(True, True)))})"
         )
