@@ -1895,6 +1895,13 @@ def lazy_stack(
         strict_shape=strict_shape,
     )
     if out is not None:
+        if out.batch_size != result.batch_size:  # 0.15.3's phrase first
+            raise RuntimeError(
+                f"out.batch_size and stacked batch size must match, got "
+                f"out.batch_size={out.batch_size} and batch_size="
+                f"{result.batch_size}: lazy_stack(out=) writes the stack into out in "
+                f"place"
+            )
         out.update(result, inplace=True)
         return out
     return result

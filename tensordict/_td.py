@@ -1203,7 +1203,18 @@ def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictB
     try:
         copy.batch_size = bs
     except (RuntimeError, ValueError):
-        raise _errors.batch_mismatch(key, value.batch_size, bs) from None
+        err = _errors.batch_mismatch(key, value.batch_size, bs)
+        for name, leaf in value.items(True, True):
+            if isinstance(leaf, Tensor) and leaf.shape[: len(bs)] != bs:
+                # 0.15.3's phrase first (existing code matches it): the entry whose
+                # shape does not start with the batch size
+                name = name if isinstance(name, str) else ".".join(name)
+                err = RuntimeError(
+                    f"the Tensor {name} has shape {leaf.shape} which is incompatible "
+                    f"with the batch-size {torch.Size(bs)}. {err.args[0]}"
+                )
+                break
+        raise err from None
     return copy
 
 
@@ -1405,13 +1416,12 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
 
 
 def _missing_operand_key(op: str, key: tuple) -> KeyError:
-    # 0.15.3's phrases first (existing code matches them), then ours
-    shown = key[0] if len(key) == 1 else key
-    if op == "backward":
-        lead = f"Missing gradient entry for key {shown!r}."
-    else:
-        lead = f"Key {shown} not found and no pad value provided."
-    return KeyError(f"{lead} ({op}: key {key!r} is missing from the other operand)")
+    # 0.15.3's phrase first where existing code matches it, then ours
+    message = f"{op}: key {key!r} is missing from the other operand"
+    if op == "where":
+        shown = key[0] if len(key) == 1 else key
+        message = f"Key {shown} not found and no pad value provided. ({message})"
+    return KeyError(message)
 
 
 def _collect_operand(td, other, out, op, default, prefix) -> None:

@@ -243,6 +243,8 @@ def _process_class(cls: type, options: frozenset) -> None:
             )
         if not shadow and f.name in reserved:
             raise AttributeError(
+                f"Attribute name {f.name} can't be used with @tensorclass or "
+                f"TensorClass. "
                 f"{cls.__name__}: the field name {f.name!r} clashes with the "
                 f"tensorclass member of that name. Rename the field, or pass "
                 f"shadow=True (@tensorclass(shadow=True), or "

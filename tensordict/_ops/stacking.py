@@ -82,8 +82,16 @@ def cat_rule(input: Any, dim: Any, op: str):
             or other[:d] != bs[:d]
             or other[d + 1 :] != bs[d + 1 :]
         ):
+            lazy = any(hasattr(t, "tensordicts") for t in tds)
             raise RuntimeError(
-                f"{op}(): the batch sizes must agree but at dim {d}; tensordict {i} "
+                # 0.15.3's phrase first where a lazy stack takes part
+                (
+                    f"{op} along a dim requires all inputs to have the same number "
+                    f"of stacked tensordicts (and batch sizes) at the other dims. "
+                    if lazy
+                    else ""
+                )
+                + f"{op}(): the batch sizes must agree but at dim {d}; tensordict {i} "
                 f"has {list(other)} but tensordict 0 has {list(bs)}"
             )
         total += other[d]
@@ -111,9 +119,15 @@ def stacked_leaves(tds: list, leaves: list, op: str) -> list:
             message = message.replace(f"{op}: ", "", 1)
             message = message.replace("the other operand", f"tensordict {i}")
             message = message.replace("this tensordict", "tensordict 0")
-            kind = _errors.MismatchedKeysError if isinstance(err, KeyError) else type(err)
-            raise kind(
-                f"{op}(): the tensordicts must have the same keys: {message}"
+            if isinstance(err, KeyError):
+                raise _errors.MismatchedKeysError(
+                    f"{op}(): the tensordicts must have the same keys: {message}"
+                ) from None
+            # an entry that is a tensor in one and a tensordict in the other:
+            # torch's phrase for an op no handler implements leads (0.15.3 let
+            # torch raise it, and existing code matches it)
+            raise TypeError(
+                f"no implementation found for {op}() of these tensordicts: {message}"
             ) from None
     return list(zip(*columns))
 
