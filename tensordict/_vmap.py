@@ -397,11 +397,14 @@ def _create_batched_inputs(flat_in_dims, flat_args, vmap_level: int, args_spec):
         if isinstance(arg, TensorDictBase):
             # not mapped: a shallow copy, so that what the function writes into it
             # (batched tensors, dead once vmap returns) stays out of the caller's
+            locked = arg.is_locked
             arg = (
                 _structure_copy(arg)
                 if in_dim is None
                 else _batched(arg, in_dim, vmap_level, add)
             )
+            if locked:  # the function sees the argument as locked as it was given
+                arg.lock_()
         elif in_dim is not None:
             arg = add(arg, in_dim, vmap_level)
         batched.append(arg)

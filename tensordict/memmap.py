@@ -210,6 +210,12 @@ def _parse_size(args: tuple, kwargs: dict, what: str) -> torch.Size:
             if args:
                 raise TypeError(f"MemoryMappedTensor.{what}: size given twice")
             args = (kwargs.pop(name),)
+    if not args:  # as torch.zeros(): a size is required (() for a 0-d tensor)
+        raise TypeError(
+            f"Could not find the shape argument in the arguments. "
+            f"MemoryMappedTensor.{what}: no size given; pass one, e.g. "
+            f"MemoryMappedTensor.{what}(()) for a 0-d tensor"
+        )
     if len(args) == 1 and not isinstance(args[0], int):
         args = args[0]
     try:
