@@ -65,6 +65,11 @@ class NamesCountError(ValueError, IndexError):
     ``ValueError`` here; 0.15.3 raised ``IndexError`` (``refine_names``)."""
 
 
+class OutKeyNotFoundError(KeyError, ValueError, RuntimeError):
+    """``select_out_keys`` given a key the module does not write. A ``KeyError``
+    here; 0.15.3 raised an error both ``ValueError`` and ``RuntimeError``."""
+
+
 class SplitSizeError(ValueError, RuntimeError):
     """Split sizes that do not fit the dim. A ``ValueError`` here; 0.15.3 raised
     ``RuntimeError`` (torch's)."""

@@ -26,6 +26,7 @@ from torch.nn.modules.module import (
     _global_forward_pre_hooks,
 )
 
+from tensordict import _errors
 from tensordict._keys import NestedKey, unravel_key, unravel_key_list
 from tensordict._registry import container_class
 from tensordict.base import TensorDictBase
@@ -334,13 +335,18 @@ class TensorDictModuleBase(nn.Module):
         >>> list(module.select_out_keys("z")(TensorDict(x=torch.zeros(1))).keys())
         ['x', 'z']
         """
-        if len(out_keys) == 1 and isinstance(out_keys[0], list):
-            out_keys = out_keys[0]
+        for key in out_keys:  # 0.15.3's phrases lead (existing code matches them)
+            if not isinstance(key, (str, tuple)):
+                raise RuntimeError(
+                    f"key should be a Sequence<NestedKey>: select_out_keys takes the "
+                    f"keys unpacked (select_out_keys('a', 'b')), got {key!r}"
+                )
         wanted = unravel_key_list(list(out_keys))
         source = list(self.out_keys_source)
         unknown = [key for key in wanted if key not in source]
         if unknown:
-            raise KeyError(
+            raise _errors.OutKeyNotFoundError(
+                f"Can't select non existent key: {unknown[0]}. "
                 f"select_out_keys: {unknown} are not among the keys {_describe(self)} "
                 f"writes ({source})"
             )
