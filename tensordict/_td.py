@@ -406,6 +406,12 @@ class TensorDict(
     ) -> "TensorDict":
         """Build from a (nested) dict. Without ``batch_size`` the batch size is
         empty unless ``auto_batch_size=True`` or ``batch_dims`` is given."""
+        if batch_size is not None and batch_dims is not None:
+            raise ValueError(
+                f"Cannot pass both batch_size and batch_dims to `from_dict`: "
+                f"batch_size={batch_size!r} says the batch size, batch_dims="
+                f"{batch_dims!r} asks for it to be found; give one of them"
+            )
         if batch_size is not None:
             return cls(input_dict, batch_size=batch_size, device=device, names=names)
         td = cls(input_dict, device=device)

@@ -168,6 +168,15 @@ def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
     The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
     stack each step into a preallocated rollout that holds only some keys), except for
     ``where``, which creates them (0.15.3 fills an ``.empty()`` tensordict there)."""
+    if torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad for x in new
+    ):  # as torch's out= functions, in torch's words
+        raise RuntimeError(
+            f"functions with out=... arguments don't support automatic "
+            f"differentiation, but one of the arguments requires grad. {op}(out=): "
+            f"the results require grad; call {op}() without out=, or under "
+            f"torch.no_grad()"
+        )
     try:
         targets = td._operand_leaves(out, op)
     except KeyError:

@@ -375,6 +375,13 @@ class TensorDictModuleBase(nn.Module):
         ``parameters`` (a tensordict as ``from_module`` returns), re-initialise a copy
         of them instead, leaving the module's own untouched, and return the copy."""
         if parameters is not None:
+            if parameters.batch_size:  # 0.15.3's phrase first
+                raise RuntimeError(
+                    f"reset_parameters_recursive does not support batched TensorDicts: "
+                    f"the parameters have batch_size {list(parameters.batch_size)}; "
+                    f"pass them without batch dims (each of its original shape), "
+                    f"e.g. one slice of an ensemble's parameters at a time"
+                )
             fresh = parameters.detach().clone()
             with fresh.to_module(self), torch.no_grad():
                 self.reset_parameters_recursive()
