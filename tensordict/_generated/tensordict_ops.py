@@ -3425,7 +3425,7 @@ class TensorDictGeneratedOps:
             >>> td.unbind(1)
             Traceback (most recent call last):
             ...
-            tensordict._errors.DimOutOfRangeError: unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
+            tensordict._errors.DimOutOfRangeError: Incompatible dim 1 for tensordict with shape torch.Size([3]). unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
         """
         dense = self._with_dense_stacks("unbind")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
