@@ -981,8 +981,8 @@ class TensorDictBase(
             grads = None
         elif not is_tensor_collection(gradient):
             raise TypeError(
-                f"gradient must be a TensorDictBase: backward() takes a tensordict "
-                f"with one gradient per entry requiring grad, got "
+                f"gradient must be a TensorDictBase: backward()'s gradient must be a "
+                f"tensordict with one gradient per entry requiring grad, got "
                 f"{type(gradient).__name__}"
             )
         else:
