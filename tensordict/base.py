@@ -153,8 +153,6 @@ def _range_as_slice(index: range, batch_size) -> slice | None:
     return slice(index.start, index[-1] + 1, index.step)
 
 
-@register
-
 def _index_batch_mismatch(batch_size, index, source) -> bool:
     """True when a tensordict of batch size ``source`` cannot be written at ``index``
     of a batch ``batch_size``: it does not broadcast to the indexed batch size. An
@@ -165,6 +163,8 @@ def _index_batch_mismatch(batch_size, index, source) -> bool:
         return False
     return not _atomic.broadcasts_to(tuple(source), tuple(indexed))
 
+
+@register
 class TensorDictBase(
     CompatMethods, ConversionMethods, InterchangeMethods, TensorCollection
 ):
