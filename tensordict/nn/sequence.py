@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 from torch import nn
 
+from tensordict import _errors
 from tensordict._keys import NestedKey, unravel_key_list
 from tensordict.base import TensorDictBase
 from tensordict.nn.common import (
@@ -158,7 +159,8 @@ class TensorDictSequential(TensorDictModule):
             return
         unknown = [key for key in self._selected if key not in source]
         if unknown:
-            raise KeyError(
+            raise _errors.OutKeyNotFoundError(
+                f"All keys in selected_out_keys must be in out_keys. "
                 f"TensorDictSequential: selected_out_keys {unknown} are not written "
                 f"by any module (the modules write {source})"
             )
@@ -171,10 +173,20 @@ class TensorDictSequential(TensorDictModule):
     def select_out_keys(self, *selected_out_keys: NestedKey) -> "TensorDictSequential":
         """Return only these outputs; the other keys the modules write are removed from
         the result, unless they were in the input already. In place; returns self."""
-        if len(selected_out_keys) == 1 and isinstance(selected_out_keys[0], list):
-            selected_out_keys = selected_out_keys[0]
+        for key in selected_out_keys:  # 0.15.3's phrase first
+            if not isinstance(key, (str, tuple)):
+                raise RuntimeError(
+                    f"key should be a Sequence<NestedKey>: select_out_keys takes the "
+                    f"keys unpacked (select_out_keys('a', 'b')), got {key!r}"
+                )
+        previous = self._selected
         self._selected = unravel_key_list(list(selected_out_keys))
-        self._refresh()
+        try:
+            self._refresh()
+        except KeyError:
+            self._selected = previous  # a refused selection changes nothing
+            self._refresh()
+            raise
         return self
 
     def reset_out_keys(self) -> "TensorDictSequential":
