@@ -1533,7 +1533,8 @@ def _member_batch_mismatch(
         "(batch sizes in tensordicts differs): "
     )
     return StackBatchSizeError(
-        f"{lead}cannot stack tensordicts of different batch sizes: the tensordict at index "
+        f"{lead}cannot stack tensordicts of different batch sizes: the tensordict at "
+        f"index "
         f"{position} has batch_size {tuple(batch_size)}, the stack holds tensordicts "
         f"of batch_size {tuple(expected)}"
     )

@@ -1484,10 +1484,16 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
         )
         for k, v in items:
             if (isinstance(v, Tensor) or _is_node(v)) and k not in td._tensordict:
-                raise KeyError(
+                message = (
                     f"{op}: key {prefix + (k,)!r} is in the other operand but not in "
                     f"this tensordict"
                 )
+                if op == "where":  # 0.15.3's phrase first (existing code matches it)
+                    shown = k if not prefix else prefix + (k,)
+                    message = (
+                        f"Key {shown} not found and no pad value provided. ({message})"
+                    )
+                raise KeyError(message)
 
 
 # In-place ops whose result is not the operands' promoted type (comparisons write

@@ -1330,8 +1330,9 @@ class TensorDictBase(
                             value.copy_(result)
                         except RuntimeError as err:  # autograd's (a leaf...), shapes
                             raise _errors.InplaceWriteError(
-                                f"Failed to update {_errors._fmt_key(prefix + (key,))} in tensordict "
-                                f"in place: {err}"
+                                f"Failed to update "
+                                f"{_errors._fmt_key(prefix + (key,))} in tensordict in "
+                                f"place: {err}"
                             ) from err
                     else:
                         self._set_str(key, result, inplace=True, validated=False)

@@ -33,9 +33,7 @@ class _Pair:
 
 
 def _dense():
-    return TensorDict(
-        a=torch.zeros(4, 3, 2), b=torch.zeros(4, 3), batch_size=[4, 3]
-    )
+    return TensorDict(a=torch.zeros(4, 3, 2), b=torch.zeros(4, 3), batch_size=[4, 3])
 
 
 def _nested():
@@ -240,12 +238,21 @@ def test_lazy_view_refuses_outside_legacy(op, phrase):
         (lambda td: td.fliplr(), RuntimeError, "fliplr requires at least 2"),
         (lambda td: td.rot90(), RuntimeError, "rot90 requires at least 2"),
         (lambda td: td.split(1, 1), IndexError, "Incompatible dim"),
-        (lambda td: td.gather(3, torch.zeros(3, dtype=torch.long)), RuntimeError,
-         "Cannot gather tensordict"),
-        (lambda td: torch.cat([td, td], 4), RuntimeError,
-         "dim must be in the range 0 <= dim < len"),
-        (lambda td: td.permute(4), ValueError,
-         "Received an permutation order incompatible"),
+        (
+            lambda td: td.gather(3, torch.zeros(3, dtype=torch.long)),
+            RuntimeError,
+            "Cannot gather tensordict",
+        ),
+        (
+            lambda td: torch.cat([td, td], 4),
+            RuntimeError,
+            "dim must be in the range 0 <= dim < len",
+        ),
+        (
+            lambda td: td.permute(4),
+            ValueError,
+            "Received an permutation order incompatible",
+        ),
     ],
 )
 def test_dim_phrases(call, exc, phrase):
@@ -269,7 +276,9 @@ def test_nested_value_of_wrong_batch_size():
 
 
 def test_lazy_stack_append_checks():
-    stack = LazyStackedTensorDict.lazy_stack([TensorDict(a=torch.zeros(2), batch_size=[2])])
+    stack = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(a=torch.zeros(2), batch_size=[2])]
+    )
     with pytest.raises(TypeError, match="Expected new value to be TensorDictBase"):
         stack.append(torch.zeros(2))
     with pytest.raises(ValueError, match="Batch sizes in tensordicts differs"):
@@ -347,7 +356,9 @@ class TestMemmap:
         link = tmp_path / "file.memmap"
         link.symlink_to(target)
         with pytest.raises(RuntimeError, match="through symlink"):
-            MemoryMappedTensor.from_tensor(torch.zeros(()), filename=link, existsok=True)
+            MemoryMappedTensor.from_tensor(
+                torch.zeros(()), filename=link, existsok=True
+            )
         assert target.read_bytes() == b"unchanged"
 
     def test_symlink_folder(self, tmp_path):
