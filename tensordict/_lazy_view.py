@@ -143,6 +143,13 @@ class LazyViewTensorDict(_WriteThroughView):
             )
         return self
 
+    def view(self, *shape, size=None, batch_size=None):
+        """A dtype view runs on the dense views of the source's tensors (it keeps
+        the batch dims); a new batch shape follows the shape ops' rule above."""
+        if shape and isinstance(shape[0], torch.dtype) and not lazy_legacy():
+            return self._dense().view(*shape, size=size, batch_size=batch_size)
+        return super().view(*shape, size=size, batch_size=batch_size)
+
     def clone(self, recurse: bool = True, **kwargs) -> TensorDictBase:
         """A copy; ``recurse=False`` keeps the view: the same op over a shallow copy of
         the source (sharing its tensors), as 0.15.3's lazy views do."""

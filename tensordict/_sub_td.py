@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch import Tensor
 
 from tensordict import _errors
 from tensordict._atomic import broadcasts_to
 from tensordict._compat import _getitem_batch_size
+from tensordict._modes import lazy_legacy
 from tensordict._registry import register
 from tensordict._write_through import _WriteThroughView
 from tensordict.base import _MISSING, NO_DEFAULT, TensorDictBase, _is_node
@@ -105,16 +107,21 @@ class _SubTensorDict(_WriteThroughView):
         self._source._set_at_index(self._idx, dense)
 
     def _with_dense_stacks(self, op: str, key: tuple = ()):
-        if op == "view":
-            # a view of part of a tensordict is not a view of its storage (an
-            # advanced index copies); 0.15.3 refuses it too, in these words
+        return self._dense()._with_dense_stacks(op, key)
+
+    def view(self, *shape, size=None, batch_size=None):
+        """A dtype view, as any tensordict's; a new batch shape is refused (outside
+        ``set_lazy_legacy(True)``): a view of part of a tensordict is not a view of
+        its storage (an advanced index copies). 0.15.3 refuses it too, in these
+        words."""
+        if not (shape and isinstance(shape[0], torch.dtype)) and not lazy_legacy():
             raise RuntimeError(
                 f"Cannot call `view` on a _SubTensorDict. Call `reshape` or "
                 f"`to_tensordict()` first. (view() of a sub-tensordict of batch size "
                 f"{list(self._batch_size)}, which views its source at an index, would "
                 f"not share storage with it)"
             )
-        return self._dense()._with_dense_stacks(op, key)
+        return super().view(*shape, size=size, batch_size=batch_size)
 
     def _replace_contents(self, other) -> None:
         raise RuntimeError(
