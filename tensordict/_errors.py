@@ -92,6 +92,16 @@ def different_devices(op: str, td, other, here: str, there: str) -> RuntimeError
     )
 
 
+def cannot_pin(td) -> RuntimeError:
+    """``pin_memory`` of a container whose leaves are views of other data (a
+    sub-tensordict, a file): 0.15.3's message, and why."""
+    return RuntimeError(
+        f"Cannot pin memory of a {type(td).__name__}. Call to_tensordict() before making "
+        "this call: its entries are views of data it does not own (another "
+        "tensordict's, or a file's), which pinning would copy away from it"
+    )
+
+
 def not_a_tensordict(key, value) -> KeyError:
     return KeyThroughLeafError(
         f"cannot use {_fmt_key(key)} as a nested key: the entry on the way is a "

@@ -123,6 +123,15 @@ class _SubTensorDict(_WriteThroughView):
             )
         return super().view(*shape, size=size, batch_size=batch_size)
 
+    def pin_memory(self, *args, **kwargs):
+        """Refused, as in 0.15.3: pin ``to_tensordict()``, a copy this one does not
+        write through to."""
+        raise _errors.cannot_pin(self)
+
+    def pin_memory_(self, *args, **kwargs):
+        """Refused, as :meth:`pin_memory`."""
+        raise _errors.cannot_pin(self)
+
     def _replace_contents(self, other) -> None:
         raise RuntimeError(
             "cannot replace the entries of a sub-tensordict in place: select or "

@@ -645,6 +645,15 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
             storage[key] = value
         return TensorDict._from_storage(storage, self._batch_size, self._device, self._names)
 
+    def pin_memory(self, *args, **kwargs):
+        """Refused, as in 0.15.3: pin ``to_tensordict()``, a copy this one does not
+        write through to."""
+        raise _errors.cannot_pin(self)
+
+    def pin_memory_(self, *args, **kwargs):
+        """Refused, as :meth:`pin_memory`."""
+        raise _errors.cannot_pin(self)
+
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """The content as a :class:`TensorDict` in RAM."""
         return self._to_ram()

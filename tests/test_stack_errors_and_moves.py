@@ -70,3 +70,18 @@ def test_operands_on_different_devices_raise_naming_a_key(call) -> None:
     there = TensorDict(obs=torch.ones(2, device="meta"), batch_size=[2], device="meta")
     with pytest.raises(RuntimeError, match="same device: the entry 'obs'"):
         call(here, there)
+
+
+def test_pinning_a_sub_tensordict_or_an_h5_tensordict_is_refused_as_0153(tmp_path) -> None:
+    # refused before any pinning happens, so this holds without a GPU too
+    td = TensorDict(a=torch.ones(3, 2), batch_size=[3])
+    sub = td._get_sub_tensordict(0)
+    for call in (sub.pin_memory, sub.pin_memory_):
+        with pytest.raises(RuntimeError, match="Cannot pin memory of a _SubTensorDict"):
+            call()
+    pytest.importorskip("h5py")
+    from tensordict import PersistentTensorDict
+
+    h5 = PersistentTensorDict.from_dict(td, tmp_path / "x.h5")
+    with pytest.raises(RuntimeError, match="Cannot pin memory of a PersistentTensorDict"):
+        h5.pin_memory()
