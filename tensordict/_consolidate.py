@@ -78,7 +78,7 @@ class _Storage:
     while the container stays locked: every structural change (a key set, deleted or
     replaced, anywhere in the tree) needs an unlock first, and every unlock of a
     ``TensorDict`` in this process bumps :data:`_UNLOCKS` (see
-    :meth:`ConsolidateMixin._set_lock`), which drops every such cache at once. What
+    :func:`note_unlock`), which drops every such cache at once. What
     the cache does not see is a leaf tensor changed behind the tensordict's back
     (``leaf.data = ...``, ``leaf.set_(...)``, resizing): the leaves are views of the
     block, which is what travels."""
@@ -101,6 +101,12 @@ class _Storage:
 # How many times a TensorDict was unlocked in this process: a cache made at another
 # count may describe a structure that changed since.
 _UNLOCKS = 0
+
+
+def note_unlock() -> None:
+    """Called by ``TensorDictBase._set_lock`` on every unlock: drops every cache."""
+    global _UNLOCKS
+    _UNLOCKS += 1
 
 
 def _holder(td):
@@ -283,13 +289,6 @@ class ConsolidateMixin:
     pickling and moving (:meth:`_moved_whole`) of a consolidated container."""
 
     __slots__ = ()
-
-    def _set_lock(self, locked: bool) -> None:
-        # every unlock may precede a structural change: consolidated caches go stale
-        if not locked:
-            global _UNLOCKS
-            _UNLOCKS += 1
-        super()._set_lock(locked)
 
     def consolidate(
         self,

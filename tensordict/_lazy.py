@@ -27,18 +27,12 @@ import torch
 from torch import Tensor
 
 from tensordict import _atomic, _errors, _modes
-from tensordict._consolidate import ConsolidateMixin
-from tensordict._distributed import DistributedMixin
-from tensordict._map import MapMixin
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
     LazyViewTensorDict as _CustomOpTensorDict,
 )
-from tensordict._pytree import PytreeMixin
 from tensordict._registry import container_class, register
-from tensordict._persistence import PersistenceMixin
-from tensordict._module_state import ModuleStateMixin
 from tensordict._repr import (
     _indent,
     compact_repr,
@@ -86,14 +80,8 @@ _FULL = slice(None)
 
 @register
 class LazyStackedTensorDict(
-    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
-    PersistenceMixin,
-    DistributedMixin,
-    MapMixin,
     LazyStackedTensorDictGeneratedOps,
-    ModuleStateMixin,
-    PytreeMixin,
-    TensorDictBase,
+    TensorDictBase,  # with the capabilities every kind has (persistence, map, ...)
 ):
     """A lazy stack of tensordicts along ``stack_dim``.
 

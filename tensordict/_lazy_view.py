@@ -26,6 +26,7 @@ what the ops do to a data-less ("meta") tensor of the source's batch shape:
 
 from __future__ import annotations
 
+import concurrent.futures
 from typing import Any, Callable
 
 import torch
@@ -156,6 +157,19 @@ class LazyViewTensorDict(_WriteThroughView):
         if not recurse:
             return LazyViewTensorDict(self._source.clone(False), self._op)
         return super().clone(recurse, **kwargs)
+
+    def memmap_(self, prefix=None, copy_existing: bool = False, **kwargs):
+        """Memory-map the tensordict this view reads, in place (so the view's
+        entries become views of memory-mapped tensors); returns this view. The
+        folder ``prefix`` holds that tensordict: loading it gives the source, not
+        the view (``docs/compatibility.md``)."""
+        early = kwargs.pop("return_early", False) and kwargs.get("num_threads", 0) > 1
+        self._source.memmap_(prefix, copy_existing, **kwargs)
+        if early:  # written already: a future that is done
+            future = concurrent.futures.Future()
+            future.set_result(self)
+            return future
+        return self
 
     def _create_nested_str(self, key: str) -> TensorDictBase:
         # created in the source, so that what is written through the view stays there

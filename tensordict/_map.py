@@ -45,7 +45,7 @@ import torch.multiprocessing as tmp
 from tensordict._errors import _fmt_key
 from tensordict._registry import container_class
 from tensordict._structure import leaf_items
-from tensordict.base import TensorDictBase
+from tensordict._tensorcollection import TensorCollection
 
 __all__ = ["MapMixin"]
 
@@ -67,7 +67,7 @@ class MapMixin:
         dim: int = 0,
         num_workers: int | None = None,
         *,
-        out: TensorDictBase | None = None,
+        out: TensorCollection | None = None,
         chunksize: int | None = None,
         num_chunks: int | None = None,
         pool=None,
@@ -279,7 +279,7 @@ def _fits(target, value) -> bool:
             isinstance(target, torch.Tensor) and isinstance(value, torch.Tensor)
             and target.shape == value.shape and target.dtype == value.dtype
         )
-    if not isinstance(value, TensorDictBase) or target.batch_size != value.batch_size:
+    if not isinstance(value, TensorCollection) or target.batch_size != value.batch_size:
         return False
     mine = {p: (t.shape, t.dtype) for p, t in leaf_items(target)}
     theirs = {p: (t.shape, t.dtype) for p, t in leaf_items(value)}
@@ -302,8 +302,8 @@ def _write(target, value) -> None:
 def _mismatch_text(target, value) -> str:
     """What differs between a chunk's slot in ``out`` and the result: the key when keys differ."""
     if (
-        isinstance(target, TensorDictBase)
-        and isinstance(value, TensorDictBase)
+        isinstance(target, TensorCollection)
+        and isinstance(value, TensorCollection)
         and target.batch_size == value.batch_size
     ):
         mine = {p: (tuple(t.shape), t.dtype) for p, t in leaf_items(target)}
@@ -664,7 +664,7 @@ def _compact(result):
     """Clone leaves that view a larger storage, so that only their bytes are shared back."""
     if isinstance(result, torch.Tensor):
         return result.clone() if _oversized(result) else result
-    if isinstance(result, TensorDictBase) and any(
+    if isinstance(result, TensorCollection) and any(
         _oversized(t) for _, t in leaf_items(result)
     ):
         return result.apply(lambda t: t.clone() if _oversized(t) else t)

@@ -28,7 +28,7 @@ from torch._C._functorch import is_functorch_wrapped_tensor
 
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class
-from tensordict.base import TensorDictBase, _is_node
+from tensordict._tensorcollection import TensorCollection, _is_node
 
 _NO_BATCH = torch.Size(())
 
@@ -226,7 +226,7 @@ def _wrap_as_parameter(value: Tensor, old: Any) -> Tensor:
 
 
 def _swap_into(
-    td: TensorDictBase,
+    td: TensorCollection,
     module: nn.Module,
     preserve: bool,
     collect: bool,
@@ -269,7 +269,7 @@ def _swap_into(
                 swap[key] = old
                 if undo is not None:
                     undo.append((where, key, swap))
-        elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
+        elif isinstance(value, TensorCollection) and not value._is_non_tensor:
             child = module._modules.get(key)
             if child is None:
                 raise KeyError(_no_submodule(module, path + (key,)))
@@ -434,7 +434,7 @@ class _Restore:
 
 
 def to_module(
-    td: TensorDictBase,
+    td: TensorCollection,
     module: nn.Module,
     *,
     inplace: bool | None = None,
@@ -525,7 +525,7 @@ def _shape_metadata(td) -> collections.OrderedDict:
 
 
 def _is_leaf_for_metadata(cls: type) -> bool:
-    return not issubclass(cls, TensorDictBase)
+    return not issubclass(cls, TensorCollection)
 
 
 def _restore_batch_sizes(td, meta) -> None:
@@ -535,7 +535,7 @@ def _restore_batch_sizes(td, meta) -> None:
     for name in sorted(meta, key=lambda n: n.count(".") + bool(n), reverse=True):
         recorded = meta[name].get("batch_size")
         target = td if name == "" else td.get(tuple(name.split(".")), None)
-        if recorded is None or not isinstance(target, TensorDictBase):
+        if recorded is None or not isinstance(target, TensorCollection):
             continue
         recorded = torch.Size(recorded)
         current = target.batch_size
@@ -552,11 +552,11 @@ def _state_paths(source, from_flatten, known, prefix=()):
     None, the key is one of ``known`` as it is)."""
     for key, value in source.items():
         if isinstance(value, collections.abc.Mapping) and not isinstance(
-            value, TensorDictBase
+            value, TensorCollection
         ):
             yield from _state_paths(value, from_flatten, known, prefix + (key,))
             continue
-        if isinstance(value, TensorDictBase):
+        if isinstance(value, TensorCollection):
             for sub, leaf in value.items(True, True):
                 yield prefix + (key,) + unravel_key_to_tuple(sub), leaf
             continue

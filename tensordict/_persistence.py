@@ -30,7 +30,7 @@ from tensordict import memmap as _memmap
 from tensordict._disk import PickledValueWarning, SavedDataError
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class
-from tensordict.base import NO_DEFAULT, TensorDictBase, _parse_names
+from tensordict._tensorcollection import TensorCollection
 from tensordict.memmap import MemoryMappedTensor
 
 __all__ = [
@@ -63,7 +63,7 @@ def _is_non_tensor_stack(td) -> bool:
 
 
 def _is_container(value) -> bool:
-    return isinstance(value, TensorDictBase) and not value._is_non_tensor
+    return isinstance(value, TensorCollection) and not value._is_non_tensor
 
 
 def _class_name(td) -> str:
@@ -123,8 +123,9 @@ def _memmap_in_place(
     ``prefix``, or anonymous memory), mark and lock ``td``; returns ``td``."""
     if getattr(type(td), "_refuses_memmap_in_place", False):
         raise RuntimeError(
-            f"a {type(td).__name__} cannot be memory-mapped in place (its data "
-            f"lives in another file); use memmap() to make a memory-mapped copy"
+            f"Cannot build a memmap TensorDict in-place: a {type(td).__name__} keeps "
+            f"its data elsewhere ({td._memmap_in_place_refusal}); use memmap() or "
+            f"memmap_like() to make a memory-mapped copy"
         )
     was_locked = td.is_locked if locked is None else locked
     plan = _disk.plan_tree(td, _KINDS, like, encode_values=prefix is not None)
@@ -164,13 +165,6 @@ def _mapped(job, dst: Path) -> MemoryMappedTensor:
         return job.source  # its own file, kept in place
     # the file was just written with this size: map it without checking again
     return _memmap.map_file(str(dst / job.path), job.dtype, job.shape, True)
-
-
-def _structure_copy(td):
-    """A new container tree holding the same leaves (what memmap() fills)."""
-    if getattr(type(td), "_refuses_memmap_in_place", False):
-        return td.to_tensordict()
-    return td.copy()
 
 
 def _data_bytes(td) -> int:
@@ -399,7 +393,7 @@ def _load_into(target, loaded) -> None:
     for key, value in loaded._own_items():
         existing = target._get_str(key, None, missing_ok=True)
         if (
-            isinstance(existing, TensorDictBase)
+            isinstance(existing, TensorCollection)
             and _is_container(existing)
             and _is_container(value)
             and type(existing) is type(value)
@@ -431,6 +425,19 @@ class PersistenceMixin:
 
     def __reduce_ex__(self, protocol):
         return _pickle.reduce_container(self)
+
+    # Kinds whose data lives elsewhere (an HDF5 file, a module's parameters) set this
+    # and say where in ``_memmap_in_place_refusal``: memmap_ refuses, memmap copies.
+    _refuses_memmap_in_place = False
+    _memmap_in_place_refusal = ""
+
+    def _memmap_copy_source(self):
+        """A new container tree holding the same leaves: what :meth:`memmap`,
+        :meth:`memmap_like` and :meth:`save` memory-map (this one stays as it is).
+        A kind whose leaves are views of another tensordict's gives its dense form."""
+        if self._refuses_memmap_in_place:
+            return self.to_tensordict()
+        return self.copy()
 
     # ------------------------------------------------------------------ memmap
     def memmap_(
@@ -509,7 +516,7 @@ class PersistenceMixin:
         True False [0, 1, 2]
         """
         _refuse_archive(archive, compression)
-        copy = _structure_copy(self)
+        copy = self._memmap_copy_source()
 
         def run():
             return _memmap_in_place(
@@ -583,7 +590,7 @@ class PersistenceMixin:
         torch.Size([1000]) 64
         """
         _refuse_archive(archive, None)
-        copy = _structure_copy(self)
+        copy = self._memmap_copy_source()
 
         def run():
             return _memmap_in_place(

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from tensordict._registry import container_class
-from tensordict.base import TensorDictBase, _parse_names
+from tensordict._tensorcollection import TensorCollection, _parse_names
 
 __all__ = ["allow_class", "object_array", "reduce_container"]
 
@@ -99,7 +99,7 @@ def _rebuild_tensordict(entries, batch_size, device, names, locked):
         _check(type(key) is str, f"bad key {key!r}")
         if isinstance(value, Tensor):
             _check(value.shape[:n] == bs, f"the entry {key!r} does not fit the batch size")
-        elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
+        elif isinstance(value, TensorCollection) and not value._is_non_tensor:
             _check(
                 value.batch_size[:n] == bs,
                 f"the entry {key!r} does not fit the batch size",
@@ -128,7 +128,7 @@ def _rebuild_tensorclass(cls, inner):
         isinstance(cls, type) and getattr(cls, "_is_tensorclass", False),
         f"{cls!r} is not a tensorclass",
     )
-    _check(isinstance(inner, TensorDictBase), "the fields are not a tensordict")
+    _check(isinstance(inner, TensorCollection), "the fields are not a tensordict")
     return cls._from_td(inner)
 
 

@@ -40,7 +40,7 @@ from torch import Tensor
 from torch._C import _functorch
 
 from tensordict._registry import container_class
-from tensordict.base import TensorDictBase, _is_node
+from tensordict._tensorcollection import TensorCollection, _is_node
 
 __all__ = ["PytreeMixin", "from_pytree", "register_nodes"]
 
@@ -142,7 +142,7 @@ def _batch_change(probe_shape, probe_id, new_probe, ndim: int):
 
 
 def _shape_of(value: Any):
-    if isinstance(value, TensorDictBase):  # before Tensor, whose isinstance is slower
+    if isinstance(value, TensorCollection):  # before Tensor, whose isinstance is slower
         return value.batch_size
     if isinstance(value, Tensor):
         return value.shape
@@ -692,7 +692,7 @@ def from_pytree(
     >>> td.to_pytree()["a"][1]
     tensor([1., 1., 1.])
     """
-    if isinstance(pytree, Tensor) or isinstance(pytree, TensorDictBase):
+    if isinstance(pytree, Tensor) or isinstance(pytree, TensorCollection):
         return pytree
     td = _container_to_td(pytree, ())
     if batch_size is not None:
@@ -703,7 +703,7 @@ def from_pytree(
 
 
 def _leaf_to_entry(value: Any, path: tuple):
-    if isinstance(value, (Tensor, TensorDictBase)):
+    if isinstance(value, (Tensor, TensorCollection)):
         return value
     if isinstance(value, (bool, int, float, complex)) or type(value).__module__ == (
         "numpy"

@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from tensordict._registry import container_class
-from tensordict.base import TensorDictBase
+from tensordict._tensorcollection import TensorCollection
 
 __all__ = [
     "Layout",
@@ -140,7 +140,7 @@ def _walk(td, prefix: tuple, out: list) -> None:
     for key, value in td._own_items():
         if isinstance(value, Tensor):
             out.append((prefix + (key,), value))
-        elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
+        elif isinstance(value, TensorCollection) and not value._is_non_tensor:
             _walk(value, prefix + (key,), out)
 
 
@@ -361,7 +361,7 @@ def describe(td, leaf_index: dict) -> dict:
                     {"stack": _json_value(key, value.tolist()), "names": value._names},
                 ]
             )
-        elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
+        elif isinstance(value, TensorCollection) and not value._is_non_tensor:
             entries.append([key, describe(value, leaf_index)])
         else:
             entries.append([key, {"value": _json_value(key, value)}])

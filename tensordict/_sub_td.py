@@ -132,10 +132,12 @@ class _SubTensorDict(_WriteThroughView):
         """Refused, as :meth:`pin_memory`."""
         raise _errors.cannot_pin(self)
 
-    def _replace_contents(self, other) -> None:
+    def memmap_(self, prefix=None, copy_existing: bool = False, **kwargs):
+        """Refused: a sub-tensordict's entries are parts of the source's tensors."""
         raise RuntimeError(
-            "cannot replace the entries of a sub-tensordict in place: select or "
-            "exclude on the tensordict it views"
+            f"Converting a sub-tensordict values to memmap cannot be done: the "
+            f"entries of a {self._kind()} are parts of the source's tensors; "
+            f"memmap_ the source, or memmap() this view into a new tensordict"
         )
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False):

@@ -15,9 +15,6 @@ from torch.nn.parameter import is_lazy
 from torch import Tensor
 
 from tensordict import _errors, _modes
-from tensordict._consolidate import ConsolidateMixin
-from tensordict._distributed import DistributedMixin
-from tensordict._map import MapMixin
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._hotreads import ReadsBase, install as install_hot_reads
 from tensordict._hotreads import install_subclass as install_hot_reads_subclass
@@ -26,12 +23,9 @@ from tensordict._linked_list import entry_value
 from tensordict._unbatched import is_unbatched
 from tensordict.memmap import MemoryMappedTensor
 from tensordict._atomic import broadcasts_to
-from tensordict._pytree import PytreeMixin
-from tensordict._ragged import RAGGED, RaggedMethods, batch_shape
+from tensordict._ragged import RAGGED, batch_shape
 from tensordict._registry import container_class, register
 from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
-from tensordict._persistence import PersistenceMixin
-from tensordict._module_state import ModuleStateMixin
 from tensordict.base import (
     _MISSING,
     _parse_names,
@@ -279,15 +273,8 @@ _UNCHANGED = object()
 @register
 class TensorDict(
     ReadsBase,  # first: its C reads (when built) come before every Python method
-    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
-    PersistenceMixin,
-    DistributedMixin,
-    MapMixin,
     TensorDictGeneratedOps,
-    ModuleStateMixin,
-    PytreeMixin,
-    RaggedMethods,
-    TensorDictBase,
+    TensorDictBase,  # with the capabilities every kind has (persistence, map, ...)
 ):
     """A dictionary of tensors that share leading batch dimensions.
 
@@ -459,41 +446,6 @@ class TensorDict(
         if names is not None:
             stack.names = names
         return stack
-
-    def auto_batch_size_(
-        self, batch_dims: int | None = None, keep_compliant_size: bool = False
-    ) -> "TensorDict":
-        """Set the batch size to the longest one every entry shares (at most
-        ``batch_dims`` dims, here and in each nested tensordict); nested tensordicts
-        get theirs first. With ``keep_compliant_size=True`` and ``batch_dims``, a
-        nested tensordict that has ``batch_dims`` dims or more keeps its batch size;
-        lazy stacks and non-tensor stacks always keep theirs."""
-        shapes = []
-        for value in self._tensordict.values():
-            if isinstance(value, TensorDictBase):
-                keep = keep_compliant_size and batch_dims is not None
-                if type(value) is TensorDict and not (
-                    keep and value.batch_dims >= batch_dims
-                ):
-                    value.auto_batch_size_(batch_dims, keep_compliant_size)
-                elif getattr(type(value), "_is_tensorclass", False) and not (
-                    value._is_non_tensor or (keep and value.batch_dims >= batch_dims)
-                ):
-                    value._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
-                shapes.append(value.batch_size)
-            elif isinstance(value, Tensor):
-                shapes.append(value.shape)
-        if not shapes:
-            return self
-        common = []
-        for dims in zip(*shapes):
-            if any(d != dims[0] for d in dims):
-                break
-            common.append(dims[0])
-        if batch_dims is not None:
-            common = common[:batch_dims]
-        self.batch_size = torch.Size(common)
-        return self
 
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)

@@ -48,6 +48,18 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         )
 
     @property
+    def batch_size(self):
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value) -> None:
+        raise RuntimeError(
+            f"Modifying the batch size of a lazy representation of a tensordict is not "
+            f"permitted: the batch size of a {self._kind()} follows its source (asked "
+            f"for {value}); make it dense first with to_tensordict()"
+        )
+
+    @property
     def _device(self):
         return self._source.device
 
@@ -88,6 +100,46 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
 
     def _set_lock(self, locked: bool) -> None:
         self._source._set_lock(locked)
+
+    # ------------------------------------------------------------------ capabilities
+    # What the base's capabilities need from a view: its dense form where they copy,
+    # and a clear refusal where they would replace the entries the source holds.
+
+    def _kind(self) -> str:
+        return (
+            f"{type(self).__name__} (a view of batch size {list(self._batch_size)} "
+            f"of a {type(self._source).__name__})"
+        )
+
+    def _replace_contents(self, other) -> None:
+        raise RuntimeError(
+            f"Cannot call exclude (or select, flatten_keys, unflatten_keys) in place "
+            f"on a {self._kind()}: its entries are the source's; call it on the "
+            f"tensordict the view was made from, or on a dense copy (to_tensordict())"
+        )
+
+    def _memmap_copy_source(self) -> TensorDictBase:
+        # memmap(), memmap_like(), save(): a dense tensordict of views of the source
+        return self._dense()
+
+    def is_memmap(self) -> bool:
+        """Whether the tensordict this view reads is memory-mapped."""
+        return self._source.is_memmap()
+
+    def _add_memmap_entry(self, key, shape, dtype, make):
+        raise RuntimeError(
+            f"Making a memory-mapped tensor after instantiation isn't currently "
+            f"allowed for lazy tensordicts: {key!r} cannot be added to a "
+            f"{self._kind()}; add it to the memory-mapped tensordict it views"
+        )
+
+    def load_memmap_(self, prefix, robust_key=None, *, allow_pickle=None, mode=None):
+        """Refused: loading replaces the entries, which are the source's."""
+        raise RuntimeError(
+            f"load_memmap_: cannot load into a {self._kind()}: its entries are the "
+            f"source's; load into the tensordict the view was made from, or use "
+            f"TensorDict.load_memmap({str(prefix)!r})"
+        )
 
     # ------------------------------------------------------------------ primitives
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:

@@ -14,7 +14,6 @@ is written once on top of them, so that every container behaves the same.
 from __future__ import annotations
 
 import collections.abc
-import enum
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
@@ -34,36 +33,28 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _getitem_batch_size,
     _is_leaf_nontensor,
 )
+from tensordict import _consolidate
+from tensordict._consolidate import ConsolidateMixin
 from tensordict._conversions import ConversionMethods
+from tensordict._distributed import DistributedMixin
+from tensordict._map import MapMixin
+from tensordict._module_state import ModuleStateMixin
+from tensordict._persistence import PersistenceMixin
+from tensordict._pytree import PytreeMixin
+from tensordict._ragged import RaggedMethods
 from tensordict._interchange import InterchangeMethods
-from tensordict._tensorcollection import TensorCollection
+from tensordict._tensorcollection import (  # noqa: F401  (imported from base too)
+    NO_DEFAULT,
+    TensorCollection,
+    _is_node,
+    _NoDefault,
+    _parse_names,
+)
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
 
 
-class _NoDefault(enum.IntEnum):
-    ZERO = 0
-
-
-#: Sentinel for "no default given" (``None`` is a valid default).
-NO_DEFAULT = _NoDefault.ZERO
 _MISSING = object()
-
-
-def _parse_names(names, ndim: int):
-    if names is None:
-        return None
-    names = list(names)
-    if len(names) != ndim:
-        raise ValueError(
-            f"names {names} must give one name per batch dim ({ndim} batch dims)"
-        )
-    if all(name is None for name in names):
-        return None
-    seen = [n for n in names if n is not None]
-    if len(set(seen)) != len(seen):
-        raise ValueError(f"names must be unique, got {names}")
-    return names
 
 
 def is_tensor_collection(obj: Any) -> bool:
@@ -166,7 +157,21 @@ def _index_batch_mismatch(batch_size, index, source) -> bool:
 
 @register
 class TensorDictBase(
-    CompatMethods, ConversionMethods, InterchangeMethods, TensorCollection
+    # The capabilities, each written once against the primitives and so inherited by
+    # every container kind (dense, lazy stack, lazy view, sub-tensordict, tensorclass,
+    # TensorDictParams, persistent); a kind overrides one only to do it faster or where
+    # its storage differs (tests/test_every_kind.py walks every public name on every kind).
+    ConsolidateMixin,  # before PersistenceMixin: its pickling of one block comes first
+    PersistenceMixin,
+    DistributedMixin,
+    MapMixin,
+    ModuleStateMixin,
+    PytreeMixin,
+    RaggedMethods,
+    CompatMethods,
+    ConversionMethods,
+    InterchangeMethods,
+    TensorCollection,
 ):
     """The shared behaviour of every tensordict container (see the module docstring)."""
 
@@ -221,11 +226,7 @@ class TensorDictBase(
         """Write ``value`` (a tensordict, dict, tensor or number) at ``index``."""
         raise NotImplementedError
 
-    def _moved_whole(self, device, dtype=None, non_blocking: bool = False):
-        """``to``'s shortcut: the moved tensordict when the container can move all its
-        leaves at once (a consolidated one: ``tensordict/_consolidate.py``), else None.
-        """
-        return None
+    # ``to``'s shortcut, ``_moved_whole``: ConsolidateMixin's (tensordict/_consolidate.py)
 
     # The leaf primitives generated ops call (docs/architecture.md).
 
@@ -1079,6 +1080,9 @@ class TensorDictBase(
         return self
 
     def _set_lock(self, locked: bool) -> None:
+        if not locked:
+            # every unlock may precede a structural change: consolidated caches go stale
+            _consolidate.note_unlock()
         self._is_locked = locked
         for _, value in self._own_items():
             if isinstance(value, TensorDictBase):
@@ -1569,6 +1573,56 @@ class TensorDictBase(
         return out
 
     # ------------------------------------------------------------------ misc
+    @classmethod
+    def from_dict(cls, input_dict, **kwargs) -> "TensorDictBase":
+        """A :class:`TensorDict` built from a (nested) dict (see
+        ``TensorDict.from_dict``); the kinds that can be built from a dict (lazy
+        stacks, tensorclasses, persistent ones) give their own class."""
+        return container_class("TensorDict").from_dict(input_dict, **kwargs)
+
+    @classmethod
+    def from_list(cls, input, **kwargs) -> "TensorDictBase":
+        """One tensordict per mapping of ``input``, stacked along a new first dim (see
+        ``TensorDict.from_list``)."""
+        return container_class("TensorDict").from_list(input, **kwargs)
+
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> "TensorDictBase":
+        """Set the batch size to the longest one every entry shares (at most
+        ``batch_dims`` dims, here and in each nested tensordict); nested tensordicts
+        get theirs first. With ``keep_compliant_size=True`` and ``batch_dims``, a
+        nested tensordict that has ``batch_dims`` dims or more keeps its batch size;
+        lazy stacks and non-tensor stacks always keep theirs. A kind whose batch size
+        follows another tensordict (lazy stacks, views) refuses the new batch size
+        as its ``batch_size`` setter does."""
+        shapes = []
+        for value in self._own_values():
+            if isinstance(value, TensorDictBase):
+                keep = keep_compliant_size and batch_dims is not None
+                if type(value) is container_class("TensorDict") and not (
+                    keep and value.batch_dims >= batch_dims
+                ):
+                    value.auto_batch_size_(batch_dims, keep_compliant_size)
+                elif getattr(type(value), "_is_tensorclass", False) and not (
+                    value._is_non_tensor or (keep and value.batch_dims >= batch_dims)
+                ):
+                    value._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
+                shapes.append(value.batch_size)
+            elif isinstance(value, Tensor):
+                shapes.append(value.shape)
+        if not shapes:
+            return self
+        common = []
+        for dims in zip(*shapes):
+            if any(d != dims[0] for d in dims):
+                break
+            common.append(dims[0])
+        if batch_dims is not None:
+            common = common[:batch_dims]
+        self.batch_size = torch.Size(common)
+        return self
+
     def is_shared(self) -> bool:
         leaves = self._leaves()
         # an uninitialized parameter (torch.nn.LazyLinear...) has no memory yet: it
@@ -1845,11 +1899,6 @@ def _unflatten_level(levels: dict, path: tuple):
             return None
         levels[path] = td
     return td
-
-
-def _is_node(value) -> bool:
-    # a nested tensordict (non-tensor stacks are tensordict-like, but data)
-    return isinstance(value, TensorDictBase) and not value._is_non_tensor
 
 
 def _is_tensorclass_data(value) -> bool:

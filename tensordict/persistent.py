@@ -34,7 +34,6 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
-from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
 from tensordict._td import (
     TensorDict,
@@ -206,7 +205,7 @@ def _read_value(dataset) -> Any:
 
 
 @register
-class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
+class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
     """A tensordict over an HDF5 file (see the module docstring).
 
     >>> import tempfile, os
@@ -218,6 +217,7 @@ class PersistentTensorDict(PersistenceMixin, TensorDictGeneratedOps, TensorDictB
     """
 
     _refuses_memmap_in_place = True
+    _memmap_in_place_refusal = "in its HDF5 file"
 
     __slots__ = (
         "_file",

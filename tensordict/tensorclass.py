@@ -41,11 +41,8 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors, _tc_options, _torch_function
-from tensordict._distributed import DistributedMixin
-from tensordict._map import MapMixin
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
-from tensordict._persistence import PersistenceMixin
 from tensordict._registry import register
 from tensordict._repr import _indent, compact_repr, printoptions
 from typing_extensions import dataclass_transform
@@ -415,13 +412,7 @@ def _unwrap(value: Any) -> Any:
 
 
 @register
-class TensorClass(
-    PersistenceMixin,
-    DistributedMixin,
-    MapMixin,
-    TensorClassGeneratedOps,
-    TensorDictBase,
-):
+class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     """Base class of tensorclasses: ``class MyData(TensorClass): image: torch.Tensor``.
 
     The annotated class attributes are the fields (as in a dataclass, with defaults and
@@ -1473,7 +1464,7 @@ def _numpy_index(index: Any) -> Any:
 
 
 @register
-class NonTensorStack(PersistenceMixin, TensorDictGeneratedOps, TensorDictBase):
+class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
     """Non-tensor values, one per element of the batch (the values of a stack of
     tensordicts whose non-tensor entries differ).
 

@@ -30,7 +30,6 @@ from torch import Tensor, nn
 
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
-from tensordict._module_state import ModuleStateMixin
 from tensordict._registry import container_class, register
 from tensordict._repr import _indent
 from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node
@@ -154,9 +153,7 @@ class _LeafView(collections.abc.MutableMapping):
 
 
 @register
-class TensorDictParams(
-    TensorClassGeneratedOps, ModuleStateMixin, TensorDictBase, nn.Module
-):
+class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
     """A tensordict whose tensors are an ``nn.Module``'s parameters and buffers.
 
     Args:
@@ -179,6 +176,11 @@ class TensorDictParams(
 
     # identity, as for every module (the tensordict __eq__ compares entries)
     __hash__ = nn.Module.__hash__
+
+    # its leaves are the module's parameters: memmap() and memmap_like() copy them
+    # into a TensorDict, memmap_() refuses (as 0.15.3)
+    _refuses_memmap_in_place = True
+    _memmap_in_place_refusal = "its entries are the module's parameters and buffers"
 
     def __init__(
         self,
