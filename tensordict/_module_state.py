@@ -1,8 +1,8 @@
 """The state of an ``nn.Module`` (its parameters and buffers) as a tensordict, and back.
 
-A feature mixin: :class:`ModuleStateMixin` gives every concrete container
-``from_module``, ``from_modules``, ``to_module``, ``state_dict`` and ``load_state_dict``.
-It sits below the concrete classes (``_td``, ``_lazy``) and above ``base``: it reaches
+A capability mixin: :class:`ModuleStateMixin`, a base of ``TensorDictBase``, gives every
+container kind ``from_module``, ``from_modules``, ``to_module``, ``state_dict`` and
+``load_state_dict``. It sits below ``base`` in the import graph: it reaches
 the classes it builds (``TensorDict``, ``LazyStackedTensorDict``, ``TensorDictParams``)
 through :func:`tensordict._registry.container_class`.
 
@@ -572,6 +572,7 @@ def load_state_dict(
     td, source, strict: bool = True, assign: bool = False, from_flatten=None
 ):
     """See :meth:`ModuleStateMixin.load_state_dict`."""
+    dense = container_class("TensorDict")
     known = {unravel_key_to_tuple(k) for k in td.keys(True, True)}
     given = dict(_state_paths(source, from_flatten, known))
     if strict:
@@ -588,8 +589,11 @@ def load_state_dict(
             target = td.get(path, None)
             if assign or not isinstance(target, Tensor):
                 td.set(path, value)
+            elif type(td) is dense:
+                target.copy_(value)  # the stored tensor itself
             else:
-                target.copy_(value)
+                # a lazy stack or a view reads a copy or a view: write through it
+                td.set_(path, value.to(target.dtype))
     meta = getattr(source, "_metadata", None)
     if isinstance(meta, collections.abc.Mapping) and isinstance(meta.get(""), dict):
         _restore_batch_sizes(td, meta)

@@ -1,7 +1,8 @@
 """Memory-mapped tensordicts and save/load: the methods every container has.
 
-:class:`PersistenceMixin` sits in the bases of the concrete containers (``TensorDict``,
-``LazyStackedTensorDict``, tensorclasses, ``NonTensorStack``); it reaches the concrete
+:class:`PersistenceMixin` is a base of ``TensorDictBase``, so every container kind has
+it (a kind adjusts it through ``_memmap_copy_source`` and ``_refuses_memmap_in_place``);
+it sits below ``base`` in the import graph, reaches the concrete
 classes through :func:`tensordict._registry.container_class`, and writes and reads
 folders through :mod:`tensordict._disk` (the format). The module functions
 ``tensordict.save``, ``load``, ``load_memmap`` and ``memmap`` call the same code.

@@ -112,10 +112,25 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         )
 
     def _replace_contents(self, other) -> None:
-        raise RuntimeError(
-            f"Cannot call exclude (or select, flatten_keys, unflatten_keys) in place "
-            f"on a {self._kind()}: its entries are the source's; call it on the "
-            f"tensordict the view was made from, or on a dense copy (to_tensordict())"
+        # what flatten_keys / unflatten_keys / ... (inplace=True) end with; 0.15.3
+        # said "exclude" for them
+        raise RuntimeError(self._in_place_refusal("exclude"))
+
+    def select(self, *keys, inplace: bool = False, **kwargs) -> TensorDictBase:
+        if inplace:
+            raise RuntimeError(self._in_place_refusal("select"))
+        return super().select(*keys, **kwargs)
+
+    def exclude(self, *keys, inplace: bool = False) -> TensorDictBase:
+        if inplace:
+            raise RuntimeError(self._in_place_refusal("exclude"))
+        return super().exclude(*keys)
+
+    def _in_place_refusal(self, op: str) -> str:
+        return (
+            f"Cannot call {op} in place on a {self._kind()}: its entries are the "
+            f"source's; call it on the tensordict the view was made from, or on a "
+            f"dense copy (to_tensordict())"
         )
 
     def _memmap_copy_source(self) -> TensorDictBase:

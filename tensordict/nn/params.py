@@ -176,6 +176,8 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
 
     # identity, as for every module (the tensordict __eq__ compares entries)
     __hash__ = nn.Module.__hash__
+    # pickled as a module (__getstate__ / __setstate__), not as a tensordict
+    __reduce_ex__ = object.__reduce_ex__
 
     # its leaves are the module's parameters: memmap() and memmap_like() copy them
     # into a TensorDict, memmap_() refuses (as 0.15.3)
