@@ -97,10 +97,28 @@ class _Storage:
         # unlock, so it is compared on every use
         self.members: tuple = ()
 
+    def __getitem__(self, key: str) -> Tensor:
+        # 0.15.3 kept a dict here; code reads td._consolidated["storage"] (the bytes
+        # every leaf views: writing them writes the leaves)
+        if key == "storage":
+            return self.block
+        raise KeyError(
+            f"_consolidated[{key!r}]: a consolidated tensordict exposes only "
+            f"'storage' (the uint8 block its leaves view)"
+        )
+
 
 # How many times a TensorDict was unlocked in this process: a cache made at another
 # count may describe a structure that changed since.
 _UNLOCKS = 0
+
+
+def forget(td) -> None:
+    """``td.unlock_()``: an unlocked tensordict is no longer consolidated (0.15.3):
+    its structure may change, so it stops claiming one storage."""
+    holder = _holder(td)
+    if getattr(holder, "_consolidated", None) is not None:
+        holder._consolidated = None
 
 
 def note_unlock() -> None:
@@ -399,7 +417,8 @@ class ConsolidateMixin:
                 f"consolidate: found {len(in_order)} leaves by key but "
                 f"{len(own_leaves)} by walk"
             )
-        if self.device is not None and self.device != device:
+        if (self.device is not None or filename is not None) and self.device != device:
+            # a file-backed storage is on the CPU, so the result is (as in 0.15.3)
             result = rebuild(in_order, device=device)
         else:
             result = rebuild(in_order)

@@ -1076,6 +1076,7 @@ class TensorDictBase(
         """Allow writes again. As a context manager, relocks on exit. A tensordict
         held by a locked one cannot be unlocked on its own (``RuntimeError``)."""
         _lock_graph.unlock(self)
+        _consolidate.forget(self)
         self._last_lock_op = "unlock"
         return self
 

@@ -152,9 +152,11 @@ def point_to_point(rank, world):
         c.send(dst=1)
         c["obs"].fill_(3.0)
         c.send(dst=1)
-        c.unlock_()
+        # (through the lock primitive: the public unlock_() ends the consolidated
+        # state, as in 0.15.3)
+        c._set_lock(False)
         c.rename_key_("obs", "obs2")
-        c.lock_()
+        c._set_lock(True)
         assert c.is_consolidated()
         c.send(dst=1)
     else:
