@@ -37,6 +37,7 @@ from tensordict.base import (
     _KeysView,
     _looks_like_key,
     _WriteBack,
+    is_tensor_collection,  # noqa: F401  (0.15.3's import path: tensordict._td)
 )
 
 _CONVERTIBLE = (bool, int, float, complex, list, tuple, np.ndarray, np.generic)

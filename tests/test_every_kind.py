@@ -296,3 +296,11 @@ def test_views_refuse_select_and_exclude_in_place():
         assert set(view.select("a").keys()) == {"a"}
         assert set(view.exclude("a").keys()) == {"b"}
     assert set(td.keys(True, True)) == {"a", ("b", "c")}
+
+
+def test_every_kind_is_a_tensor_collection(kind):
+    # 0.15.3's import path: tensordict._td.is_tensor_collection
+    from tensordict._td import is_tensor_collection
+
+    name, td = kind
+    assert is_tensor_collection(td) and is_tensor_collection(type(td))
