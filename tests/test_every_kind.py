@@ -61,9 +61,7 @@ def _h5(tmp_path):
 # kind name -> how to make one (from a fresh temporary folder)
 KINDS = {
     "dense": lambda tmp: _dense(),
-    "nested": lambda tmp: TensorDict(
-        outer=_dense(), batch_size=[3, 4]
-    ).get("outer"),
+    "nested": lambda tmp: TensorDict(outer=_dense(), batch_size=[3, 4]).get("outer"),
     "lazy_stack": lambda tmp: LazyStackedTensorDict(*_dense().unbind(0), stack_dim=0),
     "lazy_view": lambda tmp: _lazy_view(),
     "sub_td": lambda tmp: _dense()._get_sub_tensordict(1),
@@ -125,7 +123,9 @@ def _same(result, expected):
     assert result.batch_size == expected.batch_size
     assert set(result.keys(True, True)) == set(expected.keys(True, True))
     for key in expected.keys(True, True):
-        assert torch.equal(torch.as_tensor(result[key]), torch.as_tensor(expected[key])), key
+        assert torch.equal(
+            torch.as_tensor(result[key]), torch.as_tensor(expected[key])
+        ), key
 
 
 def _memmap(td, tmp):
