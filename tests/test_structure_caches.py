@@ -49,9 +49,12 @@ def cached_dense():
 
 
 def relocked(td, change):
-    td.unlock_()
+    # through the lock primitive, as the library's own writes unlock: the public
+    # unlock_() also ends the consolidated state (as in 0.15.3), which would leave
+    # no cache to check
+    td._set_lock(False)
     change(td)
-    td.lock_()
+    td._set_lock(True)
     return td
 
 
