@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from tensordict._disk import _pool
-from tensordict._ops.lock import keep_lock
+from tensordict._lock_graph import keep_lock
 from tensordict._structure import (
     Layout,
     advise_huge_pages,

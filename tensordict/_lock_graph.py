@@ -166,3 +166,15 @@ def unlock(root) -> None:
     root._set_lock(False)
     for key in tree:
         _PARENTS.pop(key, None)
+
+
+def keep_lock(source, result):
+    """``result`` (a container, or a tuple or list of them), locked at every level
+    when ``source`` is locked. An unlocked input costs one attribute read."""
+    if source._is_locked and result is not source:
+        if isinstance(result, (tuple, list)):
+            for item in result:
+                lock(item)
+        else:
+            lock(result)
+    return result

@@ -13,13 +13,6 @@ from __future__ import annotations
 from tensordict import _lock_graph
 
 
-def keep_lock(source, result):
-    """``result`` (a container, or a tuple or list of them), locked at every level
-    when ``source`` is locked. An unlocked input costs one attribute read."""
-    if source._is_locked and result is not source:
-        if isinstance(result, (tuple, list)):
-            for item in result:
-                _lock_graph.lock(item)
-        else:
-            _lock_graph.lock(result)
-    return result
+# keep_lock lives in _lock_graph, below base, so that the capabilities under
+# TensorDictBase (tensordict/_consolidate.py) call it too
+keep_lock = _lock_graph.keep_lock
