@@ -121,11 +121,6 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
             raise RuntimeError(self._in_place_refusal("select"))
         return super().select(*keys, **kwargs)
 
-    def exclude(self, *keys, inplace: bool = False) -> TensorDictBase:
-        if inplace:
-            raise RuntimeError(self._in_place_refusal("exclude"))
-        return super().exclude(*keys)
-
     def _in_place_refusal(self, op: str) -> str:
         return (
             f"Cannot call {op} in place on a {self._kind()}: its entries are the "

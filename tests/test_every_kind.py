@@ -286,16 +286,18 @@ def test_td_params_memmap_copies_into_a_tensordict(tmp_path):
     assert [n for n, _ in restored.named_parameters()] == ["a", "b.c"]
 
 
-def test_views_refuse_select_and_exclude_in_place():
+def test_views_refuse_select_in_place_exclude_deletes_through():
     td = _dense()
     for view in (_lazy_view_of(td), td._get_sub_tensordict(0)):
         with pytest.raises(RuntimeError, match="Cannot call select"):
             view.select("a", inplace=True)
-        with pytest.raises(RuntimeError, match="Cannot call exclude"):
-            view.exclude("a", inplace=True)
         assert set(view.select("a").keys()) == {"a"}
         assert set(view.exclude("a").keys()) == {"b"}
     assert set(td.keys(True, True)) == {"a", ("b", "c")}
+    # exclude / split_keys in place delete the keys from the source (as in 0.15.3)
+    view = _lazy_view_of(td)
+    rest = view.split_keys(["a"], inplace=True)[1]
+    assert rest is view and "a" not in td.keys()
 
 
 def test_every_kind_is_a_tensor_collection(kind):
