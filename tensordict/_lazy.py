@@ -678,6 +678,26 @@ class LazyStackedTensorDict(
         self._device = None
         return self
 
+    def auto_batch_size_(
+        self, batch_dims: int | None = None, keep_compliant_size: bool = False
+    ) -> "LazyStackedTensorDict":
+        """A lazy stack keeps its batch size (its members' with the stack dim): this
+        returns it unchanged where the entries give that size, and raises where they
+        would give another one (as 0.15.3 does; make it dense first)."""
+        before = self._batch_size
+        probe = container_class("TensorDict")._new_unsafe(
+            dict(self._own_items()), before, self.device
+        )
+        after = probe.auto_batch_size_(batch_dims, keep_compliant_size).batch_size
+        if after != before:
+            raise RuntimeError(
+                f"Modifying the batch size of a lazy representation of a tensordict is "
+                f"not permitted: auto_batch_size_ would turn the batch size "
+                f"{list(before)} of this LazyStackedTensorDict into {list(after)}; "
+                f"make it dense first with to_tensordict()"
+            )
+        return self
+
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         if batch_size is None and self.tensordicts:
             return LazyStackedTensorDict._new_unsafe(

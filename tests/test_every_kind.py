@@ -306,3 +306,13 @@ def test_every_kind_is_a_tensor_collection(kind):
 
     name, td = kind
     assert is_tensor_collection(td) and is_tensor_collection(type(td))
+
+
+def test_a_lazy_stack_keeps_its_batch_size():
+    stack = KINDS["lazy_stack"](None)  # entries of (3, 4, 2) and (3, 4)
+    assert stack.auto_batch_size_() is stack and stack.batch_size == (3, 4)
+    members = [TensorDict(a=torch.zeros(4, 2)) for _ in range(3)]
+    stack = LazyStackedTensorDict(*members, stack_dim=0)
+    with pytest.raises(RuntimeError, match="Modifying the batch size"):
+        stack.auto_batch_size_()  # would be (3, 4, 2)
+    assert stack.batch_size == (3,)
