@@ -1424,9 +1424,14 @@ class TensorDictBase(
             key_set = list(key_set)
             parts.append(self.select(*key_set, strict=strict and default is NO_DEFAULT))
             taken.extend(key_set)
-        rest = self.exclude(*taken, inplace=inplace)
-        if not inplace:
-            rest = _drop_empty_nested(rest, keep=reproduce_struct)
+        if inplace:  # the keys are deleted (through a view too, as in 0.15.3)
+            present = set(self.keys(True))
+            for key in taken:
+                single = isinstance(key, tuple) and len(key) == 1 and key[0] in present
+                if key in present or single:
+                    self.del_(key)
+            return (*parts, self)
+        rest = _drop_empty_nested(self.exclude(*taken), keep=reproduce_struct)
         return (*parts, rest)
 
     # ------------------------------------------------------------------ keys layout
