@@ -58,7 +58,7 @@ def _read_module(module: nn.Module, filter_empty: bool) -> dict:
         if child is None:
             continue
         held = child.__dict__.get("_tensordict")
-        if isinstance(held, TensorDictBase) and isinstance(
+        if held is not None and isinstance(
             child, container_class("TensorDictParams")
         ):
             # a TensorDictParams submodule: its entries with their nesting (its
@@ -278,7 +278,7 @@ def _swap_into(
                 continue
             memo.add(child_id)
             held = child.__dict__.get("_tensordict")
-            if isinstance(held, TensorDictBase) and isinstance(
+            if held is not None and isinstance(
                 child, container_class("TensorDictParams")
             ):  # a TensorDictParams submodule: its entries, nesting and all
                 sub = _swap_into_tensordict(value, held, collect, undo)
@@ -319,7 +319,7 @@ def _swap_into_tensordict(td, held, collect: bool, undo) -> dict | None:
     for key, value in td._own_items():
         if _is_node(value):
             inner = held._get_str(key, None, missing_ok=True)
-            if not isinstance(inner, TensorDictBase):
+            if not _is_node(inner):
                 raise KeyError(
                     f"to_module: the tensordict has an entry {key!r} holding tensors "
                     f"where the TensorDictParams submodule has "
