@@ -112,17 +112,16 @@ class set_printoptions:
         unknown = set(options) - set(_DEFAULTS)
         if unknown:
             raise TypeError(
-                f"Unknown printoptions: {sorted(unknown)}. "
-                f"set_printoptions: unknown option(s) {sorted(unknown)}; the options "
-                f"are {sorted(_DEFAULTS)} and verbose"
+                f"Unknown printoptions {sorted(unknown)} passed to set_printoptions; "
+                f"the options are {sorted(_DEFAULTS)} and verbose"
             )
         sort_keys = options.get("sort_keys", "alphabetical")
         if isinstance(sort_keys, bool):  # True: alphabetical, False: insertion
             sort_keys = options["sort_keys"] = _SORT_KEYS[not sort_keys]
-        if sort_keys not in _SORT_KEYS:
+        if not callable(sort_keys) and sort_keys not in _SORT_KEYS:
             raise ValueError(
-                f"set_printoptions: sort_keys must be one of {_SORT_KEYS}, got "
-                f"{sort_keys!r}"
+                f"set_printoptions: sort_keys must be one of {_SORT_KEYS} or a "
+                f"function of the key (used as sorted()'s key), got {sort_keys!r}"
             )
         changes = dict(options)
         if not verbose:
@@ -134,17 +133,21 @@ class set_printoptions:
         self._saved: list[dict] = []
 
     def set(self) -> None:
-        """Apply the options from now on."""
+        """Apply the options from now on (until ``__exit__``, which restores the
+        options this call replaced)."""
+        self._saved.append(dict(_options))
         _options.update(self._changes)
 
     def __enter__(self) -> "set_printoptions":
-        self._saved.append(dict(_options))
         self.set()
         return self
 
     def __exit__(self, *exc) -> None:
+        if not self._saved:  # never applied: nothing to restore
+            return
+        previous = self._saved.pop()
         _options.clear()
-        _options.update(self._saved.pop())
+        _options.update(previous)
 
     def __call__(self, func):
         @functools.wraps(func)
@@ -162,8 +165,11 @@ def printoptions() -> dict:
 
 def sorted_items(items) -> list:
     """Entries in the order ``sort_keys`` asks for."""
-    if _options["sort_keys"] == "insertion":
+    sort_keys = _options["sort_keys"]
+    if sort_keys == "insertion":
         return list(items)
+    if callable(sort_keys):
+        return sorted(items, key=lambda item: sort_keys(item[0]))
     return sorted(items, key=lambda item: item[0])
 
 

@@ -44,7 +44,13 @@ from tensordict import _errors, _tc_options, _torch_function
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._registry import register
-from tensordict._repr import _indent, compact_repr, printoptions
+from tensordict._repr import (
+    _indent,
+    compact_repr,
+    printoptions,
+    sorted_items,
+    trailer_parts,
+)
 from typing_extensions import dataclass_transform
 from tensordict._td import (
     _CONVERTIBLE,
@@ -865,12 +871,10 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         items = dict(td._own_items())
         for name in self._tc_fields:
             items.setdefault(name, None)
-        lines = [f"{key}={_field_repr(value)}" for key, value in sorted(items.items())]
-        lines += [
-            f"batch_size={td.batch_size!r}",
-            f"device={td.device}",
-            f"is_shared={td.is_shared()}",
+        lines = [
+            f"{key}={_field_repr(value)}" for key, value in sorted_items(items.items())
         ]
+        lines += trailer_parts(td)
         return (
             f"{type(self).__name__}(\n" + ",\n".join(_indent(l, 1) for l in lines) + ")"
         )

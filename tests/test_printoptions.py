@@ -156,3 +156,47 @@ def test_unknown_option_raises_type_error():
     with pytest.raises(ValueError, match="sort_keys"):
         set_printoptions(sort_keys="random")
     assert tensordict.utils.set_printoptions is set_printoptions
+
+
+def test_set_then_exit_restores_the_options_it_replaced():
+    # 0.15.3's global setter: ctx.set() applies for good, ctx.__exit__ undoes it
+    before = get_printoptions()
+    ctx = set_printoptions(show_is_shared=False)
+    ctx.set()
+    try:
+        assert get_printoptions()["show_is_shared"] is False
+        assert "\n    is_shared=" not in repr(TensorDict(a=torch.zeros(2)))
+    finally:
+        ctx.__exit__(None, None, None)
+    assert get_printoptions() == before
+    # exiting an options object never applied leaves the options alone
+    set_printoptions(compact=True).__exit__(None, None, None)
+    assert get_printoptions() == before
+
+
+def test_unknown_option_message_names_printoptions():
+    with pytest.raises(TypeError, match="Unknown printoptions"):
+        set_printoptions(nonexistent_option=True)
+
+
+def test_sort_keys_callable():
+    td = TensorDict(xb=torch.zeros(2), ya=torch.zeros(2), za=torch.zeros(2))
+    with set_printoptions(sort_keys=lambda key: key[::-1]):
+        text = repr(td)
+    keys = [line.strip().split(":")[0] for line in text.split("\n") if "Tensor(" in line]
+    assert keys == ["ya", "za", "xb"]
+
+
+def test_tensorclass_repr_follows_the_options():
+    obj = _Obs(x=torch.zeros(3, 4), batch_size=[3])
+    with set_printoptions(
+        show_device=False,
+        show_is_shared=False,
+        show_field_device=False,
+        show_field_is_shared=False,
+    ):
+        text = repr(obj)
+    assert text.startswith("_Obs(")
+    assert "device=" not in text and "is_shared=" not in text
+    with set_printoptions(show_batch_size=False):
+        assert "batch_size=" not in repr(obj)
