@@ -246,3 +246,84 @@ from tensordict._modes import (  # noqa: E402,F401  (re-exported)
 # 0.15.3's lock message, which existing code matches (``re.escape(_LOCK_ERROR)``);
 # every lock error here leads with it.
 from tensordict._errors import LOCK_PHRASE as _LOCK_ERROR  # noqa: E402,F401
+from tensordict._checks import (  # noqa: E402,F401  (0.15.3's private test helper)
+    _TensorDictPropertyError,
+    _check_recursive_properties,
+)
+
+
+class implement_for:
+    """Pick, among several definitions of one function, the one written for the
+    installed version of a package: ``@implement_for("torch", "2.3")`` keeps the
+    decorated function when torch >= 2.3 (``to_version`` is exclusive; ``None`` leaves
+    a bound open). Definitions whose range does not match leave the name bound to the
+    one that does, whichever order they come in; calling a name no definition matched
+    raises ``ModuleNotFoundError``.
+
+    >>> @implement_for("torch", "2.0")
+    ... def f(): return "new"
+    >>> @implement_for("torch", None, "2.0")
+    ... def f(): return "old"
+    >>> f()
+    'new'
+    """
+
+    _chosen: dict = {}
+
+    def __init__(
+        self,
+        module_name: str,
+        from_version: str | None = None,
+        to_version: str | None = None,
+        *,
+        class_method: bool = False,
+    ) -> None:
+        self.module_name = module_name
+        self.from_version = from_version
+        self.to_version = to_version
+        self.class_method = class_method
+
+    @staticmethod
+    def _version_tuple(text: str) -> tuple:
+        import re
+
+        return tuple(int(p) for p in re.findall(r"\d+", text.split("+")[0])[:3])
+
+    def _matches(self) -> bool:
+        import importlib.metadata
+
+        try:
+            installed = importlib.metadata.version(self.module_name)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        version = self._version_tuple(installed)
+        if self.from_version is not None:
+            if version < self._version_tuple(self.from_version):
+                return False
+        if self.to_version is not None:
+            if version >= self._version_tuple(self.to_version):
+                return False
+        return True
+
+    def __call__(self, func):
+        import functools
+
+        key = f"{func.__module__}.{func.__qualname__}"
+        if self._matches():
+            implement_for._chosen[key] = func
+            return classmethod(func) if self.class_method else func
+        chosen = implement_for._chosen.get(key)
+        if chosen is not None:
+            return classmethod(chosen) if self.class_method else chosen
+
+        @functools.wraps(func)
+        def unmatched(*args, **kwargs):
+            chosen = implement_for._chosen.get(key)
+            if chosen is None:
+                raise ModuleNotFoundError(
+                    f"{key}: no implementation for the installed version of "
+                    f"{self.module_name!r}"
+                )
+            return chosen(*args, **kwargs)
+
+        return classmethod(unmatched) if self.class_method else unmatched
