@@ -63,9 +63,10 @@ def _check_recursive_properties(
 
     def check_leaf(value, path, parent):
         non_tensor = getattr(value, "_is_non_tensor", False)
-        unbatched = getattr(type(value), "_pass_through", False) or type(
-            value
-        ).__name__ == "UnbatchedTensor"
+        unbatched = (
+            getattr(type(value), "_pass_through", False)
+            or type(value).__name__ == "UnbatchedTensor"
+        )
         if non_tensor and not include_non_tensor:
             return
         if unbatched and not include_unbatched:

@@ -18,7 +18,9 @@ from tensordict.base import (
     is_tensor_collection,
 )  # noqa: F401
 
-from tensordict._linked_list import LinkedList  # noqa: F401  (td[key] of a NonTensorStack)
+from tensordict._linked_list import (
+    LinkedList,
+)  # noqa: F401  (td[key] of a NonTensorStack)
 
 # 0.15.3's private helpers that existing code imports from here (tensordict/_compat.py)
 from tensordict._repr import get_printoptions, set_printoptions  # noqa: F401
@@ -81,7 +83,9 @@ def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
     ``batch_size`` it indexes: ``(..., 0)`` on ``[3, 4, 5]`` is ``(:, :, 0)``."""
     parts = idx if isinstance(idx, tuple) else (idx,)
     if sum(part is Ellipsis for part in parts) > 1:
-        raise IndexError(f"an index can only have a single ellipsis ('...'), got {idx!r}")
+        raise IndexError(
+            f"an index can only have a single ellipsis ('...'), got {idx!r}"
+        )
     consumed = sum(part is not Ellipsis and part is not None for part in parts)
     fill = (slice(None),) * max(len(batch_size) - consumed, 0)
     out = []

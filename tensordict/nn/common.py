@@ -666,6 +666,8 @@ class TensorDictModule(TensorDictModuleBase):
         else:
             dest = tensordict.empty()
         kind = type(outputs)
+        if outputs is None and not self._n_outputs:  # nothing to write
+            return dest
         if kind is not tuple and kind is not list:
             # a tensordict holding every out_key (one included, as in 0.15.3:
             # TorchRL's spec.zero() of a nested action) gives its entries

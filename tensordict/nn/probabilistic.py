@@ -189,7 +189,10 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
             self._param_names = [
                 key if isinstance(key, str) else key[-1] for key in self.in_keys
             ]
-        sample_keys = _key_list(out_keys, "out_keys") if out_keys is not None else ["_"]
+        if out_keys is None:
+            sample_keys = _default_sample_keys(distribution_class, distribution_kwargs)
+        else:
+            sample_keys = _key_list(out_keys, "out_keys")
         self.dist_sample_keys = sample_keys
         self.default_interaction_type = InteractionType(default_interaction_type)
         self.distribution_class = distribution_class
@@ -230,8 +233,19 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
 
     @property
     def log_prob_key(self) -> NestedKey:
-        """The key of the log-probability (the first of :attr:`log_prob_keys`)."""
-        return self.log_prob_keys[0]
+        """The key of the log-probability: the only one of :attr:`log_prob_keys`
+        (``RuntimeError`` when a composite distribution that does not aggregate has
+        several)."""
+        keys = self.log_prob_keys
+        if len(keys) != 1:
+            raise RuntimeError(
+                f"{type(self).__name__}.log_prob_key cannot be accessed unless there "
+                f"is one and only one element in log_prob_keys (got "
+                f"log_prob_keys={keys}): composite_lp_aggregate() is False, so each "
+                f"part of the composite distribution has its own key; read "
+                f"log_prob_keys instead"
+            )
+        return keys[0]
 
     @property
     def dist_params_keys(self) -> list:
@@ -275,9 +289,11 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         if dist is None:
             dist = self.get_dist(tensordict)
         if isinstance(dist, CompositeDistribution):
-            return dist.log_prob(
-                tensordict.select(*dist.name_map.values(), strict=False)
-            )
+            values = tensordict.select(*dist.name_map.values(), strict=False)
+            if composite_lp_aggregate():
+                # as 0.15.3: each part's log-prob is written into tensordict too
+                tensordict.update(dist.log_prob_composite(values, include_sum=False))
+            return dist.log_prob(values)
         return dist.log_prob(tensordict.get(self.dist_sample_keys[0]))
 
     def _dist_sample(self, dist, interaction_type=None) -> Any:
@@ -371,7 +387,14 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         if self.return_log_prob:
             if isinstance(dist, CompositeDistribution):
                 values = sample if sample is not None else dest
-                lp = dist.log_prob(values.select(*dist.name_map.values(), strict=False))
+                values = values.select(*dist.name_map.values(), strict=False)
+                if composite_lp_aggregate():
+                    # each part's log-prob and their sum at log_prob_key
+                    lp = dist.log_prob_composite(values, include_sum=False)
+                    dest.update(lp)
+                    lp = dist.log_prob(values)
+                else:
+                    lp = dist.log_prob(values)
             else:
                 value = (
                     sample if sample is not None else dest.get(self.dist_sample_keys[0])
@@ -396,6 +419,25 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
             parts.append(f"distribution_kwargs={self.distribution_kwargs}")
         parts.append(f"default_interaction_type={self.default_interaction_type}")
         return ", ".join(parts)
+
+
+def _default_sample_keys(distribution_class, distribution_kwargs) -> list:
+    """The sample keys of a module given no ``out_keys``: for a
+    :class:`CompositeDistribution`, where its parts' samples go (``name_map``'s values,
+    else ``distribution_map``'s keys); else ``["_"]``."""
+    kwargs = distribution_kwargs or {}
+    if isinstance(distribution_class, type) and issubclass(
+        distribution_class, CompositeDistribution
+    ):
+        parts = kwargs.get("distribution_map") or {}
+        names = {
+            unravel_key(k): unravel_key(v)
+            for k, v in (kwargs.get("name_map") or {}).items()
+        }
+        keys = [names.get(unravel_key(key), unravel_key(key)) for key in parts]
+        if keys:
+            return keys
+    return ["_"]
 
 
 def _is_probabilistic(module) -> bool:
@@ -436,12 +478,8 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         selected_out_keys: list | None = None,
         inplace: bool | None = None,
     ) -> None:
-        if not modules or not _is_probabilistic(modules[-1]):
-            raise TypeError(
-                "ProbabilisticTensorDictSequential: the last module must be a "
-                "ProbabilisticTensorDictModule (or a ProbabilisticTensorDictSequential), "
-                f"got {type(modules[-1]).__name__ if modules else 'no module'}"
-            )
+        if not modules:
+            raise TypeError("ProbabilisticTensorDictSequential: no module given")
         # only the options given: a subclass's base in between may not take them
         # (TorchRL's SafeSequential takes ``partial_tolerant`` and ``inplace``)
         options = {}
@@ -450,9 +488,12 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         if inplace is not None:
             options["inplace"] = inplace
         super().__init__(*modules, partial_tolerant=partial_tolerant, **options)
-        count = sum(1 for m in self._sequence if _is_probabilistic(m))
+        sequence = self._sequence
+        count = sum(1 for m in sequence if _is_probabilistic(m))
         if return_composite is None:
-            return_composite = count > 1
+            # one distribution when a single probabilistic module ends the sequence;
+            # else (several, one in the middle, or none) a composite of them all
+            return_composite = count != 1 or not _is_probabilistic(sequence[-1])
         self.return_composite = return_composite
 
     def _with_modules(self, modules: list) -> TensorDictSequential:
@@ -466,27 +507,53 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
 
     @property
     def _last(self):
-        return self._sequence[-1]
+        """The last probabilistic module (modules after it only read its sample);
+        None when the sequence has none (then it is a plain sequence)."""
+        for module in reversed(self._sequence):
+            if _is_probabilistic(module):
+                return module
+        return None
+
+    def _last_or_raise(self, what: str):
+        last = self._last
+        if last is None:
+            raise RuntimeError(
+                f"ProbabilisticTensorDictSequential.{what}: the sequence has no "
+                f"probabilistic module (it runs as a plain TensorDictSequential)"
+            )
+        return last
+
+    @property
+    def _requires_sample(self) -> bool:
+        """Whether a module of the sequence draws a sample."""
+        return self._last is not None
 
     @property
     def det_part(self) -> TensorDictSequential:
-        """The modules before the last (probabilistic) one."""
-        return TensorDictSequential(*self._sequence[:-1])
+        """The modules before the last probabilistic one."""
+        sequence = self._sequence
+        return TensorDictSequential(*sequence[: sequence.index(self._last)])
 
     @property
-    def default_interaction_type(self) -> InteractionType:
-        return self._last.default_interaction_type
+    def _det_part(self) -> TensorDictSequential | None:
+        return None if self._last is None else self.det_part
+
+    @property
+    def default_interaction_type(self) -> InteractionType | None:
+        last = self._last
+        return None if last is None else last.default_interaction_type
 
     def _dist_sample(self, dist, interaction_type=None) -> Any:
         """The draw of the sequence's last (probabilistic) module."""
-        return self._last._dist_sample(dist, interaction_type=interaction_type)
+        last = self._last_or_raise("_dist_sample")
+        return last._dist_sample(dist, interaction_type=interaction_type)
 
     def forward(self, tensordict=None, *args, **kwargs):
         """Run the modules in order; with no :class:`set_interaction_type` block
         around the call, the whole sequence runs under the last module's
         ``default_interaction_type``, so that the modules before it see it too (as
         in 0.15.3: TorchRL's gSDE noise module reads it)."""
-        if interaction_type() is None:
+        if interaction_type() is None and self._last is not None:
             with set_interaction_type(self.default_interaction_type):
                 return super().forward(tensordict, *args, **kwargs)
         return super().forward(tensordict, *args, **kwargs)
@@ -495,7 +562,7 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
 
     @property
     def log_prob_key(self) -> NestedKey:
-        return self._last.log_prob_key
+        return self._last_or_raise("log_prob_key").log_prob_key
 
     @property
     def log_prob_keys(self) -> list:
@@ -506,11 +573,11 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
                 if _is_probabilistic(m)
                 for key in m.log_prob_keys
             ]
-        return self._last.log_prob_keys
+        return self._last_or_raise("log_prob_keys").log_prob_keys
 
     @property
     def dist_params_keys(self) -> list:
-        return self._last.dist_params_keys
+        return self._last_or_raise("dist_params_keys").dist_params_keys
 
     @property
     def dist_sample_keys(self) -> list:
@@ -521,11 +588,11 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
                 if _is_probabilistic(m)
                 for key in m.dist_sample_keys
             ]
-        return self._last.dist_sample_keys
+        return self._last_or_raise("dist_sample_keys").dist_sample_keys
 
     @property
     def num_samples(self):
-        return self._last.num_samples
+        return self._last_or_raise("num_samples").num_samples
 
     def get_dist_params(
         self,
@@ -536,7 +603,10 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         """Run the modules before the last one: the tensordict holding the
         distribution's parameters."""
         td = tensordict
-        for module in self._sequence[:-1]:
+        sequence = self._sequence
+        for module in sequence[
+            : sequence.index(self._last_or_raise("get_dist_params"))
+        ]:
             td = module(td, **kwargs)
         if tensordict_out is not None:
             return tensordict_out.update(td)
@@ -550,12 +620,14 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
     ) -> D.Distribution:
         """The distribution the sequence draws from, computed from ``tensordict``
         (the intermediate outputs are written into it)."""
+        last = self._last_or_raise("get_dist")
         if not self.return_composite:
             params = self.get_dist_params(tensordict, tensordict_out, **kwargs)
-            return self._last.get_dist(params)
+            return last.get_dist(params)
         td = tensordict if tensordict_out is None else tensordict_out.update(tensordict)
         dists = {}
-        for module in self._sequence:
+        sequence = self._sequence
+        for module in sequence[: sequence.index(last) + 1]:
             if not _is_probabilistic(module):
                 td = module(td, **kwargs)
                 continue
@@ -566,16 +638,17 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
             else:
                 for key in module.dist_sample_keys:
                     dists[key] = dist
-            if module is not self._last:
+            if module is not last:
                 td = module(td, **kwargs)  # later modules may read its sample
+        keys = last.log_prob_keys
         return CompositeDistribution.from_distributions(
-            td, dists, log_prob_key=self._last.log_prob_key
+            td, dists, log_prob_key=keys[0] if len(keys) == 1 else None
         )
 
     def build_dist_from_params(self, tensordict: TensorDictBase) -> D.Distribution:
         """The last module's distribution from parameters already in
         ``tensordict``."""
-        return self._last.get_dist(tensordict)
+        return self._last_or_raise("build_dist_from_params").get_dist(tensordict)
 
     def log_prob(
         self,
@@ -592,4 +665,5 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         if isinstance(dist, CompositeDistribution):
             names = list(dist.name_map.values())
             return dist.log_prob(tensordict.select(*names, strict=False))
-        return dist.log_prob(tensordict.get(self._last.dist_sample_keys[0]))
+        sample_key = self._last_or_raise("log_prob").dist_sample_keys[0]
+        return dist.log_prob(tensordict.get(sample_key))

@@ -170,6 +170,11 @@ class TensorDictSequential(TensorDictModule):
         ]
         self.out_keys = [key for key in source if key in self._selected]
 
+    @property
+    def _select_before_return(self) -> bool:
+        """Whether :meth:`select_out_keys` is in force (0.15.3's private name)."""
+        return self._selected is not None
+
     def select_out_keys(self, *selected_out_keys: NestedKey) -> "TensorDictSequential":
         """Return only these outputs; the other keys the modules write are removed from
         the result, unless they were in the input already. In place; returns self."""
@@ -302,8 +307,10 @@ class TensorDictSequential(TensorDictModule):
         else:
             for module in self._sequence:
                 td = module(td)
-        if dropped:
-            td = td.exclude(*[key for key in dropped if key not in had])
+        if dropped:  # removed in place: the input tensordict is returned
+            for key in dropped:
+                if key not in had and key in td.keys(True):
+                    td.del_(key)
         if inplace is False or inplace == "empty":
             written = [key for key in self.out_keys if key in td.keys(True)]
             outputs = td.select(*written)
