@@ -11,6 +11,7 @@ before it, so that ``get_dist`` / ``log_prob`` work from the raw input.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 from typing import Any, Iterator
 
@@ -497,7 +498,12 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
         self.return_composite = return_composite
 
     def _with_modules(self, modules: list) -> TensorDictSequential:
-        if modules and _is_probabilistic(modules[-1]):
+        members = (
+            list(modules[0].values())
+            if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict)
+            else modules
+        )
+        if members and _is_probabilistic(members[-1]):
             return ProbabilisticTensorDictSequential(
                 *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
             )

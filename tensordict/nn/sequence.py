@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 from torch import nn
 
 from tensordict import _errors
-from tensordict._keys import NestedKey, unravel_key_list
+from tensordict._keys import NestedKey, unravel_key, unravel_key_list
 from tensordict.base import TensorDictBase
 from tensordict.nn.common import (
     TensorDictModule,
@@ -44,6 +44,14 @@ def _as_module(module) -> TensorDictModuleBase:
         f"TensorDictSequential takes tensordict modules or functions of a tensordict, "
         f"got {type(module).__name__}"
     )
+
+
+def _subsequence_keys(keys) -> list:
+    """The keys given to :meth:`TensorDictSequential.select_subsequence`: one key, or
+    a list or tuple of keys (a tuple is a list of keys here, as in 0.15.3)."""
+    if isinstance(keys, str):
+        return [keys]
+    return [unravel_key(key) for key in keys]
 
 
 def _sequence_keys(modules) -> tuple[list, list]:
@@ -249,21 +257,32 @@ class TensorDictSequential(TensorDictModule):
         >>> len(sub), sub.out_keys
         (2, ['a', 'c'])
         """
-        modules = list(self._sequence)
+        names = list(self.module) if isinstance(self.module, nn.ModuleDict) else None
+        modules = list(enumerate(self._sequence))  # (position, module)
         if in_keys is not None:
-            available = set(unravel_key_list(list(_key_list(in_keys, "in_keys"))))
+            # the modules that read a changed key, the keys they write changed in turn
+            changed = set(_subsequence_keys(in_keys))
             kept = []
-            for module in modules:
-                if all(key in available for key in module.in_keys):
-                    kept.append(module)
-                    available.update(module.out_keys)
+            for position, module in modules:
+                if isinstance(module, TensorDictSequential):
+                    module = module._subsequence_or_none(in_keys=list(changed))
+                elif not any(key in changed for key in module.in_keys):
+                    module = None
+                if module is not None:
+                    kept.append((position, module))
+                    changed.update(module.out_keys)
             modules = kept
         if out_keys is not None:
-            needed = set(_key_list(out_keys, "out_keys"))
+            # the modules whose outputs are needed, their inputs needed in turn
+            needed = set(_subsequence_keys(out_keys))
             kept = []
-            for module in reversed(modules):
-                if any(key in needed for key in module.out_keys):
-                    kept.append(module)
+            for position, module in reversed(modules):
+                if isinstance(module, TensorDictSequential):
+                    module = module._subsequence_or_none(out_keys=list(needed))
+                elif not any(key in needed for key in module.out_keys):
+                    module = None
+                if module is not None:
+                    kept.append((position, module))
                     needed.update(module.in_keys)
             modules = kept[::-1]
         if not modules:
@@ -272,7 +291,19 @@ class TensorDictSequential(TensorDictModule):
                 f"of {_describe(self)} is left; the modules read and write "
                 f"{[(m.in_keys, m.out_keys) for m in self._sequence]}"
             )
-        return self._with_modules(modules)
+        if names is not None:  # the kept modules keep their names
+            return self._with_modules(
+                [collections.OrderedDict((names[i], m) for i, m in modules)]
+            )
+        return self._with_modules([module for _, module in modules])
+
+    def _subsequence_or_none(self, **keys) -> "TensorDictSequential | None":
+        """:meth:`select_subsequence` of a nested sequence; None when no module of it
+        is left."""
+        try:
+            return self.select_subsequence(**keys)
+        except ValueError:
+            return None
 
     # ------------------------------------------------------------------ running
     def forward(
@@ -297,7 +328,12 @@ class TensorDictSequential(TensorDictModule):
         dropped = self.__dict__.get("_dropped_out_keys")
         if dropped:
             had = [key for key in dropped if key in tensordict.keys(True)]
-        td = tensordict if inplace is None or inplace is True else tensordict.copy()
+        # with tensordict_out, the input is left as it is
+        td = (
+            tensordict
+            if (inplace is None or inplace is True) and tensordict_out is None
+            else tensordict.copy()
+        )
         if self.partial_tolerant:
             for module in self._sequence:
                 td = self._run_tolerant(module, td, kwargs)
@@ -307,6 +343,8 @@ class TensorDictSequential(TensorDictModule):
         else:
             for module in self._sequence:
                 td = module(td)
+        if inplace is True and td is not tensordict and tensordict_out is None:
+            td = tensordict.update(td)  # modules that return a new tensordict
         if dropped:  # removed in place: the input tensordict is returned
             for key in dropped:
                 if key not in had and key in td.keys(True):
