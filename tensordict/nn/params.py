@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections.abc
 import contextlib
+import functools
 import sys
 from typing import Any, Callable, Iterator
 
@@ -531,3 +532,34 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
         # the views point at their owner: rebuild them for this object
         self.__dict__["_parameters"] = _LeafView(self, parameters=True)
         self.__dict__["_buffers"] = _LeafView(self, parameters=False)
+
+
+# Writes into the values a TensorDictParams holds act on the parameters' data, as
+# ``param.data.zero_()`` would (0.15.3's behaviour): in-place ops on a leaf that
+# requires grad are refused by autograd otherwise ("a leaf Variable that requires grad
+# is being used in an in-place operation"). Values written are not tracked either.
+_WRITES_ON_DATA = (
+    "zero_",
+    "fill_",
+    "copy_",
+    "copy_at_",
+    "set_",
+    "set_at_",
+    "update_",
+    "update_at_",
+    "apply_",
+)
+
+
+def _on_data(method: Callable) -> Callable:
+    @functools.wraps(method)
+    def on_data(self, *args, **kwargs):
+        with torch.no_grad():
+            return method(self, *args, **kwargs)
+
+    return on_data
+
+
+for _name in _WRITES_ON_DATA:
+    setattr(TensorDictParams, _name, _on_data(getattr(TensorDictParams, _name)))
+del _name

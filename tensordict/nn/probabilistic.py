@@ -503,7 +503,12 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
             if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict)
             else modules
         )
-        if members and _is_probabilistic(members[-1]):
+        # probabilistic when it ends with a probabilistic module, or (a composite
+        # sequence) holds one
+        if members and (
+            _is_probabilistic(members[-1])
+            or (self.return_composite and any(map(_is_probabilistic, members)))
+        ):
             return ProbabilisticTensorDictSequential(
                 *modules, partial_tolerant=self.partial_tolerant, inplace=self.inplace
             )
