@@ -1,6 +1,8 @@
 """tensordict.nn modules: TensorDictModule, TensorDictSequential, dispatch, skip_existing,
 the wrappers; each on dense tensordicts, lazy stacks and tensorclasses."""
 
+import collections
+
 import pytest
 import torch
 from torch import nn
@@ -375,12 +377,23 @@ def test_sequence_keys_and_subsequence():
     assert seq.out_keys == ["b", "d", "e"]
     sub = seq.select_subsequence(out_keys=["d"])
     assert list(sub) == [m1, m2] and sub.in_keys == ["a", "c"]
+    # in_keys: the keys that changed; the modules reading any of them (and the
+    # keys these write, in turn) are kept, as 0.15.3
     sub = seq.select_subsequence(in_keys=["a"])
-    assert list(sub) == [m1, m3]
+    assert list(sub) == [m1, m2, m3]
+    sub = seq.select_subsequence(in_keys=["c"])
+    assert list(sub) == [m2]
     sub = seq.select_subsequence(in_keys=["a"], out_keys=["e"])
     assert list(sub) == [m3]
     with pytest.raises(ValueError, match="no module"):
-        seq.select_subsequence(in_keys=["c"])
+        seq.select_subsequence(in_keys=["z"])
+    # a tuple is a list of keys; nested sequences are searched too
+    nested = TensorDictSequential(TensorDictSequential(m1, m2), m3)
+    sub = nested.select_subsequence(out_keys=("b", "e"))
+    assert [m.out_keys for m in sub] == [["b"], ["e"]]
+    # an OrderedDict's names are kept
+    named = TensorDictSequential(collections.OrderedDict(one=m1, two=m2, three=m3))
+    assert list(named.select_subsequence(out_keys=["d"]).module) == ["one", "two"]
     assert len(seq) == 3 and seq[0] is m1 and list(seq[1:]) == [m2, m3]
     assert isinstance(seq[1:], TensorDictSequential)
     del seq[2]
@@ -465,12 +478,20 @@ def test_wrappers():
 def test_reset_parameters_recursive():
     module = TensorDictModule(nn.Linear(3, 3), ["x"], ["y"])
     before = module.module.weight.detach().clone()
-    params = TensorDict.from_module(module)
+    params = TensorDict.from_module(module).clone()
     fresh = module.reset_parameters_recursive(params)
+    assert fresh is params  # re-initialised in place, as 0.15.3
     assert torch.equal(module.module.weight, before)  # untouched
     assert not torch.equal(fresh["module", "weight"], before)
     module.reset_parameters_recursive()
     assert not torch.equal(module.module.weight, before)
+    # one set of parameters at a time: extra batch dims are refused
+    with pytest.raises(RuntimeError, match="batch dims"):
+        module.reset_parameters_recursive(params.expand(2, 3).clone())
+    # nothing to re-initialise: a warning
+    empty = TensorDictModule(nn.Tanh(), ["x"], ["y"])
+    with pytest.warns(UserWarning, match="did not find any parameters to reset"):
+        empty.reset_parameters_recursive()
 
 
 def test_is_tdmodule_compatible():

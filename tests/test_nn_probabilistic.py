@@ -181,8 +181,12 @@ def test_probabilistic_sequence():
     assert isinstance(policy.build_dist_from_params(params), D.Normal)
     out["action_log_prob"].sum().backward()
     assert net.module[0].weight.grad is not None
-    with pytest.raises(TypeError, match="last module"):
-        ProbabilisticTensorDictSequential(net)
+    # no probabilistic module: a plain sequence (as 0.15.3)
+    plain = ProbabilisticTensorDictSequential(net)
+    assert plain._requires_sample is False and plain._det_part is None
+    assert "loc" in plain(td.clone()).keys()
+    with pytest.raises(RuntimeError, match="no probabilistic module"):
+        plain.get_dist(td.clone())
 
 
 def test_composite_distribution():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any, Callable, Sequence
 
 import torch
@@ -372,26 +373,41 @@ class TensorDictModuleBase(nn.Module):
         self, parameters: TensorDictBase | None = None
     ) -> TensorDictBase | None:
         """Re-initialise every submodule that has ``reset_parameters``. Given
-        ``parameters`` (a tensordict as ``from_module`` returns), re-initialise a copy
-        of them instead, leaving the module's own untouched, and return the copy."""
+        ``parameters`` (a tensordict as ``from_module`` returns, without batch dims),
+        re-initialise those in place instead, leaving the module's own untouched, and
+        return them. Warns when there is nothing to re-initialise."""
         if parameters is not None:
-            if parameters.batch_size:  # 0.15.3's phrase first
+            if parameters.batch_dims:  # 0.15.3's phrase first
                 raise RuntimeError(
                     f"reset_parameters_recursive does not support batched TensorDicts: "
                     f"the parameters have batch_size {list(parameters.batch_size)}; "
-                    f"pass them without batch dims (each of its original shape), "
-                    f"e.g. one slice of an ensemble's parameters at a time"
+                    f"reset_parameters initialises one set of parameters: reset them "
+                    f"one at a time (for p in params.unbind(0)) or give a tensordict "
+                    f"without batch dims"
                 )
-            fresh = parameters.detach().clone()
-            with fresh.to_module(self), torch.no_grad():
-                self.reset_parameters_recursive()
-            return fresh
+            with parameters.to_module(self), torch.no_grad():
+                self._reset_submodules()
+            return parameters
+        if not self._reset_submodules():
+            warnings.warn(
+                "reset_parameters_recursive was called without the parameters "
+                "argument and did not find any parameters to reset: no submodule of "
+                f"{type(self).__name__} has a reset_parameters method",
+                UserWarning,
+                stacklevel=2,
+            )
+        return None
+
+    def _reset_submodules(self) -> int:
+        """Call ``reset_parameters`` of every submodule that has one; how many."""
+        count = 0
         for module in self.modules():
             if module is not self and callable(
                 getattr(module, "reset_parameters", None)
             ):
                 module.reset_parameters()
-        return None
+                count += 1
+        return count
 
 
 # --------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ class EnsembleModule(TensorDictModuleBase):
         base = from_module(self.module, lock=False)
         copies = [
             (
-                self.module.reset_parameters_recursive(base)
+                self.module.reset_parameters_recursive(base.detach().clone())
                 if isinstance(self.module, TensorDictModuleBase)
                 else base.detach().clone()
             )
