@@ -14,9 +14,7 @@ from typing import Callable, Sequence
 from torch import nn
 
 from tensordict._module_state import from_module
-from tensordict._pytree import (
-    _exclude_td_from_pytree,
-)  # noqa: F401  (TorchRL imports it)
+from tensordict._pytree import _exclude_td_from_pytree  # noqa: F401  (TorchRL imports it)
 from tensordict.base import TensorDictBase
 
 __all__ = ["make_functional", "is_functional"]

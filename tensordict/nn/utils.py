@@ -116,8 +116,7 @@ class set_skip_existing(_ModeSwitch):
 
 class _set_skip_existing_None(set_skip_existing):
     """``set_skip_existing(None)`` under the name TorchRL decorates its forwards with:
-    the wrapped ``forward(self, tensordict, ...)`` follows the enclosing block's mode.
-    """
+    the wrapped ``forward(self, tensordict, ...)`` follows the enclosing block's mode."""
 
     def __init__(
         self,
