@@ -5,8 +5,9 @@
 - ``nocast``: values of tensor-annotated fields are kept as given (numbers stay numbers);
 - ``autocast``: values are cast to the field's annotated type (``int``, ``float``,
   ``bool``, ``str``, ``torch.Tensor``) when they are not of it already;
-- ``tensor_only``: every field must be annotated as a tensor (or be optional one); values
-  are converted to tensors;
+- ``tensor_only``: every field must be annotated as a tensor, a tensordict or a
+  tensorclass (or be an optional one); values are converted to tensors, mappings
+  (``dict``, ``UserDict``, nested ones too) to ``TensorDict``;
 - ``frozen``: fields cannot be reassigned (``dataclasses.FrozenInstanceError``) and the
   instance is locked once built;
 - ``skip_post_init_on_rebuild``: accepted (this project never calls ``__post_init__``
@@ -17,12 +18,15 @@
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Any
 
 import torch
 from torch import Tensor
+
+from tensordict._tensorcollection import TensorCollection
 
 FLAGS = (
     "autocast",
@@ -57,6 +61,11 @@ def parse_flags(flags) -> frozenset:
 def merge(inherited: frozenset, **keywords: bool) -> frozenset:
     """``inherited`` options plus the keywords set to True; checked."""
     options = set(inherited) | {name for name, on in keywords.items() if on}
+    if "tensor_only" in options and ("nocast" in options or "autocast" in options):
+        raise TypeError(
+            "the tensorclass option tensor_only excludes nocast and autocast: "
+            "tensor_only converts every value to a tensor"
+        )
     if "autocast" in options and "nocast" in options:
         raise TypeError(
             "the tensorclass options autocast and nocast exclude each other: autocast "
@@ -65,28 +74,82 @@ def merge(inherited: frozenset, **keywords: bool) -> frozenset:
     return frozenset(options)
 
 
-def _is_tensor_annotation(annotation) -> bool:
-    if annotation is None or annotation is type(None):
+_LEGACY_TENSOR_TYPE = type(torch.IntTensor)  # the metaclass of torch.IntTensor & co
+_TENSOR_NAMES = ("Tensor", "TensorDict", "TensorDictBase", "None", "NoneType")
+
+
+def _is_tensor_type(candidate) -> bool:
+    """A tensor type (``torch.Tensor``, a subclass, a legacy ``torch.IntTensor``) or a
+    tensor collection type (tensordict, tensorclass)."""
+    if candidate is None or candidate is type(None):
         return True
-    if isinstance(annotation, type):
-        return issubclass(annotation, Tensor)
+    if isinstance(candidate, _LEGACY_TENSOR_TYPE):  # torch.IntTensor, LongTensor...
+        return True
+    return isinstance(candidate, type) and issubclass(
+        candidate, (Tensor, TensorCollection)
+    )
+
+
+def _is_tensor_annotation(annotation, namespace: dict) -> bool:
+    """A tensor or tensor collection type, None, a union of these, or a generic of
+    one (``TensorDict[str, Tensor]``); a string annotation is read by name."""
+    if isinstance(annotation, str):
+        return _is_tensor_text(annotation, namespace)
+    if _is_tensor_type(annotation):
+        return True
     origin = typing.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
-        return all(_is_tensor_annotation(arg) for arg in typing.get_args(annotation))
-    if isinstance(annotation, str):
-        return annotation.replace("torch.", "") in ("Tensor", "Tensor | None")
+        return all(
+            _is_tensor_annotation(arg, namespace) for arg in typing.get_args(annotation)
+        )
+    if origin is not None:  # a generic alias: its class decides
+        return _is_tensor_type(origin)
     return False
 
 
-def check_tensor_only(cls_name: str, hints: dict, field_names) -> None:
-    """``tensor_only`` classes: every field annotated as a tensor (or optional one)."""
+# a generic with its parameters, not Optional[...] or Union[...]: TensorDict[str, T]
+_GENERIC = re.compile(r"(?<![\w.])((?!Optional|Union)[\w.]+)\[[^\[\]]*\]")
+
+
+def _is_tensor_text(text: str, namespace: dict) -> bool:
+    """:func:`_is_tensor_annotation` of an annotation left as text (a forward
+    reference, or ``from __future__ import annotations`` with names that cannot be
+    resolved): ``Optional[...]``, ``Union[...]`` and ``|`` are split, a generic's
+    parameters dropped, and each name must be a tensor type, a tensordict or
+    tensorclass name, or None."""
+    text = text.replace(" ", "")
+    while True:  # drop the parameters of generics: TensorDict[str,Tensor] -> TensorDict
+        reduced = _GENERIC.sub(r"\1", text)
+        if reduced == text:
+            break
+        text = reduced
+    names = [
+        n for n in re.split(r"[|\[\],]", text) if n and n not in ("Optional", "Union")
+    ]
+    for name in names:
+        short = name.rsplit(".", 1)[-1]
+        if short in _TENSOR_NAMES or (
+            name.startswith("torch.") and short.endswith("Tensor")
+        ):
+            continue
+        if _is_tensor_type(namespace.get(name)) and namespace.get(name) is not None:
+            continue
+        return False
+    return True
+
+
+def check_tensor_only(cls_name: str, hints: dict, field_names, namespace=None) -> None:
+    """``tensor_only`` classes: every field annotated as a tensor or tensor collection
+    (or an optional one); ``namespace`` resolves annotations left as text."""
+    namespace = namespace or {}
     for name in field_names:
         annotation = hints.get(name)
-        if not _is_tensor_annotation(annotation):
+        if not _is_tensor_annotation(annotation, namespace):
             raise TypeError(
-                f"{cls_name}: the field {name!r} is annotated {annotation!r}, but a "
-                f"tensor_only tensorclass takes only fields annotated torch.Tensor "
-                f"(or Optional[torch.Tensor])"
+                f"{cls_name}: tensor_only requires types to be Tensor, "
+                f"Tensor-subtrypes or None: the field {name!r} is annotated "
+                f"{annotation!r} (a tensor_only tensorclass takes torch.Tensor and its "
+                f"subtypes, tensordict and tensorclass types, or Optional[...] of one)"
             )
 
 

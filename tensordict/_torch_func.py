@@ -1,4 +1,5 @@
-"""Old private import path (``from tensordict._torch_func import _stack``), kept working.
+"""Old private import path (``from tensordict._torch_func import _stack``), kept
+working.
 
 Code written for 0.15.3 (test helpers among it) imports the stacking function from
 here; it is :func:`torch.stack` on tensordicts, with ``maybe_dense_stack=True`` giving

@@ -29,9 +29,11 @@ entries differ gives (:func:`stack_non_tensor`); equal values stay one value.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import functools
 import inspect
+import sys
 import types
 import typing
 from typing import Any, Callable, Sequence
@@ -220,6 +222,8 @@ def _process_class(cls: type, options: frozenset) -> None:
     shadow = "shadow" in options
     nocast = "nocast" in options
     cls._tc_options = options
+    for flag in _tc_options.FLAGS:  # cls._autocast, cls._nocast, ... (0.15.3's names)
+        setattr(cls, f"_{flag}", flag in options)
     if "frozen" in options:
         cls.__hash__ = object.__hash__  # frozen instances are hashable (by identity)
     has_doc = cls.__dict__.get("__doc__") is not None
@@ -239,7 +243,7 @@ def _process_class(cls: type, options: frozenset) -> None:
     fields = [f for f in dataclasses.fields(cls)]
     reserved = _reserved_names()
     for f in fields:
-        if f.name in _INIT_PARAMS or f.name == "self":
+        if f.name == "self" or (f.name in _INIT_PARAMS and not shadow):
             raise AttributeError(
                 f"{cls.__name__}: {f.name!r} cannot be a tensorclass field: it is an "
                 f"argument of the constructor"
@@ -264,6 +268,10 @@ def _process_class(cls: type, options: frozenset) -> None:
             cls.__name__,
             {f.name: hints.get(f.name, f.type) for f in fields},
             [f.name for f in fields],
+            namespace={
+                **vars(sys.modules.get(cls.__module__, types)),
+                **dict(vars(cls)),
+            },
         )
     specs = []
     for f in fields:
@@ -318,24 +326,21 @@ def _make_init(cls: type, fields: list) -> Callable:
         if param != f.name and not f.kw_only:
             seen_default = f.name
         (keyword if f.kw_only else positional).append(param)
-    params = [
-        "self",
-        *positional,
-        "*",
-        *keyword,
-        "batch_size=None",
-        "device=None",
-        "names=None",
-        "**_unknown",
-    ]
+    # a field of the name of a constructor argument (shadow=True) takes its place:
+    # the instance gets the default batch size / device / names
+    field_names = {f.name for f in fields if f.init}
+    shadowed = [p for p in _INIT_PARAMS if p in field_names]
+    keyword += [f"{p}=None" for p in _INIT_PARAMS if p not in field_names]
+    params = ["self", *positional, *(["*", *keyword] if keyword else []), "**_unknown"]
     values = [f.name for f in fields if f.init]
     # an unknown keyword raises an error that is a TypeError (Python's) and an
     # AttributeError (0.15.3's), naming the fields
     body = ["    if _unknown:\n        raise _unknown_fields(type(self), _unknown)"]
     body += [f"    if {n} is _FACTORY:\n        {n} = _f_{n}()" for n in factories]
+    init_args = ", ".join("None" if p in shadowed else p for p in _INIT_PARAMS)
     body.append(
         f"    _init_instance(self, ({', '.join(values)}{',' if len(values) == 1 else ''}), "
-        f"batch_size, device, names)"
+        f"{init_args})"
     )
     source = f"def __init__({', '.join(params)}):\n" + "\n".join(body) + "\n"
     exec(source, namespace)  # noqa: S102 - the source is built from field names only
@@ -396,7 +401,12 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
         return td._validate(name, value)
     if isinstance(value, Tensor):
         return td._validate(name, value)
-    if isinstance(value, dict) and spec is not None:
+    if (
+        isinstance(value, collections.abc.Mapping)
+        and spec is not None
+        and (spec.tc_cls is not None or spec.tensordict)
+    ):
+        value = _plain_mapping(value)  # UserDict and other mappings, nested too
         if spec.tc_cls is not None:
             return td._validate(
                 name, spec.tc_cls.from_dict(value, batch_size=td.batch_size)
@@ -406,6 +416,20 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
     if spec is not None and spec.tensor and isinstance(value, _CONVERTIBLE):
         return td._validate(name, value)
     return value  # non-tensor data, stored as it is
+
+
+def _plain_mapping(value: collections.abc.Mapping) -> dict:
+    """A mapping (``UserDict``, ...) as a ``dict``, nested mappings too; tensordicts
+    and tensorclasses inside are kept as they are."""
+    return {
+        key: (
+            _plain_mapping(item)
+            if isinstance(item, collections.abc.Mapping)
+            and not isinstance(item, TensorDictBase)
+            else item
+        )
+        for key, item in value.items()
+    }
 
 
 def _unwrap(value: Any) -> Any:
@@ -709,6 +733,14 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     @property
     def device(self) -> torch.device | None:
         return self._tensordict.device
+
+    @device.setter
+    def device(self, value) -> None:
+        raise RuntimeError(
+            "device cannot be set using tensorclass.device = device, because "
+            "moving the data is not an attribute assignment: use "
+            "obj = obj.to(device) (or obj.clear_device_() to drop the device)"
+        )
 
     @property
     def _device(self) -> torch.device | None:
@@ -1098,8 +1130,11 @@ def is_non_tensor(obj: Any) -> bool:
 _DATACLASS_TC: dict[type, type] = {}
 
 
-def _tensorclass_for(dc: type) -> type:
-    cls = _DATACLASS_TC.get(dc)
+def _tensorclass_for(dc: type, **options: bool) -> type:
+    """The tensorclass with the fields of the dataclass ``dc`` and the class
+    ``options`` set to True (made once per dataclass and options)."""
+    flags = tuple(sorted(name for name, on in options.items() if on))
+    cls = _DATACLASS_TC.get((dc, flags))
     if cls is None:
         annotations = {f.name: f.type for f in dataclasses.fields(dc)}
         namespace = {
@@ -1108,8 +1143,14 @@ def _tensorclass_for(dc: type) -> type:
             "__qualname__": f"{dc.__qualname__}_tc",
             **{name: None for name in annotations},
         }
-        cls = type(f"{dc.__name__}_tc", (TensorClass,), namespace, shadow=True)
-        _DATACLASS_TC[dc] = cls
+        cls = type(
+            f"{dc.__name__}_tc",
+            (TensorClass,),
+            namespace,
+            shadow=True,
+            **{flag: True for flag in flags},
+        )
+        _DATACLASS_TC[(dc, flags)] = cls
     return cls
 
 
@@ -1122,20 +1163,33 @@ def from_dataclass(
     batch_size=None,
     device=None,
     nocast: bool = False,
+    autocast: bool = False,
+    tensor_only: bool = False,
+    frozen: bool = False,
 ):
-    """A tensorclass instance holding the fields of the dataclass instance ``obj``.
+    """A tensorclass instance holding the fields of the dataclass instance ``obj``;
+    given a dataclass type, the tensorclass type itself.
 
     The class is ``dest_cls`` if given, else a tensorclass ``<Name>_tc`` with the
-    dataclass's fields (made once per dataclass). Nested dataclass instances are
-    converted too. ``auto_batch_size=True`` sets the batch size to the leading dims the
-    tensors share (at most ``batch_dims``)."""
-    if isinstance(obj, type) or not dataclasses.is_dataclass(obj):
+    dataclass's fields and the class options ``nocast``, ``autocast``,
+    ``tensor_only``, ``frozen`` (made once per dataclass and options). Nested dataclass
+    instances are converted too. ``auto_batch_size=True`` sets the batch size to the
+    leading dims the tensors share (at most ``batch_dims``)."""
+    options = dict(
+        nocast=nocast, autocast=autocast, tensor_only=tensor_only, frozen=frozen
+    )
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+        if is_tensorclass(obj):
+            return obj
+        return _tensorclass_for(obj, **options)
+    if not dataclasses.is_dataclass(obj):
         raise TypeError(
-            f"from_dataclass expects a dataclass instance, got {type(obj).__name__}"
+            f"from_dataclass expects a dataclass instance or type, got "
+            f"{type(obj).__name__}"
         )
     if is_tensorclass(obj):
         return obj
-    cls = dest_cls if dest_cls is not None else _tensorclass_for(type(obj))
+    cls = dest_cls if dest_cls is not None else _tensorclass_for(type(obj), **options)
     values = {}
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)

@@ -183,7 +183,8 @@ def test_sort_keys_callable():
     td = TensorDict(xb=torch.zeros(2), ya=torch.zeros(2), za=torch.zeros(2))
     with set_printoptions(sort_keys=lambda key: key[::-1]):
         text = repr(td)
-    keys = [line.strip().split(":")[0] for line in text.split("\n") if "Tensor(" in line]
+    lines = [line for line in text.split("\n") if "Tensor(" in line]
+    keys = [line.strip().split(":")[0] for line in lines]
     assert keys == ["ya", "za", "xb"]
 
 

@@ -439,8 +439,11 @@ def test_from_dataclass():
     assert sized.batch_size == (3,)
     into = from_dataclass(Plain(torch.zeros(3, 2), "l"), dest_cls=Dest, batch_size=[3])
     assert type(into) is Dest and into.label == "l"
+    # a dataclass type gives the tensorclass type (0.15.3), with the class options
+    assert from_dataclass(Plain) is type(result)
+    assert from_dataclass(Plain, autocast=True)._autocast
     with pytest.raises(TypeError):
-        from_dataclass(Plain)
+        from_dataclass(object())
 
 
 def test_equality():
