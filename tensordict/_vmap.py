@@ -21,7 +21,8 @@ one argument with one in/out dim, counted along its batch dims:
   tensordict it wraps. Non-tensor data passes through unchanged.
 - a tensordict with ``in_dims`` None reaches the function as a shallow copy (new
   tensordicts, the same tensors), so that what the function writes into it (batched
-  tensors, dead once vmap returns) stays out of the caller's.
+  tensors, dead once vmap returns) stays out of the caller's. A locked tensordict
+  reaches it locked.
 
 Calls without tensordicts go to torch's own functions unchanged; a tensordict hidden in
 a container other than tuples, lists and dicts goes through the pytree route.

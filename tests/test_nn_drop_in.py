@@ -188,3 +188,22 @@ def test_tensordict_params_in_place_writes_act_on_data():
     params.clone().zero_()
     assert params["e"] is weight and (weight == 3).all()
     assert weight.requires_grad and weight.grad_fn is None
+
+
+def test_vmap_keeps_a_locked_argument_locked():
+    from tensordict import LazyStackedTensorDict
+
+    def write(x, y):
+        return x.set("a", y["a"] + x["a"])
+
+    for stack_dim in (0, 1):
+        td = TensorDict(a=torch.ones(1), batch_size=[1])
+        x = LazyStackedTensorDict.lazy_stack([td, td.clone()], stack_dim)
+        y = x.clone()
+        assert (torch.vmap(write, (0, 0))(x, y)["a"] == 2).all()
+        x.lock_()
+        with pytest.raises(RuntimeError, match="locked"):
+            torch.vmap(write, (0, 0))(x, y)
+    dense = TensorDict(a=torch.ones(3), batch_size=[3]).lock_()
+    with pytest.raises(RuntimeError, match="locked"):
+        torch.vmap(write, (0, 0))(dense, dense.clone())
