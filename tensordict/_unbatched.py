@@ -16,6 +16,8 @@ leaves these out and puts them back unchanged.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -44,6 +46,27 @@ class UnbatchedTensor(Tensor):
 
     def __repr__(self, *, tensor_contents=None) -> str:
         return f"UnbatchedTensor({self.as_subclass(Tensor)!r})"
+
+    # printed and formatted as the tensor it wraps (a subclass would otherwise go
+    # through its repr, as torch formats only plain tensors by value)
+    def __str__(self) -> str:
+        return str(self.as_subclass(Tensor))
+
+    def __format__(self, format_spec: str) -> str:
+        return format(self.as_subclass(Tensor), format_spec)
+
+    # round() and math's trunc/floor/ceil: the tensor's result, or its error
+    def __round__(self, *ndigits):
+        return round(self.as_subclass(Tensor), *ndigits)
+
+    def __trunc__(self):
+        return math.trunc(self.as_subclass(Tensor))
+
+    def __floor__(self):
+        return math.floor(self.as_subclass(Tensor))
+
+    def __ceil__(self):
+        return math.ceil(self.as_subclass(Tensor))
 
 
 def is_unbatched(value) -> bool:

@@ -207,3 +207,13 @@ def test_vmap_keeps_a_locked_argument_locked():
     dense = TensorDict(a=torch.ones(3), batch_size=[3]).lock_()
     with pytest.raises(RuntimeError, match="locked"):
         torch.vmap(write, (0, 0))(dense, dense.clone())
+
+
+def test_is_shared_and_is_memmap_attributes(tmp_path):
+    # 0.15.3's private attributes, which code reads
+    td = TensorDict(a=torch.zeros(2), batch_size=[2])
+    assert td._is_shared is False and td._is_memmap is False
+    td.share_memory_()
+    assert td._is_shared is True
+    td = TensorDict(a=torch.zeros(2), batch_size=[2]).memmap_(tmp_path)
+    assert td._is_memmap is True

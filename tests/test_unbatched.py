@@ -4,6 +4,8 @@ apply to it; on dense, nested, lazy-stacked and tensorclass containers."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -119,3 +121,24 @@ def test_row2_memmap_refuses_an_unbatched_tensor_naming_it(tmp_path):
     with pytest.raises(NotImplementedError, match="'table'"):
         td.memmap(tmp_path)
     assert td.exclude("table").memmap(tmp_path)["a"].shape == (3, 4)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [torch.tensor(3), torch.tensor([3]), torch.tensor(1.25), torch.tensor([1, 2])],
+)
+def test_python_conversions_match_the_tensor(data):
+    # str/format/round/trunc/floor/ceil give what the wrapped tensor gives (its
+    # value or its error), not the subclass's repr
+    import math
+
+    wrapped = UnbatchedTensor(data)
+    assert repr(wrapped) == f"UnbatchedTensor({data!r})"
+    for convert in (str, format, round, math.trunc, math.floor, math.ceil):
+        try:
+            expected = convert(data)
+        except Exception as err:  # noqa: BLE001 - the same error is expected
+            with pytest.raises(type(err), match=re.escape(str(err))):
+                convert(wrapped)
+        else:
+            assert convert(wrapped) == expected
