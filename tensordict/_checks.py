@@ -15,6 +15,7 @@ import torch
 
 from tensordict._keys import unravel_key_to_tuple
 from tensordict.base import is_tensor_collection
+from tensordict.memmap import MemoryMappedTensor
 
 
 class _TensorDictPropertyError(RuntimeError):
@@ -94,8 +95,6 @@ def _check_recursive_properties(
         if is_shared is not None and isinstance(value, torch.Tensor):
             expect(value.is_shared(), is_shared, "is_shared", path)
         if is_memmap is not None and isinstance(value, torch.Tensor):
-            from tensordict.memmap import MemoryMappedTensor
-
             expect(isinstance(value, MemoryMappedTensor), is_memmap, "is_memmap", path)
 
     def visit(node, path, parent):

@@ -448,6 +448,10 @@ def to_module(
     """See :meth:`ModuleStateMixin.to_module`."""
     if not isinstance(module, nn.Module):
         raise TypeError(f"to_module expects an nn.Module, got {type(module).__name__}")
+    if isinstance(module, container_class("TensorDictParams")):
+        # a TensorDictParams: its entries are swapped (it has no submodules), the
+        # whole wrapped tensordict at once, so that batch sizes may differ
+        return _swap_wrapped(td, module, return_swap)
     inplace = bool(inplace)
     memo = set() if memo is None else memo
     undo = None
@@ -477,6 +481,40 @@ def to_module(
         undo = None  # swap_dest may hold more than this call replaced: walk it
     # used as a context manager, the swap writes itself back on exit
     swap._last_lock_op = _Restore(module, inplace, use_state_dict, undo)
+    return swap
+
+
+class _RestoreWrapped:
+    """On exit of ``with params.to_module(tdparams):``: the wrapped tensordict put
+    back."""
+
+    __slots__ = ("module", "old")
+
+    def __init__(self, module, old) -> None:
+        self.module = module
+        self.old = old
+
+    def __call__(self, swap) -> None:
+        self.module.__dict__["_tensordict"] = self.old
+
+
+def _put_wrapped(module, td):
+    """Make ``td`` (or the tensordict it wraps) the tensordict ``module`` (a
+    TensorDictParams) wraps; the one it wrapped before."""
+    old = module.__dict__["_tensordict"]
+    inner = td.__dict__.get("_tensordict")
+    module.__dict__["_tensordict"] = inner if _is_node(inner) else td
+    return old
+
+
+def _swap_wrapped(td, module, return_swap: bool):
+    """``td.to_module(params)`` for a module that is a tensordict (TensorDictParams):
+    ``td``'s entries become its entries; the swap holds the previous ones."""
+    old = _put_wrapped(module, td)
+    if not return_swap:
+        return None
+    swap = old.copy()
+    swap._last_lock_op = _RestoreWrapped(module, old)
     return swap
 
 

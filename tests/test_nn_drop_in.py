@@ -217,3 +217,23 @@ def test_is_shared_and_is_memmap_attributes(tmp_path):
     assert td._is_shared is True
     td = TensorDict(a=torch.zeros(2), batch_size=[2]).memmap_(tmp_path)
     assert td._is_memmap is True
+
+
+def test_to_module_into_tensordict_params():
+    # a TensorDictParams has no submodules: to_module swaps its entries (0.15.3)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+    params = TensorDict.from_module(net, as_module=True)
+    zeros = params.apply(lambda x: x.data * 0)
+    with zeros.to_module(params):
+        assert (params == 0).all()
+    assert not (params == 0).all()
+
+    class Holder(torch.nn.Module):
+        pass
+
+    holder = Holder()
+    holder.params = params
+    outer = TensorDict(params=zeros)
+    with outer.to_module(holder):
+        assert (holder.params == 0).all()
+    assert not (holder.params == 0).all()
