@@ -177,16 +177,6 @@ class CompatMethods:
 
     __slots__ = ()
 
-    @property
-    def _is_shared(self) -> bool:
-        """``is_shared()`` (0.15.3 kept it as this attribute, which code reads)."""
-        return self.is_shared()
-
-    @property
-    def _is_memmap(self) -> bool:
-        """``is_memmap()`` (0.15.3 kept it as this attribute, which code reads)."""
-        return self.is_memmap()
-
     def _fast_apply(
         self,
         fn: Callable,

@@ -116,11 +116,6 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         # said "exclude" for them
         raise RuntimeError(self._in_place_refusal("exclude"))
 
-    def select(self, *keys, inplace: bool = False, **kwargs) -> TensorDictBase:
-        if inplace:
-            raise RuntimeError(self._in_place_refusal("select"))
-        return super().select(*keys, **kwargs)
-
     def _in_place_refusal(self, op: str) -> str:
         return (
             f"Cannot call {op} in place on a {self._kind()}: its entries are the "
