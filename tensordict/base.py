@@ -44,7 +44,7 @@ from tensordict._pytree import PytreeMixin
 from tensordict._ragged import RaggedMethods
 from tensordict._interchange import InterchangeMethods
 from tensordict._tensorcollection import (  # noqa: F401  (imported from base too)
-    NO_DEFAULT,
+    NO_DEFAULT as NO_DEFAULT,  # re-exported: the stubs and users import it from here
     TensorCollection,
     _is_node,
     _NoDefault,
