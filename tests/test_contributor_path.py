@@ -64,7 +64,9 @@ def add_entry(root: Path, leaf: str, capsys) -> None:
 
 def run_tests(root: Path, *files: str) -> subprocess.CompletedProcess:
     """``pytest -k softsign`` in the copy, importing the copy's package."""
-    env = dict(os.environ, PYTHONPATH=str(root))
+    # the copy first; what the path held (tools installed beside the package) after
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=path)
     return subprocess.run(
         [sys.executable, "-m", "pytest", *files, "-q", "-rA", "-k", "softsign"],
         cwd=root,

@@ -135,9 +135,10 @@ def test_inplace_moves_the_tensordict_itself() -> None:
     assert td.to(DEV, inplace=True) is td
     assert td.device == DEV
     _assert_same(td, expected, DEV)
-    consolidated = expected.consolidate()
-    assert consolidated.to(DEV, inplace=True) is consolidated
-    assert consolidated.device == DEV and consolidated["f0"].is_cuda
+    consolidated = expected.consolidate()  # locked, as consolidate() returns it
+    with pytest.raises(RuntimeError, match="Cannot modify locked TensorDict"):
+        consolidated.to(DEV, inplace=True)
+    assert consolidated.device != DEV and consolidated.is_consolidated()
 
 
 def test_a_lazy_stack_and_a_tensorclass_move_too() -> None:
