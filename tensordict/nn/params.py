@@ -65,29 +65,28 @@ def _as_buffer(value: Any) -> Any:
     return value
 
 
-def _mark_buffers(td: TensorDictBase) -> None:
-    """Replace, in place, the tensors of ``td`` that are not parameters by
-    :func:`_as_buffer`'s marked aliases."""
+def _replace_leaves(td: TensorDictBase, convert: Callable) -> None:
+    """Replace, in place, each tensor of ``td`` (at any depth) by ``convert(tensor)``
+    where that gives another tensor."""
     with td.unlock_() if td.is_locked else contextlib.nullcontext():
         for key, value in list(td._own_items()):
             if isinstance(value, Tensor):
-                marked = _as_buffer(value)
-                if marked is not value:
-                    td._set_str(key, marked, inplace=False, validated=True)
+                replaced = convert(value)
+                if replaced is not value:
+                    td._set_str(key, replaced, inplace=False, validated=True)
             elif _is_node(value):
-                _mark_buffers(value)
+                _replace_leaves(value, convert)
+
+
+def _mark_buffers(td: TensorDictBase) -> None:
+    """The tensors of ``td`` that are not parameters become :func:`_as_buffer`'s
+    marked aliases."""
+    _replace_leaves(td, _as_buffer)
 
 
 def _convert_leaves(td: TensorDictBase) -> None:
-    """Replace, in place, the tensors of ``td`` (at any depth) by parameters."""
-    with td.unlock_() if td.is_locked else contextlib.nullcontext():
-        for key, value in list(td._own_items()):
-            if isinstance(value, Tensor):
-                converted = _as_parameter(value)
-                if converted is not value:
-                    td._set_str(key, converted, inplace=False, validated=True)
-            elif _is_node(value):
-                _convert_leaves(value)
+    """The tensors of ``td`` (at any depth) become parameters."""
+    _replace_leaves(td, _as_parameter)
 
 
 def _parameter_like(value: Tensor, model: Any) -> Tensor:
