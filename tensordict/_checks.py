@@ -63,7 +63,11 @@ def _check_recursive_properties(
             problems.append(f"{label} is {value}, expected {wanted} {where(path)}")
 
     def check_leaf(value, path, parent):
-        non_tensor = getattr(value, "_is_non_tensor", False)
+        # non-tensor data: wrapped (NonTensorData) or, as tensorclass fields and
+        # entries set as Python values hold it here, the value itself
+        non_tensor = getattr(value, "_is_non_tensor", False) or not isinstance(
+            value, torch.Tensor
+        )
         unbatched = (
             getattr(type(value), "_pass_through", False)
             or type(value).__name__ == "UnbatchedTensor"
@@ -72,6 +76,8 @@ def _check_recursive_properties(
             return
         if unbatched and not include_unbatched:
             return
+        if non_tensor and not isinstance(value, torch.Tensor) and not hasattr(value, "shape"):
+            return  # a plain Python value: no shape or device to compare
         if not (non_tensor or unbatched) and not isinstance(value, torch.Tensor):
             if strict:
                 problems.append(
