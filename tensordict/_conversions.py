@@ -17,6 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from tensordict._errors import LOCK_PHRASE as _LOCK_PHRASE
+from tensordict._errors import PadSizeError as _PadSizeError
 from tensordict._registry import container_class
 from tensordict._tensorcollection import TensorCollection
 
@@ -307,26 +309,24 @@ class ConversionMethods:
     def pad(
         self, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True
     ):
-        """Pad every tensor along the batch dims (as :func:`tensordict.pad`):
-        ``(before, after)`` pairs for the batch dims, first dim first; the new
-        positions hold ``value``. ``inplace=True`` is taken by :func:`tensordict.pad`.
-        """
-        if inplace:
-            raise TypeError(
-                "td.pad(..., inplace=True): call tensordict.pad(td, pad_size, "
-                "inplace=True), which replaces the entries of td"
-            )
+        """Pad every tensor along the batch dims: ``pad_size`` lists ``(before,
+        after)`` pairs for the leading batch dims, first dim first (``[1, 0, 0, 2]``
+        adds one row before dim 0 and two after dim 1); the new positions hold
+        ``value``. Leaves without batch dims (``UnbatchedTensor``) are kept as they
+        are. ``inplace=True`` pads the tensordict itself and returns it; nested
+        tensordicts stay the same objects. :func:`tensordict.pad` is this method."""
         sizes = list(pad_size)
-        if len(sizes) % 2 or len(sizes) // 2 > self.batch_dims:
-            raise ValueError(
-                f"pad_size must hold (before, after) pairs for at most the "
-                f"{self.batch_dims} batch dims (batch_size {tuple(self.batch_size)}), "
-                f"got {sizes}"
+        if len(sizes) % 2:
+            raise _PadSizeError(
+                f"pad_size must hold (before, after) pairs, got {len(sizes)} numbers"
             )
         pairs = [(sizes[i], sizes[i + 1]) for i in range(0, len(sizes), 2)]
-        new_batch = list(self.batch_size)
-        for dim, (before, after) in enumerate(pairs):
-            new_batch[dim] += before + after
+        if len(pairs) > self.batch_dims:
+            raise _PadSizeError(
+                f"pad_size gives {len(pairs)} (before, after) pairs but the tensordict "
+                f"has only {self.batch_dims} batch dims (batch_size "
+                f"{tuple(self.batch_size)})"
+            )
 
         def pad_leaf(x):
             # torch pads from the last dim backwards: the feature dims get zeros
@@ -335,9 +335,60 @@ class ConversionMethods:
                 torch_pad.extend(pairs[dim])
             return torch.nn.functional.pad(x, torch_pad, value=value)
 
-        dense = self._with_dense_stacks("pad")
-        leaves, rebuild = dense._leaves_and_rebuild()
-        return rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
+        def padded(size) -> torch.Size:
+            size = list(size)
+            for dim, (before, after) in enumerate(pairs):
+                size[dim] += before + after
+            return torch.Size(size)
+
+        if inplace and type(getattr(self, "_tensordict", None)) is dict:
+            if self.is_locked:
+                raise RuntimeError(
+                    f"{_LOCK_PHRASE} Here: cannot pad in place, as the TensorDict is "
+                    f"locked; unlock it first with `unlock_()`"
+                )
+            _pad_levels(self, pad_leaf, padded)
+            return self
+        if hasattr(self, "_dense_op"):  # a lazy stack: padded as its dense stack
+            if inplace:
+                raise RuntimeError("pad(inplace=True) is not supported on a lazy stack")
+            source = self._dense_op("pad")
+        else:
+            source = self._with_dense_stacks("pad")
+        leaves, rebuild = source._batched_leaves_and_rebuild()
+        out = rebuild([pad_leaf(x) for x in leaves], batch_size=padded(self.batch_size))
+        if inplace:  # a kind without a storage dict: its entries replaced
+            self._replace_contents(out)
+            self.batch_size = out.batch_size
+            return self
+        return out
+
+
+def _pad_levels(td, pad_leaf, padded) -> None:
+    """Pad a dense tensordict in place, level by level: each level's storage takes
+    the padded leaves and its batch size grows, the nested tensordicts stay the same
+    objects (a nested lazy stack is replaced by its padded dense stack)."""
+    storage = td._tensordict
+    for key, value in list(storage.items()):
+        if isinstance(value, Tensor):
+            if not getattr(type(value), "_pass_through", False):  # UnbatchedTensor
+                storage[key] = pad_leaf(value)
+        elif type(getattr(value, "_tensordict", None)) is dict and not getattr(
+            value, "_is_non_tensor", False
+        ):
+            _pad_levels(value, pad_leaf, padded)
+        elif isinstance(value, TensorCollection) and not getattr(
+            value, "_is_non_tensor", False
+        ):
+            storage[key] = _padded_copy(value, pad_leaf, padded)
+    td._batch_size = padded(td._batch_size)
+
+
+def _padded_copy(td, pad_leaf, padded):
+    """A nested container of another kind, padded out of place."""
+    source = td._dense_op("pad") if hasattr(td, "_dense_op") else td
+    leaves, rebuild = source._batched_leaves_and_rebuild()
+    return rebuild([pad_leaf(x) for x in leaves], batch_size=padded(td.batch_size))
 
 
 def _struct_dtype(td, shape: tuple) -> np.dtype:

@@ -6,7 +6,6 @@ from typing import Any, Sequence
 
 import torch
 
-from tensordict import _errors
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy import dense_stack_tds as _dense_stack_tds
 from tensordict._lazy import lazy_stack as _lazy_stack
@@ -113,50 +112,11 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
 
 
 def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True):
-    """Pad every tensor along the batch dims. ``pad_size`` lists
-    ``(before, after)`` pairs for the batch dims, first dim first:
-    ``pad(td, [1, 0, 0, 2])`` adds one row before dim 0 and two after dim 1. The new
-    positions hold ``value``. With ``inplace=True`` the entries of ``tensordict``
-    are replaced by the padded ones and it is returned."""
-    pad_size = list(pad_size)
-    if len(pad_size) % 2:
-        raise _errors.PadSizeError(
-            f"pad_size must hold (before, after) pairs, got {len(pad_size)} numbers"
-        )
-    pairs = [(pad_size[i], pad_size[i + 1]) for i in range(0, len(pad_size), 2)]
-    batch_size = tensordict.batch_size
-    if len(pairs) > len(batch_size):
-        raise _errors.PadSizeError(
-            f"pad_size gives {len(pairs)} (before, after) pairs but the tensordict has "
-            f"only {len(batch_size)} batch dims (batch_size {tuple(batch_size)})"
-        )
-    new_batch = list(batch_size)
-    for dim, (before, after) in enumerate(pairs):
-        new_batch[dim] += before + after
-
-    def pad_leaf(x):
-        # torch pads from the last dim backwards; dims after the padded ones get 0
-        torch_pad = [0, 0] * (x.ndim - len(pairs))
-        for dim in reversed(range(len(pairs))):
-            torch_pad.extend(pairs[dim])
-        return torch.nn.functional.pad(x, torch_pad, value=value)
-
-    source = tensordict
-    if hasattr(tensordict, "_dense_op"):  # a lazy stack: padded as its dense stack
-        if inplace:
-            raise RuntimeError("pad(inplace=True) is not supported on a lazy stack")
-        source = tensordict._dense_op("pad")
-    # an UnbatchedTensor has no batch dims to pad: kept as it is
-    leaves, rebuild = source._batched_leaves_and_rebuild()
-    out = rebuild([pad_leaf(x) for x in leaves], batch_size=new_batch)
-    if inplace:
-        tensordict.batch_size = torch.Size(())
-        for key in list(tensordict.keys()):
-            tensordict.del_(key)
-        tensordict.batch_size = out.batch_size
-        tensordict.update(out)
-        return tensordict
-    return out
+    """Pad every tensor along the batch dims: :meth:`TensorDictBase.pad`. ``pad_size``
+    lists ``(before, after)`` pairs for the leading batch dims, first dim first:
+    ``pad(td, [1, 0, 0, 2])`` adds one row before dim 0 and two after dim 1; the new
+    positions hold ``value``. ``inplace=True`` pads ``tensordict`` itself."""
+    return tensordict.pad(pad_size, value=value, inplace=inplace, safe=safe)
 
 
 def pad_sequence(

@@ -34,3 +34,35 @@ def test_an_unbatched_leaf_is_kept_as_it_is() -> None:
     padded = pad(td, [0, 1, 0, 2])
     assert padded.get("u") is kept
     assert padded.batch_size == (5, 5)
+
+
+def test_pad_in_place_keeps_the_tensordict_and_its_nested_ones() -> None:
+    td = _td()
+    nested = td["n"]
+    out = td.pad([0, 1, 0, 2], value=0.0, inplace=True)
+    assert out is td and td["n"] is nested
+    assert td.batch_size == (5, 5) and nested.batch_size == (5, 5)
+    assert td["a"].shape == (5, 5, 5) and nested["b"].shape == (5, 5)
+    assert torch.equal(td["a"], pad(_td(), [0, 1, 0, 2])["a"])
+    assert pad(_td(), [1, 1], inplace=True).batch_size == (6, 3)
+
+
+def test_pad_in_place_of_a_locked_tensordict_is_refused() -> None:
+    td = _td().lock_()
+    with pytest.raises(RuntimeError, match="Cannot modify locked TensorDict"):
+        td.pad([1, 1], inplace=True)
+    assert td.batch_size == (4, 3)
+
+
+def test_the_method_and_the_function_agree_on_a_lazy_stack_and_a_tensorclass() -> None:
+    from tensordict import LazyStackedTensorDict, tensorclass
+
+    lazy = LazyStackedTensorDict.lazy_stack([_td(), _td()], 0)
+    assert lazy.pad([0, 1]).batch_size == (3, 4, 3) == pad(lazy, [0, 1]).batch_size
+
+    @tensorclass
+    class Pair:
+        x: torch.Tensor
+
+    pair = Pair(x=torch.ones(2, 3), batch_size=[2])
+    assert pad(pair, [1, 0]).x.shape == (3, 3) and isinstance(pad(pair, [1, 0]), Pair)
