@@ -113,6 +113,12 @@ def index_write_fails(td, index, value, batch_shape_at) -> bool:
         value._is_non_tensor or type(getattr(value, "_tensordict", None)) is not dict
     ):
         return True  # lazy stacks, tensorclasses, non-tensor stacks: not checked here
+    if isinstance(value, TensorCollection) and not broadcasts_to(
+        tuple(value.batch_size), tuple(indexed)
+    ):  # a tensordict of another batch size: 0.15.3's words
+        raise _errors.index_batch_mismatch(
+            indexed, td.batch_size, index, value.batch_size
+        )
     return _check_level(td, value, indexed, len(td.batch_size))
 
 

@@ -529,15 +529,6 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
-        elif isinstance(value, TensorDictBase) and _index_batch_mismatch(
-            self._batch_size, index, value.batch_size
-        ):
-            raise _errors.index_batch_mismatch(
-                _getitem_batch_size(self._batch_size, index),
-                self._batch_size,
-                index,
-                value.batch_size,
-            )
         elif type(index) is range and (
             rows := _range_as_slice(index, self._batch_size)
         ) is not None:
@@ -549,6 +540,17 @@ class TensorDictBase(
         ):
             self._set_at_index(index, value)  # checked: it cannot fail half-way
         else:
+            # a write that would fail: a tensordict of another batch size is named
+            # in 0.15.3's words (checked here, off the path of writes that succeed)
+            if isinstance(value, TensorDictBase) and _index_batch_mismatch(
+                self._batch_size, index, value.batch_size
+            ):
+                raise _errors.index_batch_mismatch(
+                    _getitem_batch_size(self._batch_size, index),
+                    self._batch_size,
+                    index,
+                    value.batch_size,
+                )
             with _atomic.unchanged_on_error(self) as snapshot:
                 snapshot.save_at(self, index)
                 self._set_at_index(index, value)
