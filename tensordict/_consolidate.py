@@ -462,6 +462,8 @@ class ConsolidateMixin:
         device = torch.device(device)
         parts = consolidated_parts(self)
         if parts is None:
+            if device.type != "cuda" and not torch.cuda.is_initialized():
+                return None  # no leaf can be on a GPU: nothing to stage (no walk)
             leaves, rebuild = self._leaves_and_rebuild()
             moved = staged_leaves(leaves, device, non_blocking)
             if moved is None:
