@@ -3,8 +3,8 @@
 Prints one JSON object: the package and torch versions, the card, and for each case
 the per-round medians (µs) of the tensordict call, of the same work written by hand
 on a plain dict ("hand"), and of the floor where one is defined, timed in turns. ``compare_gpu.py``
-runs it once for this project and once for 0.15.3 (one process per side) and checks
-the targets. Every timed call is followed, once per batch of calls, by a
+runs it for this project and for 0.15.3 (one process per side, ``--serve``), the two
+sides taking turns round by round, and checks the targets. Every timed call is followed, once per batch of calls, by a
 ``torch.cuda.synchronize()``, so a call's time includes its copies.
 
     python benchmarks/gpu/bench_gpu.py --rounds 7
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 
 import torch
@@ -25,27 +26,26 @@ from tensordict import TensorDict
 N_LEAVES, SHAPE = 100, (256, 64)  # 100 leaves of 64 KB: 6.5 MB
 
 
-def _timer(fns: list, reps: int, rounds: int) -> list[list[float]]:
-    """Per-round medians (µs per call) of each of ``fns``, timed in turns (one batch
-    of ``reps`` calls of each, five times a round), so that the machine's drift during
-    a run reaches them alike."""
+def _round(fns: list, reps: int) -> list[float]:
+    """One round: the median (µs per call) of each of ``fns``, timed in turns (one
+    batch of ``reps`` calls of each, five times), so that the machine's drift during
+    the round reaches them alike."""
+    samples = [[] for _ in fns]
+    for _ in range(5):
+        for fn, into in zip(fns, samples):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            torch.cuda.synchronize()
+            into.append((time.perf_counter() - t0) / reps * 1e6)
+    return [statistics.median(into) for into in samples]
+
+
+def _warm(fns: list) -> None:
     for fn in fns:
         for _ in range(3):
             fn()
     torch.cuda.synchronize()
-    out = [[] for _ in fns]
-    for _ in range(rounds):
-        samples = [[] for _ in fns]
-        for _ in range(5):
-            for fn, into in zip(fns, samples):
-                t0 = time.perf_counter()
-                for _ in range(reps):
-                    fn()
-                torch.cuda.synchronize()
-                into.append((time.perf_counter() - t0) / reps * 1e6)
-        for series, into in zip(out, samples):
-            series.append(statistics.median(into))
-    return out
 
 
 def _leaves(device="cpu", pin=False) -> dict:
@@ -78,14 +78,19 @@ def cases(dev: torch.device) -> dict:
     for key in tdc.keys():
         leaf = tdc[key]
         start = leaf.data_ptr() - base
-        specs.append((key, start, leaf.numel() * leaf.element_size(), leaf.dtype, leaf.shape))
+        specs.append(
+            (key, start, leaf.numel() * leaf.element_size(), leaf.dtype, leaf.shape)
+        )
     g = _leaves(device=dev)
     tg = TensorDict(g, batch_size=[SHAPE[0]], device=dev)
     idx = torch.randint(0, SHAPE[0], (128,), device=dev)
     gen = torch.Generator().manual_seed(1)
     parts = [
-        TensorDict({f"k{i}": torch.randn(32, generator=gen).to(dev) for i in range(20)},
-                   batch_size=[32], device=dev)
+        TensorDict(
+            {f"k{i}": torch.randn(32, generator=gen).to(dev) for i in range(20)},
+            batch_size=[32],
+            device=dev,
+        )
         for _ in range(64)
     ]
     pdicts = [dict(p.items()) for p in parts]
@@ -114,7 +119,11 @@ def cases(dev: torch.device) -> dict:
             lambda: {k: v.to("cpu") for k, v in g.items()},
             None,
         ),
-        "index_cuda": (lambda: tg[idx], lambda: {k: v[idx] for k, v in g.items()}, None),
+        "index_cuda": (
+            lambda: tg[idx],
+            lambda: {k: v[idx] for k, v in g.items()},
+            None,
+        ),
         "stack_cuda": (
             lambda: torch.stack(parts, 0),
             lambda: {k: torch.stack([p[k] for p in pdicts], 0) for k in pdicts[0]},
@@ -128,30 +137,68 @@ def cases(dev: torch.device) -> dict:
 REPS = {"module_cuda": 200, "mul_cuda": 50, "index_cuda": 50}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("-k", default="", help="only cases whose name contains this")
-    args = parser.parse_args()
-    dev = torch.device("cuda", 0)
+def _selected(k: str) -> dict:
+    """name -> (reps, the timed calls: tensordict, hand and, where defined, floor)"""
+    out = {}
+    for name, (ours, hand, floor) in cases(torch.device("cuda", 0)).items():
+        if k in name:
+            fns = [f for f in (ours, hand, floor) if f is not None]
+            _warm(fns)
+            out[name] = (REPS.get(name, 20), fns, floor is not None)
+    return out
+
+
+def _one_round(selected: dict) -> dict:
     rows = {}
-    for name, (ours, hand, floor) in cases(dev).items():
-        if args.k not in name:
-            continue
-        reps = REPS.get(name, 20)
-        timed = _timer([f for f in (ours, hand, floor) if f is not None], reps, args.rounds)
+    for name, (reps, fns, has_floor) in selected.items():
+        timed = _round(fns, reps)
         rows[name] = {
             "td": timed[0],
             "hand": timed[1],
-            "floor": timed[2] if floor is not None else None,
+            "floor": timed[2] if has_floor else None,
         }
-    print(json.dumps({
+    return rows
+
+
+def _header() -> dict:
+    return {
         "tensordict": getattr(tensordict, "__version__", "?"),
         "path": tensordict.__file__,
         "torch": torch.__version__,
         "card": torch.cuda.get_device_name(0),
-        "cases": rows,
-    }))
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("-k", default="", help="only cases whose name contains this")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="print a header line, then time one round per line read from stdin "
+        "(compare_gpu.py alternates the two sides' rounds this way)",
+    )
+    args = parser.parse_args()
+    selected = _selected(args.k)
+    if args.serve:
+        print(json.dumps(_header()), flush=True)
+        for _ in sys.stdin:
+            print(json.dumps(_one_round(selected)), flush=True)
+        return
+    rounds = [_one_round(selected) for _ in range(args.rounds)]
+    cases_ = {
+        name: {
+            part: (
+                None
+                if rounds[0][name][part] is None
+                else [r[name][part] for r in rounds]
+            )
+            for part in ("td", "hand", "floor")
+        }
+        for name in selected
+    }
+    print(json.dumps({**_header(), "cases": cases_}))
 
 
 if __name__ == "__main__":

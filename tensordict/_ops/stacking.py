@@ -40,6 +40,19 @@ def stack_inputs(input: Any, op: str) -> list:
 def stack_rule(input: Any, dim: Any, op: str):
     """stack: ``(input, dim, new_batch_size)``; every tensordict has the same batch
     size, and ``dim`` may also be one past the last batch dim."""
+    dense = dense_class()
+    if type(input) in (list, tuple) and input and type(input[0]) is dense:
+        # the common call, a list of dense tensordicts: their classes, batch sizes
+        # and devices read in one pass (a stack of 64 small tensordicts on a GPU spent
+        # a fifth of its time beyond the loop's here)
+        try:
+            seen = {(type(td), td._batch_size, td._device) for td in input}
+        except AttributeError:  # an item of another kind: the general path below
+            seen = ()
+        if len(seen) == 1:
+            bs = input[0]._batch_size
+            d = batch_dim(dim, bs, op, extra=1)
+            return list(input), d, bs[:d] + (len(input),) + bs[d:]
     tds = stack_inputs(input, op)
     _same_device(tds, op)
     bs = tds[0].batch_size
