@@ -28,10 +28,10 @@ N_LEAVES, SHAPE = 100, (256, 64)  # 100 leaves of 64 KB: 6.5 MB
 
 def _round(fns: list, reps: int) -> list[float]:
     """One round: the median (µs per call) of each of ``fns``, timed in turns (one
-    batch of ``reps`` calls of each, five times), so that the machine's drift during
+    batch of ``reps`` calls of each, nine times), so that the machine's drift during
     the round reaches them alike."""
     samples = [[] for _ in fns]
-    for _ in range(5):
+    for _ in range(9):
         for fn, into in zip(fns, samples):
             t0 = time.perf_counter()
             for _ in range(reps):
