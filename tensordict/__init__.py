@@ -71,6 +71,10 @@ from tensordict._interchange import (  # tables and files (docs/ecosystem.md)
     to_safetensors,
 )
 
+# --- tables and chunked arrays (issue 29; docs/persistence.md): Arrow, CSV, zarr
+from tensordict._arrow import from_arrow, to_arrow
+# --- end tables and chunked arrays
+
 # converters (docs/ecosystem.md): TensorDict's classmethods, as 0.15.3 exports them
 from_any = TensorDict.from_any
 from_namedtuple = TensorDict.from_namedtuple
@@ -96,6 +100,9 @@ __all__ = [
     "from_struct_array",
     "from_tuple",
     "to_safetensors",
+    # tables and chunked arrays (issue 29)
+    "from_arrow",
+    "to_arrow",
     "KEY_SEPARATOR",
     "LazyStackedTensorDict",
     "NO_DEFAULT",

@@ -31,12 +31,13 @@ from tensordict._tensorcollection import TensorCollection
 _EXTRAS = {"pandas": "pandas", "pyarrow": "parquet", "safetensors": "safetensors"}
 
 
-def require(module: str, what: str) -> Any:
-    """Import an optional dependency, or say which extra installs it."""
+def require(module: str, what: str, extra: str | None = None) -> Any:
+    """Import an optional dependency, or say which extra installs it (``extra``, else
+    the one ``_EXTRAS`` names)."""
     try:
         return importlib.import_module(module)
     except ImportError:
-        extra = _EXTRAS[module]
+        extra = extra or _EXTRAS[module]
         raise ImportError(
             f"{what} needs the optional package {module!r}, which is not installed: "
             f'pip install "tensordict[{extra}]" (or pip install {module})'

@@ -134,7 +134,7 @@ def test_not_yet_is_still_not_here():
         assert not hasattr(
             TensorDict, name
         ), f"TensorDict.{name} exists: update the README"
-    for name in ("from_arrow", "from_csv", "from_zarr"):
+    for name in ("from_csv", "from_zarr"):
         assert not hasattr(
             tensordict, name
         ), f"tensordict.{name} exists: update the README"
