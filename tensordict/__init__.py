@@ -73,6 +73,7 @@ from tensordict._interchange import (  # tables and files (docs/ecosystem.md)
 
 # --- tables and chunked arrays (issue 29; docs/persistence.md): Arrow, CSV, zarr
 from tensordict._arrow import from_arrow, to_arrow
+from tensordict._interchange import from_csv
 # --- end tables and chunked arrays
 
 # converters (docs/ecosystem.md): TensorDict's classmethods, as 0.15.3 exports them
@@ -102,6 +103,7 @@ __all__ = [
     "to_safetensors",
     # tables and chunked arrays (issue 29)
     "from_arrow",
+    "from_csv",
     "to_arrow",
     "KEY_SEPARATOR",
     "LazyStackedTensorDict",

@@ -317,6 +317,59 @@ def from_pandas(
     return _batched(td, auto_batch_size, batch_dims, device, batch_size)
 
 
+# -------------------------------------------------------------------------------- csv
+
+
+def from_csv(
+    path,
+    *,
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    device=None,
+    batch_size=None,
+    separator: str | None = None,
+    dtype: torch.dtype | None = None,
+    **kwargs,
+):
+    """Read a CSV file with a header row: one entry per column, batch size ``[rows]``.
+    Read with ``pandas.read_csv`` (``kwargs`` go to it) where pandas is installed,
+    else with ``pyarrow.csv.read_csv``; the columns convert as in
+    :func:`from_pandas`: numbers and booleans become tensors (``dtype`` casts them),
+    other columns a ``NonTensorStack`` of one value per row; ``separator`` splits
+    column names into nested keys (``"obs.x"`` -> ``("obs", "x")``)."""
+    try:
+        importlib.import_module("pandas")
+    except ImportError:
+        pass
+    else:
+        import pandas
+
+        frame = pandas.read_csv(path, **kwargs)
+        return from_pandas(
+            frame,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            device=device,
+            batch_size=batch_size,
+            separator=separator,
+            dtype=dtype,
+        )
+    try:
+        importlib.import_module("pyarrow")
+    except ImportError:
+        raise ImportError(
+            "from_csv needs pandas or pyarrow, optional packages of which neither is "
+            'installed: pip install "tensordict[pandas]" (or pip install pandas)'
+        ) from None
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    table = pcsv.read_csv(path, **kwargs)
+    data = {name: _arrow_column(pa, table.column(name)) for name in table.column_names}
+    td = _from_columns(data, table.num_rows, separator, dtype)
+    return _batched(td, auto_batch_size, batch_dims, device, batch_size)
+
+
 # ---------------------------------------------------------------------------- parquet
 
 
@@ -408,6 +461,25 @@ class InterchangeMethods:
     def from_pandas(cls, dataframe, **kwargs):
         """See :func:`tensordict.from_pandas`."""
         return from_pandas(dataframe, **kwargs)
+
+    def to_csv(self, path, *, separator: str | None = None, **kwargs) -> None:
+        """Write a CSV file with one row per index of a tensordict with one batch dim
+        and one column per entry, as :meth:`to_pandas` lays them out (nested keys
+        joined with ``separator``; an entry with feature dims is an error), through
+        ``pandas.DataFrame.to_csv`` without the index (``kwargs`` go to it).
+        :func:`tensordict.from_csv` reads it back."""
+        frame = self.to_pandas(separator=separator)
+        kwargs.setdefault("index", False)
+        if hasattr(path, "write"):
+            frame.to_csv(path, **kwargs)
+            return None
+        write_atomically(path, lambda tmp: frame.to_csv(tmp, **kwargs))
+        return None
+
+    @classmethod
+    def from_csv(cls, path, **kwargs):
+        """See :func:`tensordict.from_csv`."""
+        return from_csv(path, **kwargs)
 
     def to_parquet(self, path, *, separator: str | None = None, **kwargs) -> None:
         """Write a parquet file with one row per index of a tensordict with one batch
