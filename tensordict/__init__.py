@@ -74,6 +74,8 @@ from tensordict._interchange import (  # tables and files (docs/ecosystem.md)
 # --- tables and chunked arrays (issue 29; docs/persistence.md): Arrow, CSV, zarr
 from tensordict._arrow import from_arrow, to_arrow
 from tensordict._interchange import from_csv
+from tensordict import _zarr  # noqa: F401  (registers the zarr backend)
+from tensordict.persistent import from_zarr
 # --- end tables and chunked arrays
 
 # converters (docs/ecosystem.md): TensorDict's classmethods, as 0.15.3 exports them
@@ -104,6 +106,7 @@ __all__ = [
     # tables and chunked arrays (issue 29)
     "from_arrow",
     "from_csv",
+    "from_zarr",
     "to_arrow",
     "KEY_SEPARATOR",
     "LazyStackedTensorDict",

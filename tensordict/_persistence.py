@@ -197,7 +197,9 @@ def _read(folder: Path, allow_pickle: bool, mode) -> Any:
     if cls_name == "LazyStackedTensorDict":
         td = _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size)
     elif cls_name == "NonTensorStack":
-        values = _disk.read_value(folder, meta.get("values") or {}, allow_pickle, "<values>")
+        values = _disk.read_value(
+            folder, meta.get("values") or {}, allow_pickle, "<values>"
+        )
         td = _non_tensor_stack(values, batch_size, device, folder, "<values>")
     elif cls_name == "TensorDict":
         td = _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device)
@@ -211,7 +213,9 @@ def _read(folder: Path, allow_pickle: bool, mode) -> Any:
         try:
             td.names = names
         except (ValueError, TypeError) as err:
-            raise SavedDataError(f"{folder / _disk.META}: bad names {names!r}: {err}") from None
+            raise SavedDataError(
+                f"{folder / _disk.META}: bad names {names!r}: {err}"
+            ) from None
     _mark(td, folder)
     tc_name = meta.get("tensorclass")
     if tc_name is not None:
@@ -243,7 +247,9 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
             raise SavedDataError(f"{folder / _disk.META}: a bad entry {entry!r}")
         key = entry["key"]
         if key in storage:
-            raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
+            raise SavedDataError(
+                f"{folder / _disk.META}: the key {key!r} appears twice"
+            )
         kind = entry.get("kind")
         if kind == "tensor":
             value = _disk.map_leaf(folder_name, entry, shared)
@@ -273,7 +279,9 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
                 f"{folder / _disk.META}: the entry {key!r} has an unknown kind {kind!r}"
             )
         storage[key] = value
-    return container_class("TensorDict")._from_storage(storage, batch_size, device, None)
+    return container_class("TensorDict")._from_storage(
+        storage, batch_size, device, None
+    )
 
 
 def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
@@ -292,7 +300,9 @@ def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
             batch_size=batch_size if not tds else None,
         )
     except (RuntimeError, ValueError, TypeError) as err:
-        raise SavedDataError(f"{folder / _disk.META}: the members do not stack: {err}") from None
+        raise SavedDataError(
+            f"{folder / _disk.META}: the members do not stack: {err}"
+        ) from None
     if stack.batch_size != batch_size:
         raise SavedDataError(
             f"{folder / _disk.META}: the members stack to batch size "
@@ -359,7 +369,11 @@ def _subfolder(folder: Path, subpath) -> Path:
     for key in unravel_key_to_tuple(subpath):
         meta = _disk.read_meta(folder)
         for entry in meta.get("entries") or ():
-            if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
+            if (
+                isinstance(entry, dict)
+                and entry.get("key") == key
+                and entry.get("kind") == "nested"
+            ):
                 folder = folder / _disk.check_name(entry.get("dir"), folder, key)
                 break
         else:
@@ -626,7 +640,11 @@ class PersistenceMixin:
         """``self`` is ``parent[index]``: a view of a memory-mapped tensordict is
         memory-mapped too, and locked, as users of 0.15.3 expect (it has no folder
         of its own: ``saved_path`` is None)."""
-        if _keeps_file_views(index) and parent.is_locked and _marked(parent) is not None:
+        if (
+            _keeps_file_views(index)
+            and parent.is_locked
+            and _marked(parent) is not None
+        ):
             _mark(self, _ANONYMOUS)
             self._is_locked = True  # nested views were locked when they were indexed
 
@@ -843,6 +861,44 @@ class PersistenceMixin:
             self, filename=filename, **kwargs
         )
 
+    # ------------------------------------------------------------------ zarr
+    @classmethod
+    def from_zarr(
+        cls,
+        filename,
+        *,
+        mode: str = "r",
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        batch_size=None,
+        non_tensor_as_stack: bool = False,
+        allow_pickle: bool | None = None,
+    ):
+        """A :class:`~tensordict.PersistentTensorDict` over the zarr store
+        ``filename`` (reads are lazy; needs ``pip install tensordict[zarr]``); see
+        :meth:`PersistentTensorDict.from_zarr`."""
+        return container_class("PersistentTensorDict").from_zarr(
+            filename,
+            mode=mode,
+            auto_batch_size=auto_batch_size,
+            batch_dims=batch_dims,
+            batch_size=batch_size,
+            non_tensor_as_stack=non_tensor_as_stack,
+            allow_pickle=allow_pickle,
+        )
+
+    def to_zarr(self, filename, *, allow_pickle: bool | None = None, **kwargs):
+        """Write this tensordict to a new zarr store ``filename`` (a folder, replaced
+        if there, or a ``zarr`` Store object) and return the
+        :class:`~tensordict.PersistentTensorDict` over it. ``kwargs`` go to
+        ``zarr.Group.create_array`` for each tensor: by default one uncompressed chunk
+        per tensor; ``chunks=(16,)`` chunks every leaf along its first dim in blocks
+        of 16 (the other dims stay whole), so that indexed reads and writes touch
+        only the chunks of their rows; ``compressors=...`` compresses."""
+        return container_class("PersistentTensorDict").from_dict(
+            self, filename, backend="zarr", allow_pickle=allow_pickle, **kwargs
+        )
+
 
 def _new_file_name(meta: dict, key: str, suffix: str) -> str:
     taken = {
@@ -868,7 +924,9 @@ def _new_nested_memmap(parent, key: str):
         name = _new_file_name(meta, key, "")
         sub = folder / name
         sub.mkdir(exist_ok=True)
-        _disk.rewrite_meta(sub, _disk.empty_meta(list(nested.batch_size), nested.device))
+        _disk.rewrite_meta(
+            sub, _disk.empty_meta(list(nested.batch_size), nested.device)
+        )
         meta["entries"].append({"key": key, "kind": "nested", "dir": name})
         _disk.rewrite_meta(folder, meta)
         _mark(nested, sub)

@@ -1,4 +1,4 @@
-"""PersistentTensorDict: a tensordict over an HDF5 file, on h5py.
+"""PersistentTensorDict: a tensordict over an HDF5 file (h5py) or a zarr store.
 
 A handle is a view of the file, as h5py's ``File``/``Group``/``Dataset`` are: groups are
 nested tensordicts, datasets are entries, and nothing is read until asked for. ``get``
@@ -17,6 +17,12 @@ JSON strings (attribute ``tensordict_value="json"``); other string datasets are 
 ``str``. Pickling a PersistentTensorDict sends the file name and group, not the data.
 
 h5py is an optional dependency: ``pip install tensordict[h5]``.
+
+The class speaks to its storage through a backend object (``_H5`` here; ``_Zarr`` in
+``tensordict/_zarr.py``, ``backend="zarr"``, which registers itself in ``_BACKENDS``):
+opening, telling groups from arrays from non-tensor values, creating arrays and groups,
+and where the batch size is kept. Reading rows, writing rows, write-back tensors,
+nesting, locking and every op are this module's, the same for both.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from tensordict._td import (
 )
 from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node, _parse_names
 
-__all__ = ["PersistentTensorDict", "from_h5"]
+__all__ = ["PersistentTensorDict", "from_h5", "from_zarr"]
 
 _BATCH_ATTR = "tensordict_batch_size"
 _VALUE_ATTR = "tensordict_value"
@@ -62,6 +68,114 @@ def _h5py():
             "`pip install tensordict[h5]` (or `pip install h5py`)"
         ) from None
     return h5py
+
+
+# ---------------------------------------------------------------------------- backends
+
+
+class _H5:
+    """h5py behind :class:`PersistentTensorDict` (the interface ``_Zarr`` follows)."""
+
+    name = "h5"
+    where = "HDF5 file"
+
+    def __init__(self, **options) -> None:
+        self.options = options  # kept for the interface; h5py datasets take none here
+
+    def open(self, filename, mode: str):
+        """The root group of the file."""
+        return _h5py().File(filename, mode)
+
+    def root_of(self, group):
+        return group.file
+
+    def location(self, root):
+        """What reopens the file (pickling): its absolute path."""
+        return os.path.abspath(root.filename)
+
+    def mode(self, root) -> str:
+        return root.mode
+
+    def group_name(self, group) -> str:
+        return group.name
+
+    def close(self, root) -> None:
+        if root:
+            root.close()
+
+    def is_group(self, item) -> bool:
+        return isinstance(item, _h5py().Group)
+
+    def is_value(self, item) -> bool:
+        return _is_value_dataset(item)
+
+    def read_value(self, item, batch_size) -> Any:
+        return _read_value(item)
+
+    def write_value(self, group, key: str, value, exists: bool) -> None:
+        if getattr(value, "_is_non_tensor", False) and hasattr(value, "tolist"):
+            value = value.tolist()
+        _write_value(group, key, value, exists)
+
+    def create_array(self, group, key: str, array: np.ndarray) -> None:
+        group.create_dataset(key, data=array)
+
+    def create_group(self, group, key: str):
+        return group.create_group(key)
+
+    def items(self, group):
+        return group.items()
+
+    def read_batch(self, group):
+        """``(batch size, names)`` stored in the group's attributes, or ``None``."""
+        if _BATCH_ATTR in group.attrs:
+            return torch.Size([int(d) for d in group.attrs[_BATCH_ATTR]]), None
+        return None
+
+    def write_batch(self, group, batch_size, names=None) -> None:
+        group.attrs[_BATCH_ATTR] = list(batch_size)
+
+    def array_shapes(self, group) -> list:
+        """The shape of every tensor dataset under ``group``, at any depth."""
+        shapes = []
+        h5py = _h5py()
+
+        def visit(name, item):
+            if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
+                shapes.append(item.shape)
+
+        group.visititems(visit)
+        return shapes
+
+    def structure_changed(self, root) -> None:
+        """Called after an entry is created or deleted (nothing to do for HDF5)."""
+
+    def write_new(self, filename, write) -> None:
+        """Write a new file at ``filename`` with ``write(root)``: to a temporary name
+        renamed into place, so that a failed write leaves the old file."""
+        partial = f"{filename}.partial-{os.getpid()}"
+        try:
+            with _h5py().File(partial, "w") as file:
+                write(file)
+            os.replace(partial, filename)
+        except BaseException:
+            if os.path.exists(partial):
+                os.unlink(partial)
+            raise
+
+
+#: backend name -> backend class (``tensordict/_zarr.py`` adds "zarr")
+_BACKENDS: dict = {"h5": _H5}
+
+
+def _backend(name: str, **options):
+    try:
+        return _BACKENDS[name](**options)
+    except KeyError:
+        raise NotImplementedError(
+            f"PersistentTensorDict: backend {name!r} is not supported; expected one of "
+            f"{sorted(_BACKENDS)}"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- leaves
@@ -110,14 +224,14 @@ class _DatasetTensor(Tensor):
         dataset = self._dataset
         if not dataset:  # h5py datasets are falsy once their file is closed
             raise RuntimeError(
-                "cannot write back to the HDF5 file: it is closed (the tensor was "
+                "cannot write back to the file: it is closed (the tensor was "
                 "read from a PersistentTensorDict that has been closed)"
             )
         with torch._C.DisableTorchFunctionSubclass():
             dataset[...] = self.detach().cpu().numpy()
 
 
-def _as_numpy(key, value: Tensor) -> np.ndarray:
+def _as_numpy(key, value: Tensor, where: str = "HDF5") -> np.ndarray:
     value = value.detach().cpu()
     if type(value) is not Tensor:
         value = value.as_subclass(Tensor)
@@ -125,14 +239,15 @@ def _as_numpy(key, value: Tensor) -> np.ndarray:
         return value.numpy()
     except TypeError:
         raise TypeError(
-            f"cannot store the entry {key!r} in HDF5: numpy (and so h5py) has no "
-            f"dtype {value.dtype}"
+            f"cannot store the entry {key!r} in {where}: numpy (and so h5py and zarr) "
+            f"has no dtype {value.dtype}"
         ) from None
 
 
 def _h5_index(index):
     """``index`` (normalised) as h5py takes it, with what to apply afterwards to get
-    torch's result (duplicates, order), or ``None`` when h5py cannot read it directly."""
+    torch's result (duplicates, order), or ``None`` when h5py cannot read it directly.
+    """
     parts = index if type(index) is tuple else (index,)
     out = []
     after = None
@@ -235,6 +350,7 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         "_entries",
         "_objects",
         "_memmap_prefix",
+        "_backend",
         "__weakref__",
     )
 
@@ -252,21 +368,28 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         allow_pickle: bool | None = None,
         **kwargs,
     ) -> None:
-        if backend != "h5":
-            raise NotImplementedError(f"PersistentTensorDict: backend {backend!r} is not supported (only 'h5')")
-        h5py = _h5py()
+        store = _backend(
+            backend,
+            allow_pickle=allow_pickle,
+            non_tensor_as_stack=non_tensor_as_stack,
+            **kwargs,
+        )
         if (filename is None) == (group is None):
-            raise ValueError("PersistentTensorDict needs a filename or an h5py group, not both")
+            raise ValueError(
+                "PersistentTensorDict needs a filename or an open group (h5py or "
+                "zarr), not both"
+            )
         if filename is not None:
-            file = h5py.File(filename, mode)
+            file = store.open(filename, mode)
             group = file
         else:
-            file = group.file
+            file = store.root_of(group)
+        self._backend = store
         self._file = file
         self._group = group
-        self._filename = os.path.abspath(file.filename)
-        self._group_name = group.name
-        self._mode = file.mode
+        self._filename = store.location(file)
+        self._group_name = store.group_name(group)
+        self._mode = store.mode(file)
         self._device = _parse_device(device)
         self._nested = {}
         self._entries = None
@@ -275,23 +398,27 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         self._last_lock_op = None
         self._lock_stack = None
         self._names = None
+        stored = store.read_batch(group)
         if batch_size is not None:
             bs = _parse_batch_size(batch_size)
-        elif _BATCH_ATTR in group.attrs:
-            bs = torch.Size([int(d) for d in group.attrs[_BATCH_ATTR]])
+        elif stored is not None:
+            bs, names = stored
+            if names is not None and any(n is not None for n in names):
+                self._names = list(names)
         else:
-            bs = _common_batch(group, None)
+            bs = _common_batch(store, group, None)
         if validate_batch_size:
-            _check_batch(group, bs)
+            _check_batch(store, group, bs)
         self._batch_size = bs
 
     @classmethod
     def _child(cls, parent: "PersistentTensorDict", group) -> "PersistentTensorDict":
         self = object.__new__(cls)
+        self._backend = store = parent._backend
         self._file = parent._file
         self._group = group
         self._filename = parent._filename
-        self._group_name = group.name
+        self._group_name = store.group_name(group)
         self._mode = parent._mode
         self._device = parent._device
         self._nested = {}
@@ -301,8 +428,9 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         self._last_lock_op = None
         self._lock_stack = None
         self._names = None
-        if _BATCH_ATTR in group.attrs:
-            self._batch_size = torch.Size([int(d) for d in group.attrs[_BATCH_ATTR]])
+        stored = store.read_batch(group)
+        if stored is not None:
+            self._batch_size = stored[0]
         else:
             self._batch_size = parent._batch_size
         return self
@@ -325,8 +453,47 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         if batch_size is None and (auto_batch_size or batch_dims is not None):
             h5py = _h5py()
             with h5py.File(filename, "r") as file:
-                batch_size = _common_batch(file, batch_dims)
+                batch_size = _common_batch(_H5(), file, batch_dims)
         return cls(filename=filename, mode=mode, batch_size=batch_size)
+
+    @classmethod
+    def from_zarr(
+        cls,
+        filename,
+        *,
+        mode: str = "r",
+        auto_batch_size: bool = False,
+        batch_dims: int | None = None,
+        batch_size=None,
+        non_tensor_as_stack: bool = False,
+        allow_pickle: bool | None = None,
+    ) -> "PersistentTensorDict":
+        """Open the zarr store ``filename`` (a folder path or a ``zarr`` Store object;
+        ``mode`` as ``zarr.open_group``'s: ``"r"``, ``"r+"``, ``"a"``). The batch size
+        is ``batch_size`` if given, else the one ``to_zarr`` stored, else the longest
+        leading shape every array shares (at most ``batch_dims`` dims).
+        ``non_tensor_as_stack`` reads a string array written by another tool as a
+        ``NonTensorStack`` of its rows; ``allow_pickle=True`` reads the pickled values
+        0.15.3 writes for objects JSON cannot hold (refused otherwise). See
+        ``tensordict/_zarr.py``."""
+        if auto_batch_size and batch_size is not None:
+            raise TypeError(
+                "from_zarr: pass auto_batch_size=True or batch_size, not both"
+            )
+        options = {
+            "allow_pickle": allow_pickle,
+            "non_tensor_as_stack": non_tensor_as_stack,
+        }
+        if batch_size is None and (auto_batch_size or batch_dims is not None):
+            store = _backend("zarr", **options)
+            batch_size = _common_batch(store, store.open(filename, "r"), batch_dims)
+        return cls(
+            filename=filename,
+            mode=mode,
+            batch_size=batch_size,
+            backend="zarr",
+            **options,
+        )
 
     @classmethod
     def from_dict(
@@ -357,27 +524,31 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         if batch_size is not None:
             source = source.copy()
             source.batch_size = batch_size
-        h5py = _h5py()
-        partial = f"{filename}.partial-{os.getpid()}"
-        try:
-            with h5py.File(partial, "w") as file:
-                _write_group(file, source)
-            os.replace(partial, filename)
-        except BaseException:
-            if os.path.exists(partial):
-                os.unlink(partial)
-            raise
-        return cls(filename=filename, mode="r+", device=device)
+        kwargs.pop("mode", None)  # a new file is written, then open for writing
+        store = _backend(backend, allow_pickle=allow_pickle, **kwargs)
+        store.write_new(filename, lambda root: _write_group(store, root, source))
+        return cls(
+            filename=filename,
+            mode="r+",
+            device=device,
+            backend=backend,
+            allow_pickle=allow_pickle,
+            **kwargs,
+        )
 
     def close(self) -> None:
         """Close the file (entries read before stay valid; tensors stop writing back)."""
-        if self._file:
-            self._file.close()
+        self._backend.close(self._file)
 
     @property
     def file(self):
-        """The h5py ``File``."""
+        """The h5py ``File`` (the root ``zarr.Group`` of a zarr store)."""
         return self._file
+
+    @property
+    def backend(self) -> str:
+        """``"h5"`` or ``"zarr"``."""
+        return self._backend.name
 
     @property
     def filename(self) -> str:
@@ -406,6 +577,8 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
             mode,
             list(self._batch_size),
             None if self._device is None else str(self._device),
+            self._backend.name,
+            self._backend.options,
         )
 
     # ------------------------------------------------------------------ attributes
@@ -416,10 +589,11 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
     @batch_size.setter
     def batch_size(self, value) -> None:
         bs = _parse_batch_size(value)
-        _check_batch(self._group, bs)
+        _check_batch(self._backend, self._group, bs)
         self._batch_size = bs
+        self._names = None
         if self._writable():
-            self._group.attrs[_BATCH_ATTR] = list(bs)
+            self._backend.write_batch(self._group, bs)
 
     def _writable(self) -> bool:
         return self._mode != "r"
@@ -427,13 +601,13 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
     def _check_writable(self, action: str) -> None:
         if not self._writable():
             raise RuntimeError(
-                f"cannot {action}: the HDF5 file {self._filename} is open read-only "
+                f"cannot {action}: the {self._backend.where} {self._filename} is open read-only "
                 f"(mode='r'); open it with mode='r+' to write"
             )
 
     # ------------------------------------------------------------------ storage
     def _own_keys(self):
-        return list(self._group.keys())
+        return [key for key, _ in self._backend.items(self._group)]
 
     def _own_items(self):
         items = []
@@ -472,14 +646,14 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
             if default is NO_DEFAULT and not missing_ok:
                 raise _errors.key_missing(key, self._group.keys())
             return default
-        h5py = _h5py()
-        if isinstance(item, h5py.Group):
+        store = self._backend
+        if store.is_group(item):
             nested = self._nested.get(key)
             if nested is None:
                 nested = self._nested[key] = PersistentTensorDict._child(self, item)
             return nested
-        if _is_value_dataset(item):
-            return _read_value(item)
+        if store.is_value(item):
+            return store.read_value(item, self._batch_size)
         return self._read_dataset(item)
 
     def _read_dataset(self, item) -> Tensor:
@@ -503,12 +677,12 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         entries = self._entries
         if entries is not None and len(entries) == len(group):
             return entries
-        h5py = _h5py()
+        store = self._backend
         entries = []
-        for key, item in group.items():
-            if isinstance(item, h5py.Group):
+        for key, item in store.items(group):
+            if store.is_group(item):
                 entries.append((key, self._get_str(key, NO_DEFAULT), None))
-            elif _is_value_dataset(item):
+            elif store.is_value(item):
                 entries.append((key, None, None))
             else:
                 entries.append((key, item, item.ndim))
@@ -522,8 +696,12 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         parent = self if len(path) == 1 else self._get_path(path[:-1])
         if isinstance(parent, PersistentTensorDict):
             item = parent._group.get(path[-1])
-            h5py = _h5py()
-            if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
+            store = self._backend
+            if (
+                item is not None
+                and not store.is_group(item)
+                and not store.is_value(item)
+            ):
                 return _read_rows(item, _normalize_index(index, parent._batch_size))
         return TensorDictBase.get_at(self, key, *args, **kwargs)
 
@@ -549,14 +727,15 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
             n = len(self._batch_size)
             if not validated and value.shape[:n] != self._batch_size:
                 raise _errors.batch_mismatch(key, value.shape, self._batch_size)
-            array = _as_numpy(key, value)
+            store = self._backend
+            array = _as_numpy(key, value, store.where)
             item = group.get(key) if exists else None
-            h5py = _h5py()
             if (
-                isinstance(item, h5py.Dataset)
+                item is not None
+                and not store.is_group(item)
+                and not store.is_value(item)
                 and item.shape == array.shape
                 and item.dtype == array.dtype
-                and not _is_value_dataset(item)
             ):
                 item[...] = array
                 return
@@ -564,10 +743,14 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
                 raise _errors.inplace_mismatch(key, value.shape, item.shape)
             if exists:
                 del group[key]
-            group.create_dataset(key, data=array)
+            store.create_array(group, key, array)
+            store.structure_changed(self._file)
             return
         if _is_node(value):
-            if not validated and value.batch_size[: len(self._batch_size)] != self._batch_size:
+            if (
+                not validated
+                and value.batch_size[: len(self._batch_size)] != self._batch_size
+            ):
                 raise _errors.batch_mismatch(key, value.batch_size, self._batch_size)
             if exists:
                 if inplace:
@@ -575,11 +758,19 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
                     return
                 del group[key]
                 self._nested.pop(key, None)
-            _write_group(group.create_group(key), value)
+            store = self._backend
+            _write_group(store, store.create_group(group, key), value)
+            store.structure_changed(self._file)
             return
         if getattr(value, "_is_non_tensor", False) and hasattr(value, "data"):
             value = value.data
-        _write_value(group, key, value, exists)
+        self._backend.write_value(group, key, value, exists)
+        self._backend.structure_changed(self._file)
+
+    def _create_nested_str(self, key: str) -> "PersistentTensorDict":
+        # the group written to the file, not the empty tensordict it was made from
+        self._set_str(key, self._new_empty(), inplace=False, validated=True)
+        return self._get_str(key, NO_DEFAULT)
 
     def _del_str(self, key: str) -> None:
         self._check_writable(f"delete the key {key!r}")
@@ -588,6 +779,7 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         if key not in self._group:
             raise _errors.key_missing(key, self._group.keys())
         del self._group[key]
+        self._backend.structure_changed(self._file)
         self._nested.pop(key, None)
         self._entries = None
         self._objects = None
@@ -596,7 +788,11 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         # results of ops live in RAM
         bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
         device = self._device if device is NO_DEFAULT else _parse_device(device)
-        names = (self._names if batch_size is None else None) if names is NO_DEFAULT else _parse_names(names, len(bs))
+        names = (
+            (self._names if batch_size is None else None)
+            if names is NO_DEFAULT
+            else _parse_names(names, len(bs))
+        )
         return TensorDict._from_storage({}, bs, device, names)
 
     def _replace_contents(self, other) -> None:
@@ -613,9 +809,11 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
 
     def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
         if with_values or is_leaf is not None:
-            return TensorDictBase._walk(self, include_nested, leaves_only, is_leaf, with_values)
+            return TensorDictBase._walk(
+                self, include_nested, leaves_only, is_leaf, with_values
+            )
         out: list = []
-        _walk_keys(self._group, include_nested, leaves_only, (), out)
+        _walk_keys(self._backend, self._group, include_nested, leaves_only, (), out)
         return out
 
     # ------------------------------------------------------------------ indexing
@@ -626,6 +824,13 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
     def _set_at_index(self, index, value) -> None:
         self._check_writable("write at an index")
         idx = _normalize_index(index, self._batch_size)
+        writes = _row_writes(self, idx, value)
+        if writes is not None:  # only the rows asked for, every leaf checked first
+            for dataset, where, array in writes:
+                dataset[where] = array
+            return
+        # other cases (new keys, non-tensor values, indices h5py or zarr cannot
+        # write, such as unsorted ones): the whole content, rewritten
         ram = self._to_ram()
         ram._set_at_index(idx, value)
         for key, tensor in ram.items(True, True):
@@ -643,7 +848,9 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
             elif isinstance(value, _DatasetTensor):
                 value = value.as_subclass(Tensor)
             storage[key] = value
-        return TensorDict._from_storage(storage, self._batch_size, self._device, self._names)
+        return TensorDict._from_storage(
+            storage, self._batch_size, self._device, self._names
+        )
 
     def pin_memory(self, *args, **kwargs):
         """Refused, as in 0.15.3: pin ``to_tensordict()``, a copy this one does not
@@ -680,35 +887,46 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         return self._to_ram()._moved_to(device)
 
     def __repr__(self) -> str:
+        backend = (
+            "" if self._backend.name == "h5" else f"backend={self._backend.name!r}, "
+        )
         return (
             f"PersistentTensorDict(filename={self._filename!r}, group={self._group_name!r}, "
-            f"keys={sorted(self._group.keys())}, batch_size={self._batch_size!r}, "
-            f"mode={self._mode!r})"
+            f"keys={sorted(self._own_keys())}, batch_size={self._batch_size!r}, "
+            f"{backend}mode={self._mode!r})"
         )
 
 
 # ----------------------------------------------------------------------------- helpers
 
 
-def _reopen(filename, group_name, mode, batch_size, device):
-    root = PersistentTensorDict(filename=filename, mode=mode, device=device, batch_size=batch_size if group_name == "/" else None)
+def _reopen(filename, group_name, mode, batch_size, device, backend="h5", options=None):
+    root = PersistentTensorDict(
+        filename=filename,
+        mode=mode,
+        device=device,
+        batch_size=batch_size if group_name == "/" else None,
+        backend=backend,
+        **(options or {}),
+    )
     if group_name == "/":
         return root
     return root._get_path(tuple(part for part in group_name.split("/") if part))
 
 
-def _write_group(group, td) -> None:
-    """Write the entries of ``td`` into the (empty) h5py group."""
-    group.attrs[_BATCH_ATTR] = list(td.batch_size)
+def _write_group(store, group, td) -> None:
+    """Write the entries of ``td`` into the (empty) group."""
+    names = list(td.names) if td.batch_dims else None
+    if names is not None and all(n is None for n in names):
+        names = None
+    store.write_batch(group, td.batch_size, names)
     for key, value in td._own_items():
         if isinstance(value, Tensor):
-            group.create_dataset(key, data=_as_numpy(key, value))
+            store.create_array(group, key, _as_numpy(key, value, store.where))
         elif _is_node(value):
-            _write_group(group.create_group(key), value)
+            _write_group(store, store.create_group(group, key), value)
         else:
-            if getattr(value, "_is_non_tensor", False) and hasattr(value, "tolist"):
-                value = value.tolist()
-            _write_value(group, key, value, False)
+            store.write_value(group, key, value, False)
 
 
 def _write_value(group, key, value, exists: bool) -> None:
@@ -737,7 +955,9 @@ def _read_index(td: PersistentTensorDict, idx, plan=False) -> TensorDict:
             if new_bs is None:
                 new_bs = value.shape[: value.ndim - ndim + n]
         elif what is None:
-            value = _read_value(td._group[key])
+            value = td._get_str(key, NO_DEFAULT)
+            if getattr(value, "_is_non_tensor", False) and value.batch_dims:
+                value = value[idx]
         else:
             value = _read_index(what, idx, plan)
         storage[key] = value
@@ -747,33 +967,69 @@ def _read_index(td: PersistentTensorDict, idx, plan=False) -> TensorDict:
     return TensorDict._from_storage(storage, new_bs, td._device, None)
 
 
-def _walk_keys(group, include_nested, leaves_only, prefix, out) -> None:
-    h5py = _h5py()
-    for key in group.keys():
-        item = group[key]
+def _row_writes(td: PersistentTensorDict, idx, value) -> list | None:
+    """``[(dataset, index, array)]`` that write ``value`` at ``idx`` row by row, or
+    ``None`` where the write is not a plain one (a key to create, a non-tensor value,
+    an index the storage cannot take in order). Nothing is written here, so that a
+    value that does not fit fails before any row changes."""
+    plan = _h5_index(idx)
+    if plan is None:
+        return None
+    where, after = plan
+    if after is not None and not np.array_equal(after, np.arange(len(after))):
+        return None  # unsorted or repeated indices: the slow path keeps torch's order
+    if isinstance(value, TensorDictBase):
+        items = value.items(include_nested=True, leaves_only=True)
+    elif isinstance(value, (Tensor, bool, int, float)):
+        items = [(key, value) for key in td.keys(True, True)]
+    else:
+        return None
+    store = td._backend
+    writes = []
+    for key, sub in items:
+        if not isinstance(sub, (Tensor, bool, int, float)):
+            return None
+        path = unravel_key_to_tuple(key)
+        try:
+            parent = td if len(path) == 1 else td._get_path(path[:-1])
+        except KeyError:
+            return None
+        if not isinstance(parent, PersistentTensorDict):
+            return None
+        item = parent._item(path[-1])
+        if item is None or store.is_group(item) or store.is_value(item):
+            return None
+        if item.ndim == 0:
+            return None
+        shape = torch.zeros((), dtype=torch.uint8).expand(item.shape)[idx].shape
+        array = _as_numpy(key, torch.as_tensor(sub), store.where)
+        try:
+            array = np.broadcast_to(array, tuple(shape))
+        except ValueError:
+            return None  # the slow path names the mismatch
+        array = np.array(array, dtype=item.dtype, order="C")
+        writes.append((item, where, array[()] if array.ndim == 0 else array))
+    return writes
+
+
+def _walk_keys(store, group, include_nested, leaves_only, prefix, out) -> None:
+    for key, item in store.items(group):
         name = prefix + (key,) if prefix else key
-        if isinstance(item, h5py.Group):
+        if store.is_group(item):
             if include_nested:
-                _walk_keys(item, True, leaves_only, prefix + (key,), out)
+                _walk_keys(store, item, True, leaves_only, prefix + (key,), out)
             if not leaves_only:
                 out.append(name)
-        elif _is_value_dataset(item):
+        elif store.is_value(item):
             if not leaves_only:
                 out.append(name)
         else:
             out.append(name)
 
 
-def _common_batch(group, batch_dims) -> torch.Size:
+def _common_batch(store, group, batch_dims) -> torch.Size:
     """The longest batch size every dataset (at any depth) shares."""
-    h5py = _h5py()
-    shapes = []
-
-    def visit(name, item):
-        if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
-            shapes.append(item.shape)
-
-    group.visititems(visit)
+    shapes = store.array_shapes(group)
     common = []
     for dims in zip(*shapes) if shapes else ():
         if any(d != dims[0] for d in dims):
@@ -784,12 +1040,10 @@ def _common_batch(group, batch_dims) -> torch.Size:
     return torch.Size(common)
 
 
-def _check_batch(group, batch_size) -> None:
-    h5py = _h5py()
+def _check_batch(store, group, batch_size) -> None:
     n = len(batch_size)
-    for key in group.keys():
-        item = group[key]
-        if isinstance(item, h5py.Dataset) and not _is_value_dataset(item):
+    for key, item in store.items(group):
+        if not store.is_group(item) and not store.is_value(item):
             if tuple(item.shape[:n]) != tuple(batch_size):
                 raise _errors.batch_mismatch(key, item.shape, batch_size)
 
@@ -811,4 +1065,27 @@ def from_h5(
         batch_dims=batch_dims,
         batch_size=batch_size,
         non_tensor_as_stack=non_tensor_as_stack,
+    )
+
+
+def from_zarr(
+    zarr_file,
+    *,
+    mode: str = "r",
+    auto_batch_size: bool = False,
+    batch_dims: int | None = None,
+    batch_size=None,
+    non_tensor_as_stack: bool = False,
+    allow_pickle: bool | None = None,
+) -> PersistentTensorDict:
+    """A :class:`PersistentTensorDict` over the zarr store ``zarr_file`` (see
+    :meth:`PersistentTensorDict.from_zarr`)."""
+    return PersistentTensorDict.from_zarr(
+        zarr_file,
+        mode=mode,
+        auto_batch_size=auto_batch_size,
+        batch_dims=batch_dims,
+        batch_size=batch_size,
+        non_tensor_as_stack=non_tensor_as_stack,
+        allow_pickle=allow_pickle,
     )
