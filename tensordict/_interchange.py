@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from tensordict import _mds
 from tensordict._registry import container_class
 from tensordict._tensorcollection import TensorCollection
 
@@ -480,6 +481,41 @@ class InterchangeMethods:
     def from_csv(cls, path, **kwargs):
         """See :func:`tensordict.from_csv`."""
         return from_csv(path, **kwargs)
+
+    def to_mds(
+        self,
+        *,
+        columns: dict | None = None,
+        out,
+        keep_local: bool = False,
+        compression: str | None = None,
+        hashes: list | None = None,
+        size_limit: int | str | None = 1 << 26,
+        writer=None,
+        finish_writer: bool | None = None,
+        **kwargs,
+    ) -> None:
+        """Write a MosaicML Streaming (MDS) dataset: one sample per index of the first
+        batch dim (one for no batch dims), tensors as numpy arrays (0-d ones as
+        numbers). ``columns`` gives the MDS encodings (inferred from the first sample
+        otherwise); ``out``, ``keep_local``, ``compression``, ``hashes``,
+        ``size_limit`` and ``kwargs`` go to ``streaming.MDSWriter``. A ``writer``
+        passed in is used instead, and finished after writing if ``finish_writer``
+        (default: finished, with a ``FutureWarning``, for a tensordict with batch dims;
+        left open otherwise). Needs ``pip install mosaicml-streaming`` unless a writer
+        is passed; see ``tensordict/_mds.py``."""
+        _mds.to_mds(
+            self,
+            columns=columns,
+            out=out,
+            keep_local=keep_local,
+            compression=compression,
+            hashes=hashes,
+            size_limit=size_limit,
+            writer=writer,
+            finish_writer=finish_writer,
+            **kwargs,
+        )
 
     def to_parquet(self, path, *, separator: str | None = None, **kwargs) -> None:
         """Write a parquet file with one row per index of a tensordict with one batch
