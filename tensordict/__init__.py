@@ -76,6 +76,7 @@ from tensordict._arrow import from_arrow, to_arrow
 from tensordict._interchange import from_csv
 from tensordict import _zarr  # noqa: F401  (registers the zarr backend)
 from tensordict.persistent import from_zarr
+
 # --- end tables and chunked arrays
 
 # converters (docs/ecosystem.md): TensorDict's classmethods, as 0.15.3 exports them

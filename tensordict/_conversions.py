@@ -34,7 +34,7 @@ def _namedtuple_type(fields: tuple):
 _NAMEDTUPLES: dict = {}
 
 #: the ``storage`` values ``from_schema`` takes
-_SCHEMA_STORAGES = (None, "memmap", "h5", "shared")
+_SCHEMA_STORAGES = (None, "memmap", "h5", "zarr", "shared")
 
 # numpy dtype kinds torch has a dtype for: bool, ints, unsigned, floats, complex
 _NUMERIC_KINDS = "biufc"
@@ -130,13 +130,14 @@ class ConversionMethods:
         ``[*batch_size, *element_shape]``. ``storage`` says where the zeros live:
         ``None`` (ordinary tensors), ``"memmap"`` (memory-mapped, in ``prefix=``, else
         a temporary folder; locked), ``"h5"`` (a ``PersistentTensorDict`` over
-        ``filename=``) or ``"shared"`` (shared memory)."""
+        ``filename=``), ``"zarr"`` (one over the zarr store ``filename=``) or ``"shared"``
+        (shared memory)."""
         if storage not in _SCHEMA_STORAGES:
             raise ValueError(
                 f"Unknown storage backend {storage!r}. "
                 f"from_schema: unknown storage {storage!r}; expected one of "
-                f"{', '.join(map(repr, _SCHEMA_STORAGES))} (0.15.3's 'zarr', 'redis' "
-                f"and 'dragonfly' backends are not available here)"
+                f"{', '.join(map(repr, _SCHEMA_STORAGES))} (0.15.3's 'redis' and "
+                f"'dragonfly' backends are not available here)"
             )
         batch = torch.Size(batch_size if batch_size is not None else ())
         dense = container_class("TensorDict")
@@ -162,6 +163,9 @@ class ConversionMethods:
             return container_class("PersistentTensorDict").from_dict(
                 out, kwargs["filename"], batch_size=batch
             )
+        if storage == "zarr":
+            options = {k: v for k, v in kwargs.items() if k != "filename"}
+            return out.to_zarr(kwargs["filename"], **options)
         return out
 
     @classmethod

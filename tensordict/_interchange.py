@@ -130,6 +130,14 @@ def _from_columns(columns: dict, n: int, separator, dtype) -> Any:
     return td if separator is None else td.unflatten_keys(separator)
 
 
+def _check_batch_args(what: str, auto_batch_size, batch_size) -> None:
+    if auto_batch_size and batch_size is not None:
+        raise TypeError(
+            f"Conflicting batch sizes in {what}: batch_size and auto_batch_size cannot "
+            f"be both specified (batch_size sets it, auto_batch_size infers it)"
+        )
+
+
 def _batched(td, auto_batch_size, batch_dims, device, batch_size):
     """The batch size and device a ``from_*`` call asks for."""
     if batch_size is not None:
@@ -305,10 +313,14 @@ def from_pandas(
     numeric and boolean columns become tensors (``dtype`` casts them), other columns
     a ``NonTensorStack`` of their values; ``separator`` splits column names into
     nested keys."""
-    require("pandas", "from_pandas")
+    pd = require("pandas", "from_pandas")
+    _check_batch_args("from_pandas", auto_batch_size, batch_size)
     columns: dict = {}
     for name in dataframe.columns:
         series = dataframe[name]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # a categorical column is its integer codes (the categories are its dtype)
+            series = series.cat.codes
         kind = series.dtype.kind if isinstance(series.dtype, np.dtype) else "O"
         if kind in "biuf":
             columns[str(name)] = torch.from_numpy(series.to_numpy().copy())
@@ -338,6 +350,7 @@ def from_csv(
     :func:`from_pandas`: numbers and booleans become tensors (``dtype`` casts them),
     other columns a ``NonTensorStack`` of one value per row; ``separator`` splits
     column names into nested keys (``"obs.x"`` -> ``("obs", "x")``)."""
+    _check_batch_args("from_csv", auto_batch_size, batch_size)
     try:
         importlib.import_module("pandas")
     except ImportError:
@@ -412,6 +425,13 @@ def _arrow_column(pa, column) -> Any:
     return column.to_pylist()
 
 
+def _as_class(cls, td):
+    """``td`` as ``cls.from_*`` returns it: an instance of a tensorclass ``cls``."""
+    if getattr(cls, "_is_tensorclass", False):
+        return cls.from_tensordict(td)
+    return td
+
+
 class InterchangeMethods:
     """See the module docstring."""
 
@@ -436,8 +456,9 @@ class InterchangeMethods:
 
     @classmethod
     def from_json(cls, path, **kwargs):
-        """See :func:`tensordict.from_json`."""
-        return from_json(path, **kwargs)
+        """See :func:`tensordict.from_json` (a tensorclass gives an instance of
+        itself)."""
+        return _as_class(cls, from_json(path, **kwargs))
 
     def to_pandas(self, *, separator: str | None = None):
         """A ``pandas.DataFrame`` with one row per index of a tensordict with one
@@ -450,7 +471,8 @@ class InterchangeMethods:
             if isinstance(column, Tensor):
                 if column.ndim != 1:
                     raise ValueError(
-                        f"to_pandas: the entry {key!r} has shape {tuple(column.shape)}: "
+                        f"Cannot convert tensor at key {key!r} (shape "
+                        f"{tuple(column.shape)}) to a single DataFrame column: "
                         f"a DataFrame column holds one value per row (shape ({n},)); "
                         f"to_parquet keeps feature dims"
                     )
@@ -460,8 +482,9 @@ class InterchangeMethods:
 
     @classmethod
     def from_pandas(cls, dataframe, **kwargs):
-        """See :func:`tensordict.from_pandas`."""
-        return from_pandas(dataframe, **kwargs)
+        """See :func:`tensordict.from_pandas` (a tensorclass gives an instance of
+        itself)."""
+        return _as_class(cls, from_pandas(dataframe, **kwargs))
 
     def to_csv(self, path, *, separator: str | None = None, **kwargs) -> None:
         """Write a CSV file with one row per index of a tensordict with one batch dim
@@ -479,8 +502,9 @@ class InterchangeMethods:
 
     @classmethod
     def from_csv(cls, path, **kwargs):
-        """See :func:`tensordict.from_csv`."""
-        return from_csv(path, **kwargs)
+        """See :func:`tensordict.from_csv` (a tensorclass gives an instance of
+        itself)."""
+        return _as_class(cls, from_csv(path, **kwargs))
 
     def to_mds(
         self,
@@ -532,8 +556,9 @@ class InterchangeMethods:
 
     @classmethod
     def from_parquet(cls, path, **kwargs):
-        """See :func:`tensordict.from_parquet`."""
-        return from_parquet(path, **kwargs)
+        """See :func:`tensordict.from_parquet` (a tensorclass gives an instance of
+        itself)."""
+        return _as_class(cls, from_parquet(path, **kwargs))
 
 
 def from_parquet(

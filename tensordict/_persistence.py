@@ -197,9 +197,7 @@ def _read(folder: Path, allow_pickle: bool, mode) -> Any:
     if cls_name == "LazyStackedTensorDict":
         td = _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size)
     elif cls_name == "NonTensorStack":
-        values = _disk.read_value(
-            folder, meta.get("values") or {}, allow_pickle, "<values>"
-        )
+        values = _disk.read_value(folder, meta.get("values") or {}, allow_pickle, "<values>")
         td = _non_tensor_stack(values, batch_size, device, folder, "<values>")
     elif cls_name == "TensorDict":
         td = _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device)
@@ -213,9 +211,7 @@ def _read(folder: Path, allow_pickle: bool, mode) -> Any:
         try:
             td.names = names
         except (ValueError, TypeError) as err:
-            raise SavedDataError(
-                f"{folder / _disk.META}: bad names {names!r}: {err}"
-            ) from None
+            raise SavedDataError(f"{folder / _disk.META}: bad names {names!r}: {err}") from None
     _mark(td, folder)
     tc_name = meta.get("tensorclass")
     if tc_name is not None:
@@ -247,9 +243,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
             raise SavedDataError(f"{folder / _disk.META}: a bad entry {entry!r}")
         key = entry["key"]
         if key in storage:
-            raise SavedDataError(
-                f"{folder / _disk.META}: the key {key!r} appears twice"
-            )
+            raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
         kind = entry.get("kind")
         if kind == "tensor":
             value = _disk.map_leaf(folder_name, entry, shared)
@@ -279,9 +273,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
                 f"{folder / _disk.META}: the entry {key!r} has an unknown kind {kind!r}"
             )
         storage[key] = value
-    return container_class("TensorDict")._from_storage(
-        storage, batch_size, device, None
-    )
+    return container_class("TensorDict")._from_storage(storage, batch_size, device, None)
 
 
 def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
@@ -300,9 +292,7 @@ def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
             batch_size=batch_size if not tds else None,
         )
     except (RuntimeError, ValueError, TypeError) as err:
-        raise SavedDataError(
-            f"{folder / _disk.META}: the members do not stack: {err}"
-        ) from None
+        raise SavedDataError(f"{folder / _disk.META}: the members do not stack: {err}") from None
     if stack.batch_size != batch_size:
         raise SavedDataError(
             f"{folder / _disk.META}: the members stack to batch size "
@@ -369,11 +359,7 @@ def _subfolder(folder: Path, subpath) -> Path:
     for key in unravel_key_to_tuple(subpath):
         meta = _disk.read_meta(folder)
         for entry in meta.get("entries") or ():
-            if (
-                isinstance(entry, dict)
-                and entry.get("key") == key
-                and entry.get("kind") == "nested"
-            ):
+            if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
                 folder = folder / _disk.check_name(entry.get("dir"), folder, key)
                 break
         else:
@@ -640,11 +626,7 @@ class PersistenceMixin:
         """``self`` is ``parent[index]``: a view of a memory-mapped tensordict is
         memory-mapped too, and locked, as users of 0.15.3 expect (it has no folder
         of its own: ``saved_path`` is None)."""
-        if (
-            _keeps_file_views(index)
-            and parent.is_locked
-            and _marked(parent) is not None
-        ):
+        if _keeps_file_views(index) and parent.is_locked and _marked(parent) is not None:
             _mark(self, _ANONYMOUS)
             self._is_locked = True  # nested views were locked when they were indexed
 
@@ -861,6 +843,7 @@ class PersistenceMixin:
             self, filename=filename, **kwargs
         )
 
+
     # ------------------------------------------------------------------ zarr
     @classmethod
     def from_zarr(
@@ -877,7 +860,8 @@ class PersistenceMixin:
         """A :class:`~tensordict.PersistentTensorDict` over the zarr store
         ``filename`` (reads are lazy; needs ``pip install tensordict[zarr]``); see
         :meth:`PersistentTensorDict.from_zarr`."""
-        return container_class("PersistentTensorDict").from_zarr(
+        persistent = container_class("PersistentTensorDict")
+        out = persistent.from_zarr(
             filename,
             mode=mode,
             auto_batch_size=auto_batch_size,
@@ -886,6 +870,8 @@ class PersistenceMixin:
             non_tensor_as_stack=non_tensor_as_stack,
             allow_pickle=allow_pickle,
         )
+        # a tensorclass gets an instance of itself over the store
+        return cls._from_td(out) if getattr(cls, "_is_tensorclass", False) else out
 
     def to_zarr(self, filename, *, allow_pickle: bool | None = None, **kwargs):
         """Write this tensordict to a new zarr store ``filename`` (a folder, replaced
@@ -895,9 +881,12 @@ class PersistenceMixin:
         per tensor; ``chunks=(16,)`` chunks every leaf along its first dim in blocks
         of 16 (the other dims stay whole), so that indexed reads and writes touch
         only the chunks of their rows; ``compressors=...`` compresses."""
-        return container_class("PersistentTensorDict").from_dict(
-            self, filename, backend="zarr", allow_pickle=allow_pickle, **kwargs
+        source = self._tensordict if getattr(self, "_is_tensorclass", False) else self
+        out = container_class("PersistentTensorDict").from_dict(
+            source, filename, backend="zarr", allow_pickle=allow_pickle, **kwargs
         )
+        # a tensorclass gives an instance of its class over the store
+        return type(self)._from_td(out) if source is not self else out
 
 
 def _new_file_name(meta: dict, key: str, suffix: str) -> str:
@@ -924,9 +913,7 @@ def _new_nested_memmap(parent, key: str):
         name = _new_file_name(meta, key, "")
         sub = folder / name
         sub.mkdir(exist_ok=True)
-        _disk.rewrite_meta(
-            sub, _disk.empty_meta(list(nested.batch_size), nested.device)
-        )
+        _disk.rewrite_meta(sub, _disk.empty_meta(list(nested.batch_size), nested.device))
         meta["entries"].append({"key": key, "kind": "nested", "dir": name})
         _disk.rewrite_meta(folder, meta)
         _mark(nested, sub)

@@ -64,6 +64,7 @@ class _Zarr:
 
     name = "zarr"
     where = "zarr store"
+    nested_batch_from_arrays = True
 
     def __init__(
         self,
@@ -170,10 +171,16 @@ class _Zarr:
 
     def write_value(self, group, key: str, value, exists: bool) -> None:
         attrs: dict = {}
-        if getattr(value, "_is_non_tensor", False):
-            if value.batch_dims and hasattr(value, "tolist"):
-                attrs[_STACK] = list(value.batch_size)
-            value = value.tolist() if _STACK in attrs else value.data
+        if isinstance(value, container_class("NonTensorStack")):
+            values = value.tolist()
+            flat = _flatten(values, value.batch_dims)
+            if flat and all(v == flat[0] for v in flat[1:]):
+                value = flat[0]  # the same value everywhere (an expanded one): once
+            else:
+                attrs[_STACK] = list(value.batch_size)  # one value per element
+                value = values
+        elif getattr(value, "_is_non_tensor", False):
+            value = value.data  # one value for the whole batch
         if _STACK in attrs and _all_strings(value):
             array = np.array(value, dtype=str)
             if exists:
@@ -263,9 +270,13 @@ class _Zarr:
             except Exception:
                 self._consolidated = False
         if self._consolidated:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", category=UserWarning)
-                zarr.consolidate_metadata(root.store)
+            self._consolidate(root.store)
+
+    @staticmethod
+    def _consolidate(store) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)
+            _zarr().consolidate_metadata(store)
 
     def write_new(self, filename, write) -> None:
         """A new store at ``filename`` (replacing one there): a folder is written
@@ -273,13 +284,20 @@ class _Zarr:
         ``zarr`` Store object is written in place."""
         zarr = _zarr()
         if not isinstance(filename, (str, os.PathLike)):
-            write(zarr.open_group(filename, mode="w", use_consolidated=False))
+            root = zarr.open_group(filename, mode="w", use_consolidated=False)
+            write(root)
+            if getattr(root.store, "supports_deletes", True):  # not append-only (zip)
+                self._consolidate(root.store)
             return
         target = os.path.abspath(os.fspath(filename))
         partial = f"{target}.partial-{os.getpid()}"
         old = f"{target}.old-{os.getpid()}"
         try:
-            write(zarr.open_group(partial, mode="w", use_consolidated=False))
+            root = zarr.open_group(partial, mode="w", use_consolidated=False)
+            write(root)
+            # the listing 0.15.3 writes too: a reader opening with mode="r" reads
+            # one file for the whole structure
+            self._consolidate(root.store)
             if os.path.exists(target):
                 os.replace(target, old)
             os.replace(partial, target)
@@ -289,6 +307,12 @@ class _Zarr:
                     shutil.rmtree(leftover)
                 elif os.path.exists(leftover):
                     os.unlink(leftover)
+
+
+def _flatten(values, dims: int) -> list:
+    if dims <= 1:
+        return list(values)
+    return [v for row in values for v in _flatten(row, dims - 1)]
 
 
 def _all_strings(values) -> bool:

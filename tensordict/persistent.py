@@ -40,7 +40,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
-from tensordict._registry import register
+from tensordict._registry import container_class, register
 from tensordict._td import (
     TensorDict,
     _normalize_index,
@@ -52,6 +52,7 @@ from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node, _parse_names
 __all__ = ["PersistentTensorDict", "from_h5", "from_zarr"]
 
 _BATCH_ATTR = "tensordict_batch_size"
+_ABSENT = object()  # a default no entry can be
 _VALUE_ATTR = "tensordict_value"
 
 
@@ -78,6 +79,8 @@ class _H5:
 
     name = "h5"
     where = "HDF5 file"
+    #: a group without a stored batch size gets its parent's (zarr: its arrays')
+    nested_batch_from_arrays = False
 
     def __init__(self, **options) -> None:
         self.options = options  # kept for the interface; h5py datasets take none here
@@ -431,6 +434,10 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         stored = store.read_batch(group)
         if stored is not None:
             self._batch_size = stored[0]
+        elif store.nested_batch_from_arrays:
+            # a group another tool wrote: the longest batch size its arrays share
+            # (it starts with the parent's, which every array below shares)
+            self._batch_size = _common_batch(store, group, None)
         else:
             self._batch_size = parent._batch_size
         return self
@@ -689,6 +696,19 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         self._entries = entries
         return entries
 
+    def get(self, key, *args, **kwargs):
+        """The entry at ``key`` (see :meth:`TensorDictBase.get`); a non-tensor value
+        reads as ``NonTensorData`` with the batch size of its level, as on a
+        ``TensorDict`` (``td[key]`` gives the value itself)."""
+        path = unravel_key_to_tuple(key)
+        value = self._get_path(path, _ABSENT)
+        if value is _ABSENT or isinstance(value, (Tensor, TensorDictBase)):
+            return TensorDictBase.get(self, key, *args, **kwargs)
+        parent = self if len(path) == 1 else self._get_path(path[:-1])
+        return container_class("NonTensorData")(
+            data=value, batch_size=parent.batch_size, device=parent.device
+        )
+
     def get_at(self, key, *args, **kwargs):
         """``td.get(key)[index]``, reading only the rows of ``index``."""
         index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
@@ -771,6 +791,21 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         # the group written to the file, not the empty tensordict it was made from
         self._set_str(key, self._new_empty(), inplace=False, validated=True)
         return self._get_str(key, NO_DEFAULT)
+
+    def rename_key_(self, old_key, new_key, safe: bool = False):
+        """Move the entry at ``old_key`` to ``new_key``; an entry already at
+        ``new_key`` is a ``KeyError`` (a file's entry is never overwritten by a
+        rename, as in 0.15.3)."""
+        new = unravel_key_to_tuple(new_key)
+        if (
+            new != unravel_key_to_tuple(old_key)
+            and self._get_path(new, None) is not None
+        ):
+            raise KeyError(
+                f"key {new_key!r} already present in TensorDict: rename_key_ of a "
+                f"PersistentTensorDict does not overwrite an entry (delete it first)"
+            )
+        return TensorDictBase.rename_key_(self, old_key, new_key, safe=safe)
 
     def _del_str(self, key: str) -> None:
         self._check_writable(f"delete the key {key!r}")

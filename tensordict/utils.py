@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from tensordict._keys import (  # noqa: F401  (re-exported)
@@ -331,3 +332,30 @@ class implement_for:
             return chosen(*args, **kwargs)
 
         return classmethod(unmatched) if self.class_method else unmatched
+
+
+# ------------------------------------------------------------ numpy <-> torch dtypes
+# (0.15.3's public tables; the persistent backends and test helpers use them)
+
+#: numpy dtype -> the torch dtype of the same kind and size
+NUMPY_TO_TORCH_DTYPE_DICT = {
+    np.dtype(name): getattr(torch, name)
+    for name in (
+        "bool",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+}
+#: torch dtype -> numpy dtype (the inverse of ``NUMPY_TO_TORCH_DTYPE_DICT``)
+TORCH_TO_NUMPY_DTYPE_DICT = {t: n for n, t in NUMPY_TO_TORCH_DTYPE_DICT.items()}

@@ -90,3 +90,36 @@ def test_every_kind_writes_csv(tmp_path):
     assert tensordict.from_csv(tmp_path / "lazy.csv")["a"].tolist() == [0, 1]
     td[1:3].to_csv(tmp_path / "view.csv")
     assert tensordict.from_csv(tmp_path / "view.csv")["a"].tolist() == [1, 2]
+
+
+def test_tensorclass_from_csv_gives_the_class(tmp_path):
+    from tensordict import tensorclass
+
+    @tensorclass
+    class Row:
+        x: torch.Tensor
+        y: torch.Tensor
+
+    rows = Row(x=torch.arange(3), y=torch.tensor([0.5, 1.0, 1.5]), batch_size=[3])
+    rows.to_csv(tmp_path / "r.csv")
+    back = Row.from_csv(tmp_path / "r.csv")
+    assert type(back) is Row and back.x.tolist() == [0, 1, 2]
+
+
+def test_conflicting_batch_arguments(tmp_path):
+    path = tmp_path / "c.csv"
+    TensorDict(a=torch.arange(2), batch_size=[2]).to_csv(path)
+    with pytest.raises(TypeError, match="Conflicting batch sizes"):
+        tensordict.from_csv(path, auto_batch_size=True, batch_size=[2])
+
+
+def test_feature_dims_error_leads_with_0153s_phrase(tmp_path):
+    with pytest.raises(ValueError, match="Cannot convert tensor at key 'm'"):
+        TensorDict(m=torch.ones(3, 4), batch_size=[3]).to_csv(tmp_path / "m.csv")
+
+
+def test_categorical_columns_are_their_codes():
+    frame = pd.DataFrame({"cat": pd.Categorical(["a", "b", "a", "c"])})
+    td = tensordict.from_pandas(frame)
+    assert td["cat"].tolist() == [0, 1, 0, 2]
+    assert not td["cat"].is_floating_point()

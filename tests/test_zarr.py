@@ -208,7 +208,8 @@ def test_foreign_store_batch_size_and_strings(tmp_path):
     z = tensordict.from_zarr(path)
     assert z.batch_size == torch.Size([6])
     assert z["sub", "y"].tolist() == list(range(6))
-    assert list(z.get("label")) == list("abcdef")
+    assert list(z["label"]) == list("abcdef")  # one value: the whole array
+    assert z.get("label").batch_size == torch.Size([6])
     stacked = tensordict.from_zarr(path, non_tensor_as_stack=True)
     assert isinstance(stacked.get("label"), NonTensorStack)
     assert tensordict.from_zarr(path, batch_size=[6, 2], mode="r").batch_size == (6, 2)
@@ -265,3 +266,70 @@ def test_every_kind_writes_zarr(tmp_path):
     for i, kind in enumerate((td, td[1:3], TensorDict.lazy_stack([td[0], td[1]]))):
         z = kind.to_zarr(tmp_path / f"k{i}.zarr")
         assert torch.equal(z["a"], kind["a"])
+
+
+def test_tensorclass_to_and_from_zarr(tmp_path):
+    from tensordict import tensorclass
+
+    @tensorclass
+    class Rows:
+        a: torch.Tensor
+
+    data = Rows(a=torch.arange(3.0), batch_size=[3])
+    out = data.to_zarr(tmp_path / "tc.zarr")
+    assert type(out) is Rows and isinstance(out._tensordict, PersistentTensorDict)
+    assert out.a.tolist() == [0.0, 1.0, 2.0]
+    again = Rows.from_zarr(tmp_path / "tc.zarr")
+    assert type(again) is Rows and again[1].a == 1.0
+
+
+def test_listing_written_and_kept_fresh(tmp_path):
+    path = tmp_path / "c.zarr"
+    z = TensorDict(a=torch.zeros(3), batch_size=[3]).to_zarr(path)
+    listing = zarr.open_group(str(path), mode="r").metadata.consolidated_metadata
+    assert listing is not None and "a" in listing.metadata
+    z["b"] = torch.ones(3)
+    del z["a"]
+    reopened = tensordict.from_zarr(path)  # mode="r" trusts the listing
+    assert set(reopened.keys()) == {"b"}
+
+
+def test_rename_does_not_overwrite(tmp_path):
+    z = TensorDict(a=torch.zeros(3), b=torch.ones(3), batch_size=[3]).to_zarr(
+        tmp_path / "n.zarr"
+    )
+    with pytest.raises(KeyError, match="already present"):
+        z.rename_key_("a", "b")
+    z.rename_key_("a", "c")
+    assert set(tensordict.from_zarr(tmp_path / "n.zarr").keys()) == {"b", "c"}
+
+
+def test_from_schema_zarr(tmp_path):
+    z = TensorDict.from_schema(
+        {"obs": ([4], torch.float32), "reward": ([], torch.int64)},
+        batch_size=[8],
+        storage="zarr",
+        filename=str(tmp_path / "s.zarr"),
+    )
+    assert isinstance(z, PersistentTensorDict) and z.backend == "zarr"
+    assert z["obs"].shape == (8, 4) and z["reward"].dtype == torch.int64
+
+
+def test_foreign_nested_group_gets_its_arrays_batch(tmp_path):
+    path = str(tmp_path / "f.zarr")
+    root = zarr.open_group(path, mode="w")
+    root.create_array("x", shape=(3, 4), dtype="float32")[...] = np.ones((3, 4))
+    root.create_group("sub").create_array("y", shape=(3, 4, 5), dtype="int64")[...] = 1
+    z = tensordict.from_zarr(path)
+    assert z.batch_size == (3, 4) and z["sub"].batch_size == (3, 4, 5)
+
+
+def test_expanded_value_is_stored_once(tmp_path):
+    td = TensorDict({"c": "same"}, []).expand(10)
+    z = td.to_zarr(tmp_path / "e.zarr")
+    assert z["c"] == "same"
+    assert z.get("c").batch_size == (10,)
+    assert (
+        "__tensordict_stack__"
+        not in zarr.open_group(str(tmp_path / "e.zarr"))["c"].attrs
+    )
