@@ -65,6 +65,7 @@ class _Zarr:
     name = "zarr"
     where = "zarr store"
     nested_batch_from_arrays = True
+    cheap_len = False
 
     def __init__(
         self,

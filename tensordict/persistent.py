@@ -81,6 +81,8 @@ class _H5:
     where = "HDF5 file"
     #: a group without a stored batch size gets its parent's (zarr: its arrays')
     nested_batch_from_arrays = False
+    #: whether len(group) is cheap enough to check on every lookup (zarr lists a folder)
+    cheap_len = True
 
     def __init__(self, **options) -> None:
         self.options = options  # kept for the interface; h5py datasets take none here
@@ -634,9 +636,12 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         """The h5py object at ``key`` (``None`` if missing). h5py's lookup of a name
         costs about 20 µs, as much as reading a small dataset, so the objects looked
         up are kept until this tensordict writes to its group (or the group's entry
-        count changes), as :meth:`_read_entries` keeps its list."""
+        count changes), as :meth:`_read_entries` keeps its list. Where counting
+        the entries costs a listing of the store (zarr: a few ms), the objects are
+        kept until this tensordict writes (a key looked up again is looked up in the
+        store only if it was missing)."""
         group = self._group
-        count = len(group)
+        count = len(group) if self._backend.cheap_len else None
         cache = self._objects
         if cache is None or cache[0] != count:
             cache = self._objects = (count, {})
