@@ -84,8 +84,12 @@ class _H5:
     #: whether len(group) is cheap enough to check on every lookup (zarr lists a folder)
     cheap_len = True
 
-    def __init__(self, **options) -> None:
-        self.options = options  # kept for the interface; h5py datasets take none here
+    def __init__(
+        self, *, allow_pickle=None, non_tensor_as_stack: bool = False, **options
+    ) -> None:
+        # create_dataset keywords (compression="gzip", chunks=...) for every dataset
+        # this handle creates, nested ones included
+        self.options = options
 
     def open(self, filename, mode: str):
         """The root group of the file."""
@@ -123,7 +127,9 @@ class _H5:
         _write_value(group, key, value, exists)
 
     def create_array(self, group, key: str, array: np.ndarray) -> None:
-        group.create_dataset(key, data=array)
+        # h5py refuses filters and chunks on a scalar dataset
+        options = self.options if array.ndim else {}
+        group.create_dataset(key, data=array, **options)
 
     def create_group(self, group, key: str):
         return group.create_group(key)

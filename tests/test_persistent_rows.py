@@ -101,3 +101,17 @@ def test_rename_refuses_to_overwrite(backend, tmp_path):
     with pytest.raises(KeyError, match="already present"):
         p.rename_key_("a", "b")
     assert p["b"].tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("h5py") is None, reason="h5py missing")
+def test_h5_dataset_options_reach_every_leaf(tmp_path):
+    import h5py
+
+    td = TensorDict(a=torch.zeros(8, 3), b={"c": {"d": torch.zeros(8)}}, batch_size=[8])
+    td["s"] = torch.tensor(1.0).expand(8).clone()
+    p = td.to_h5(str(tmp_path / "x.h5"), compression="gzip", compression_opts=4)
+    p["new"] = torch.ones(8)  # created later by the same handle: the same options
+    p.close()
+    with h5py.File(tmp_path / "x.h5", "r") as f:
+        for key in ("a", "b/c/d", "new"):
+            assert f[key].compression == "gzip" and f[key].compression_opts == 4, key
