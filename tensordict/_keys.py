@@ -36,6 +36,8 @@ def _is_nested_key(obj) -> bool:
         return False
     return all(_is_nested_key(part) for part in obj)
 
+#: The separator `flatten_keys` puts between the parts of a nested key by default
+#: (``("next", "obs")`` becomes ``"next.obs"``).
 KEY_SEPARATOR = "."
 
 

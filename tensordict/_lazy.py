@@ -104,19 +104,25 @@ class LazyStackedTensorDict(
     # leaves, without the stack dim: ops across batch dims must not use them
     _per_member_leaves = True
 
-    __slots__ = (
-        "tensordicts",
-        "stack_dim",
-        "_batch_size",
-        "_device",
-        "_stack_dim_name",
-        "_is_locked",
-        "_last_lock_op",
-        "_lock_stack",
-        "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
-        "_consolidated",  # the storage of a consolidated stack (_consolidate.py)
-        "__weakref__",
-    )
+    # a dict: the values are the docstrings of the two public slots
+    __slots__ = {
+        "tensordicts": "The list of stacked tensordicts, in stack order (the stack "
+        "holds them, it does not copy them).\n\n"
+        ">>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(2)), "
+        "TensorDict(a=torch.ones(2))])\n>>> len(s.tensordicts)\n2",
+        "stack_dim": "The batch dim along which the tensordicts are stacked.\n\n"
+        ">>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(2, 3), batch_size=[2])] * 4, dim=1)\n"
+        ">>> s.stack_dim, s.batch_size\n(1, torch.Size([2, 4]))",
+        "_batch_size": None,
+        "_device": None,
+        "_stack_dim_name": None,
+        "_is_locked": None,
+        "_last_lock_op": None,
+        "_lock_stack": None,
+        "_memmap_prefix": None,  # set while memory-mapped (tensordict/_persistence.py)
+        "_consolidated": None,  # the storage of a consolidated stack (_consolidate.py)
+        "__weakref__": None,
+    }
 
     def __init__(
         self,
@@ -449,6 +455,13 @@ class LazyStackedTensorDict(
 
     @property
     def stack_dim_name(self) -> str | None:
+        """The name of the stack dim (see ``names``), or ``None``.
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(2))] * 3)
+        >>> s.names = ["time"]
+        >>> s.stack_dim_name
+        'time'
+        """
         return self._stack_dim_name
 
     def get_item_shape(self, key: NestedKey) -> torch.Size:

@@ -285,6 +285,14 @@ class TensorDictBase(
     # ------------------------------------------------------------------ shape
     @property
     def batch_size(self) -> torch.Size:
+        """The leading dims every entry shares (settable: a new size must match the
+        entries' leading dims, else ``RuntimeError``).
+
+        >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3])
+        >>> td.batch_size = [3, 4]
+        >>> td.batch_size
+        torch.Size([3, 4])
+        """
         return self._batch_size
 
     @property
@@ -300,26 +308,66 @@ class TensorDictBase(
 
     @property
     def shape(self) -> torch.Size:
+        """Same as ``batch_size``: a tensordict's shape is its batch shape.
+
+        >>> TensorDict(a=torch.zeros(3, 4), batch_size=[3]).shape
+        torch.Size([3])
+        """
         return self.batch_size
 
     @property
     def batch_dims(self) -> int:
+        """The number of batch dims (``len(batch_size)``).
+
+        >>> TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4]).batch_dims
+        2
+        """
         return len(self.batch_size)
 
     @property
     def ndim(self) -> int:
+        """Same as ``batch_dims``, as on a tensor.
+
+        >>> TensorDict(a=torch.zeros(3, 4), batch_size=[3]).ndim
+        1
+        """
         return len(self.batch_size)
 
     def ndimension(self) -> int:
+        """Same as ``batch_dims``, as on a tensor.
+
+        >>> TensorDict(a=torch.zeros(3, 4), batch_size=[3]).ndimension()
+        1
+        """
         return len(self.batch_size)
 
     def dim(self) -> int:
+        """Same as ``batch_dims``, as on a tensor.
+
+        >>> TensorDict(a=torch.zeros(3, 4), batch_size=[3]).dim()
+        1
+        """
         return len(self.batch_size)
 
     def numel(self) -> int:
+        """The number of elements of the batch (the product of ``batch_size``), not
+        the number of scalars stored.
+
+        >>> TensorDict(a=torch.zeros(3, 4, 5), batch_size=[3, 4]).numel()
+        12
+        """
         return self.batch_size.numel()
 
     def size(self, dim: int | None = None):
+        """The batch size, or its size along ``dim`` (an ``int``), as on a tensor.
+
+        Raises:
+            IndexError: ``dim`` is not a batch dim.
+
+        >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4])
+        >>> td.size(), td.size(-1)
+        (torch.Size([3, 4]), 4)
+        """
         if dim is None:
             return self.batch_size
         return self.batch_size[dim]
@@ -340,10 +388,25 @@ class TensorDictBase(
 
     @property
     def device(self) -> torch.device | None:
+        """The device every leaf is on, or ``None`` when the tensordict has none (its
+        leaves may then be anywhere). Setting it is refused: use ``to(device)``.
+
+        >>> TensorDict(a=torch.zeros(2), device="cpu").device
+        device(type='cpu')
+        >>> TensorDict(a=torch.zeros(2)).device is None
+        True
+        """
         return self._device
 
     @property
     def is_locked(self) -> bool:
+        """Whether the tensordict refuses writes (see ``lock_``); setting it to
+        ``True`` or ``False`` locks or unlocks it.
+
+        >>> td = TensorDict(a=torch.zeros(2)).lock_()
+        >>> td.is_locked
+        True
+        """
         return self._is_locked
 
     @is_locked.setter
@@ -556,6 +619,15 @@ class TensorDictBase(
                 self._set_at_index(index, value)
 
     def setdefault(self, key: NestedKey, default: Any, inplace: bool = False) -> Any:
+        """The entry at ``key``; if it is missing, ``default`` is set there first (as
+        ``dict.setdefault``).
+
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+        >>> td.setdefault("b", torch.ones(2))
+        tensor([1., 1.])
+        >>> td.setdefault("b", torch.zeros(2))  # present: unchanged
+        tensor([1., 1.])
+        """
         path = unravel_key_to_tuple(key)
         value = self._get_path(path, _MISSING)
         if value is _MISSING:
@@ -587,6 +659,15 @@ class TensorDictBase(
         return value
 
     def popitem(self) -> tuple[str, Any]:
+        """Remove the last-set top-level entry and return ``(key, value)``.
+
+        Raises:
+            KeyError: the tensordict is empty.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2))
+        >>> td.popitem()
+        ('b', tensor([1., 1.]))
+        """
         for key, value in reversed(list(self._own_items())):
             self._del_str(key)
             return key, value
@@ -1632,6 +1713,13 @@ class TensorDictBase(
         return self
 
     def is_shared(self) -> bool:
+        """Whether every leaf is in shared memory (``share_memory_()``, or a CUDA
+        tensor), so that worker processes see the same storage.
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> td.is_shared(), td.share_memory_().is_shared()
+        (False, True)
+        """
         leaves = self._leaves()
         # an uninitialized parameter (torch.nn.LazyLinear...) has no memory yet: it
         # does not count

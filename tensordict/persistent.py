@@ -567,6 +567,7 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
 
     @property
     def filename(self) -> str:
+        """The path of the HDF5 file, as given when it was opened."""
         return self._filename
 
     def __enter__(self):

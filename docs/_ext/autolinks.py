@@ -1,0 +1,3 @@
+"""Placeholder, replaced below."""
+def setup(app):
+    return {"parallel_read_safe": True}
