@@ -6,5 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
-"$PYTHON" -m sphinx -b html -W --keep-going -q "$@" docs docs/_build/html
+rm -rf docs/_build/html docs/_build/doctrees
+"$PYTHON" -m sphinx -b html -W --keep-going -q -d docs/_build/doctrees "$@" docs docs/_build/html
 echo "built docs/_build/html/index.html"

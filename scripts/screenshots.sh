@@ -17,5 +17,5 @@ shot() {  # name, page (relative to the site), height
 }
 shot index index.html 1400
 shot op-page reference/pointwise.html 1600
-shot tensordictmodule "api/nn.html#tensordict.nn.TensorDictModule" 1600
+shot tensordictmodule api/class-TensorDictModule.html 1600
 shot persistence persistence.html 1600

@@ -46,26 +46,31 @@ def _key(name: public_api.Name) -> int:
     return id(obj.__func__ if isinstance(obj, (staticmethod, classmethod)) else obj)
 
 
-def _module_entry(name: public_api.Name, described: dict[int, str]) -> str:
-    """The entry of a module-level name (a class with a page of its own links to it)."""
+def _module_entry(name: public_api.Name, described: dict[int, str], class_pages: dict) -> str:
+    """The entry of a module-level name; a class gets a page of its own, linked here."""
     obj, qual = name.obj, name.qualname
     short = qual.rsplit(".", 1)[1]
-    pages = {id(public_api.resolve(c)): c for c in public_api.CLASSES}
-    if inspect.isclass(obj) and id(obj) in pages:
-        target = pages[id(obj)]
-        page = target.rsplit(".", 1)[1]
-        return f"* :py:class:`{target}`: see :doc:`class-{page}`\n\n"
+    containers = {id(public_api.resolve(c)): c for c in public_api.CLASSES}
+    if inspect.isclass(obj) and id(obj) in containers:
+        target = containers[id(obj)]
+        return f"* :py:class:`{target}`: :doc:`class-{target.rsplit('.', 1)[1]}`\n"
     if _key(name) in described:
-        return f"* ``{short}``: the same object as :py:obj:`{described[_key(name)]}`\n\n"
+        return f"* ``{short}``: the same object as :py:obj:`{described[_key(name)]}`\n"
     described[_key(name)] = qual
+    if inspect.isclass(obj):
+        page = f"class-{short}"
+        class_pages[page] = (
+            _title(f"``{short}``")
+            + f".. autoclass:: {qual}\n   :members:\n   :show-inheritance:\n\n"
+        )
+        summary = public_api.docstring(name).split("\n\n")[0].replace("\n", " ")
+        return f"* :py:class:`{qual}`: {summary} (:doc:`{page}`)\n"
     if public_api.is_constant(obj):
         doc = "\n".join("   " + line for line in public_api.docstring(name).splitlines())
-        return f".. py:data:: {qual}\n   :value: {obj!r}\n\n{doc}\n\n"
-    if inspect.isclass(obj):
-        return f".. autoclass:: {qual}\n   :members:\n\n"
+        return f"\n.. py:data:: {qual}\n   :value: {obj!r}\n\n{doc}\n\n"
     if callable(obj):
-        return f".. autofunction:: {qual}\n\n"
-    return f".. autodata:: {qual}\n\n"
+        return f"\n.. autofunction:: {qual}\n\n"
+    return f"\n.. autodata:: {qual}\n\n"
 
 
 def _class_page(dotted: str, members: list[str]) -> str:
@@ -99,6 +104,7 @@ def write_pages(app: Sphinx) -> None:
     described: dict[int, str] = {}
     pages: dict[str, str] = {}
     members: dict[str, list[str]] = {}
+    class_pages: dict[str, str] = {}
     for name in public_api.iter_names():
         if not public_api.docstring(name):
             logger.warning(
@@ -117,9 +123,10 @@ def write_pages(app: Sphinx) -> None:
                 pages[name.page] = _title(TITLES[name.page]) + (
                     f".. py:module:: {public_api.PAGE_MODULES[name.page]}\n   :no-index:\n\n"
                 )
-            pages[name.page] += _module_entry(name, described)
+            pages[name.page] += _module_entry(name, described, class_pages)
     for dotted in public_api.CLASSES:
         pages["class-" + dotted.rsplit(".", 1)[1]] = _class_page(dotted, members.get(dotted, []))
+    pages.update(class_pages)
     index = _title("API reference") + (
         "Every public name, rendered from its signature and docstring. The ops that "
         "follow a pattern (pointwise, reductions, shapes, casts, ...) also have pages "
@@ -129,6 +136,11 @@ def write_pages(app: Sphinx) -> None:
     )
     order = list(TITLES) + ["class-" + c.rsplit(".", 1)[1] for c in public_api.CLASSES]
     index += "".join(f"   {p}\n" for p in order if p in pages)
+    index += (
+        "\nThe other classes, one page each, are listed on the page of their "
+        "namespace.\n\n.. toctree::\n   :hidden:\n\n"
+    )
+    index += "".join(f"   {p}\n" for p in sorted(class_pages))
     pages["index"] = index
     for page, text in pages.items():
         path = out / f"{page}.rst"
