@@ -17,7 +17,8 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x "$dir/bin/python" ]; then
   "$PYTHON" -m venv "$dir"
   # the CPU build of torch first, so that tensordict's requirement pulls no CUDA build
-  "$dir/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check torch==2.13.0 \
+    --index-url "${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
   "$dir/bin/python" -m pip install -q --disable-pip-version-check \
     tensordict==0.15.3 pytest pytest-benchmark h5py numpy pyyaml
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run every test and check: generated code in sync with spec/, the package
-# installed as users install it (scripts/check_install.sh), the demo,
+# installed as users install it (scripts/check_install.sh), the demo, the docs site
+# (scripts/docs.sh),
 # the benchmark suite as a smoke test (each benchmark once, untimed), then the tests
 # (the spec-driven op tests and every spec example as a doctest included), with the C
 # extension required.
@@ -16,6 +17,8 @@ echo "== pip install . (not editable), imported from outside the checkout"
 bash scripts/check_install.sh
 echo "== quick-start demo"
 .venv/bin/python demo/quickstart.py > /dev/null
+echo "== docs site (warnings are errors, internal links checked)"
+bash scripts/docs.sh
 echo "== benchmarks (smoke run, untimed)"
 .venv/bin/python -m pytest benchmarks -q --benchmark-disable -p no:cacheprovider
 echo "== tests"
