@@ -40,7 +40,7 @@ autodoc_member_order = "alphabetical"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 autodoc_inherit_docstrings = True
-autoclass_content = "both"
+autoclass_content = "class"  # not nn.Module.__init__'s docstring under every module
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
