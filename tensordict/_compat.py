@@ -96,7 +96,12 @@ def _default_is_leaf(cls: type) -> bool:
 def _is_leaf_nontensor(cls: type) -> bool:
     """``is_leaf`` that counts non-tensor data as leaves: ``keys(True, True,
     is_leaf=_is_leaf_nontensor)`` lists tensors and non-tensor entries (kept here as
-    the values themselves, or as ``NonTensorData``/``NonTensorStack``)."""
+    the values themselves, or as ``NonTensorData``/``NonTensorStack``).
+
+    >>> td = TensorDict(a=torch.zeros(2), note="hi", batch_size=[2])
+    >>> sorted(td.keys(True, True, is_leaf=is_leaf_nontensor))
+    ['a', 'note']
+    """
     if _is_tensor_collection_class(cls):
         return _is_non_tensor(cls)
     return True

@@ -178,7 +178,14 @@ class ConversionMethods:
         device=None,
         batch_size=None,
     ):
-        """A tensordict of the fields of a (nested) namedtuple."""
+        """A tensordict of the fields of a (nested) namedtuple.
+
+        >>> from collections import namedtuple
+        >>> Pair = namedtuple("Pair", ["x", "y"])
+        >>> td = from_namedtuple(Pair(x=torch.zeros(3), y=torch.ones(3)), auto_batch_size=True)
+        >>> sorted(td.keys()), td.batch_size
+        (['x', 'y'], torch.Size([3]))
+        """
         return _build(named_tuple, auto_batch_size, batch_dims, device, batch_size)
 
     @classmethod
@@ -192,7 +199,14 @@ class ConversionMethods:
         batch_size=None,
     ):
         """A tensordict of the fields of a numpy structured array; the batch size is
-        the array's shape unless given."""
+        the array's shape unless given.
+
+        >>> import numpy as np
+        >>> arr = np.zeros(3, dtype=[("x", "f4"), ("y", "i8")])
+        >>> td = from_struct_array(arr)
+        >>> td.batch_size, td["y"].dtype
+        (torch.Size([3]), torch.int64)
+        """
         shape = (
             struct_array.shape if batch_size is None and not auto_batch_size else None
         )
@@ -212,6 +226,10 @@ class ConversionMethods:
     ):
         """A tensordict with the items of a (nested) tuple under the keys ``"0"``,
         ``"1"``, ...; nested tuples, dicts and named tuples become nested tensordicts.
+
+        >>> td = from_tuple((torch.zeros(2), (torch.ones(2),)))
+        >>> list(td.keys(True, True))
+        ['0', ('1', '0')]
         """
         return _build(tuple(obj), auto_batch_size, batch_dims, device, batch_size)
 
@@ -261,7 +279,11 @@ class ConversionMethods:
         structured array or a pandas DataFrame is converted (``from_dict``,
         ``from_namedtuple``, ``from_tuple``, ``from_dataclass``,
         ``from_struct_array``, ``from_pandas``); a list becomes a ``NonTensorStack``
-        of its items (as 0.15.3 does); any other value is returned as it is."""
+        of its items (as 0.15.3 does); any other value is returned as it is.
+
+        >>> from_any({"a": torch.zeros(3, 2)}, auto_batch_size=True).batch_size
+        torch.Size([3, 2])
+        """
         kwargs = dict(
             auto_batch_size=auto_batch_size,
             batch_dims=batch_dims,

@@ -263,7 +263,13 @@ def from_json(
     row: batch size ``[rows]``), a single object (batch size ``[]``), or with
     ``lines=True`` one record per line. ``path`` is a path or an open text file.
     Numbers and rectangular lists of numbers become tensors (``dtype`` casts them),
-    other values a ``NonTensorStack``; ``separator`` splits flattened keys."""
+    other values a ``NonTensorStack``; ``separator`` splits flattened keys.
+
+    >>> td = TensorDict(a=torch.arange(3), batch_size=[3])
+    >>> td.to_json("data.json")
+    >>> from_json("data.json")["a"]
+    tensor([0, 1, 2])
+    """
     if hasattr(path, "read"):
         text = path.read()
     else:

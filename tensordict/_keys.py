@@ -64,7 +64,11 @@ def _flatten_into(key, out: list) -> None:
 
 
 def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
-    """Return ``key`` as a flat tuple of strings (``"a"`` -> ``("a",)``)."""
+    """Return ``key`` as a flat tuple of strings (``"a"`` -> ``("a",)``).
+
+    >>> unravel_key_to_tuple("a"), unravel_key_to_tuple(("a", ("b",)))
+    (('a',), ('a', 'b'))
+    """
     if isinstance(key, str):
         return (key,)
     if isinstance(key, tuple):
@@ -105,7 +109,13 @@ def unravel_key(key: NestedKey) -> NestedKey:
     As in 0.15.3, a tuple that is not a key (``(0, slice(None))``, ``()``) gives
     ``()``, so that callers holding "a key or an index" can tell them apart (TorchRL's
     ``Composite.__getitem__``); anything else that is not a key raises
-    :class:`InvalidKeyError`, a ``RuntimeError`` among others."""
+    :class:`InvalidKeyError`, a ``RuntimeError`` among others.
+
+    >>> unravel_key(("a", ("b", "c")))
+    ('a', 'b', 'c')
+    >>> unravel_key(("a",))
+    'a'
+    """
     if isinstance(key, str):
         return key
     if not isinstance(key, tuple):
@@ -121,7 +131,11 @@ def unravel_key(key: NestedKey) -> NestedKey:
 
 def unravel_key_list(keys) -> list[NestedKey]:
     """Unravel every key of a list (see :func:`unravel_key`); a tuple that is not a
-    key raises here."""
+    key raises here.
+
+    >>> unravel_key_list(["a", ("b",), ("c", ("d",))])
+    ['a', 'b', ('c', 'd')]
+    """
     return [_unravel_strict(key) for key in keys]
 
 

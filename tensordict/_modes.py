@@ -186,7 +186,14 @@ def _read(setting: _Setting, default: bool, allow_none: bool) -> bool | None:
 def lazy_legacy(allow_none: bool = False) -> bool | None:
     """Whether :func:`torch.stack` of tensordicts and the view-like shape ops are lazy
     (see :class:`set_lazy_legacy`). ``False`` by default: stacking is dense; with
-    ``allow_none=True``, ``None`` while the mode was never set."""
+    ``allow_none=True``, ``None`` while the mode was never set.
+
+    >>> lazy_legacy()
+    False
+    >>> with set_lazy_legacy(True):
+    ...     lazy_legacy()
+    True
+    """
     value = _LAZY_LEGACY.get()  # on the path of every shape op: one call
     if value is None:
         return None if allow_none else False
@@ -198,38 +205,72 @@ class set_lazy_legacy(_TensorDictModeSwitch):
     whose writes go through to the stacked tensordicts) or dense (the default).
 
     A function, a context manager, a decorator, or ``set_lazy_legacy(mode).set()``
-    (see :mod:`tensordict._modes`)."""
+    (see :mod:`tensordict._modes`).
+
+    >>> tds = [TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(3))]
+    >>> type(torch.stack(tds)).__name__
+    'TensorDict'
+    >>> with set_lazy_legacy(True):
+    ...     type(torch.stack(tds)).__name__
+    'LazyStackedTensorDict'
+    """
 
     _setting = _LAZY_LEGACY
 
 
 def capture_non_tensor_stack(allow_none: bool = False) -> bool | None:
     """Whether stacking non-tensor data holding one same value gives one
-    ``NonTensorData`` (True) rather than a ``NonTensorStack`` (False, the default)."""
+    ``NonTensorData`` (True) rather than a ``NonTensorStack`` (False, the default).
+
+    >>> isinstance(capture_non_tensor_stack(), bool)
+    True
+    """
     return _read(_CAPTURE_NON_TENSOR_STACK, False, allow_none)
 
 
 class set_capture_non_tensor_stack(_TensorDictModeSwitch):
     """Switch :func:`capture_non_tensor_stack` (function, context manager, decorator,
-    ``.set()``/``.unset()``)."""
+    ``.set()``/``.unset()``).
+
+    >>> tds = [TensorDict(label="cat"), TensorDict(label="cat")]
+    >>> with set_capture_non_tensor_stack(True):
+    ...     torch.stack(tds)["label"]          # one value for the whole stack
+    'cat'
+    """
 
     _setting = _CAPTURE_NON_TENSOR_STACK
 
 
 def list_to_stack(allow_none: bool = False) -> bool | None:
     """Whether a list written into a tensordict that cannot become a tensor is stored
-    as a ``NonTensorStack`` of its elements (True, the default)."""
+    as a ``NonTensorStack`` of its elements (True, the default).
+
+    >>> isinstance(list_to_stack(), bool)
+    True
+    """
     return _read(_LIST_TO_STACK, True, allow_none)
 
 
 class set_list_to_stack(_TensorDictModeSwitch):
     """Switch :func:`list_to_stack` (function, context manager, decorator,
-    ``.set()``/``.unset()``)."""
+    ``.set()``/``.unset()``).
+
+    >>> td = TensorDict(batch_size=[2])
+    >>> with set_list_to_stack(True):
+    ...     td["labels"] = ["cat", "dog"]   # one value per batch element
+    >>> td[1]["labels"]
+    'dog'
+    """
 
     _setting = _LIST_TO_STACK
 
 
 def set_get_defaults_to_none(set_to_none: bool = True) -> None:
     """Whether ``td.get(missing_key)`` returns ``None`` (the default, as in 0.15.3) or
-    raises a ``KeyError`` naming the key (``set_get_defaults_to_none(False)``)."""
+    raises a ``KeyError`` naming the key (``set_get_defaults_to_none(False)``).
+
+    >>> td = TensorDict(a=torch.zeros(2))
+    >>> td.get("missing") is None
+    True
+    """
     _GET_DEFAULTS_TO_NONE.value = bool(set_to_none)

@@ -82,7 +82,12 @@ def from_module(
     """The parameters and buffers of ``module`` as a tensordict shaped like its tree
     of submodules (the tensors themselves, not copies). ``as_module=True`` gives a
     :class:`~tensordict.nn.TensorDictParams`; ``use_state_dict=True`` reads
-    ``module.state_dict()`` (its hooks applied) instead of the attributes."""
+    ``module.state_dict()`` (its hooks applied) instead of the attributes.
+
+    >>> params = from_module(torch.nn.Linear(3, 4))
+    >>> sorted(params.keys())
+    ['bias', 'weight']
+    """
     if not isinstance(module, nn.Module):
         raise TypeError(
             f"from_module expects an nn.Module, got {type(module).__name__}"
@@ -114,7 +119,12 @@ def from_modules(
     modules had parameters), the modules keep theirs. ``lazy_stack=True`` keeps the
     modules' own tensors in a :class:`~tensordict.LazyStackedTensorDict` (shapes may
     then differ). ``expand_identical=True`` expands, instead of stacking, a tensor that
-    every module shares (the same object)."""
+    every module shares (the same object).
+
+    >>> stacked = from_modules(torch.nn.Linear(3, 4), torch.nn.Linear(3, 4))
+    >>> stacked["weight"].shape     # one set of weights per module, stacked
+    torch.Size([2, 4, 3])
+    """
     if not modules:
         raise ValueError("from_modules needs at least one module")
     tds = [from_module(m, lock=False, use_state_dict=use_state_dict) for m in modules]

@@ -943,7 +943,13 @@ def memmap(
     compression: str | int | None = None,
     atomic: bool | None = None,
 ):
-    """``data.memmap(prefix, ...)``: a memory-mapped copy of a tensordict."""
+    """``data.memmap(prefix, ...)``: a memory-mapped copy of a tensordict.
+
+    >>> td = TensorDict(a=torch.arange(3), batch_size=[3])
+    >>> on_disk = memmap(td, "saved")
+    >>> on_disk.is_memmap(), td.is_memmap()
+    (True, False)
+    """
     return data.memmap(
         prefix,
         copy_existing,
@@ -969,7 +975,13 @@ def save(
     atomic: bool | None = None,
     existsok: bool = True,
 ):
-    """``data.save(prefix, ...)``: write a tensordict to the folder ``prefix``."""
+    """``data.save(prefix, ...)``: write a tensordict to the folder ``prefix``.
+
+    >>> td = TensorDict(a=torch.arange(3), batch_size=[3])
+    >>> _ = save(td, "saved")
+    >>> load("saved")["a"].tolist()
+    [0, 1, 2]
+    """
     return data.save(
         prefix,
         copy_existing,
@@ -993,7 +1005,13 @@ def load_memmap(
     num_threads: int = 0,
     allow_pickle: bool | None = None,
 ):
-    """Load the tensordict saved in ``prefix`` (see ``TensorDict.load_memmap``)."""
+    """Load the tensordict saved in ``prefix`` (see ``TensorDict.load_memmap``).
+
+    >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).memmap("saved")
+    >>> back = load("saved")
+    >>> back.batch_size, back["a"].tolist()
+    (torch.Size([3]), [0, 1, 2])
+    """
     return _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle)
 
 

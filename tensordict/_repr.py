@@ -97,7 +97,11 @@ _options = dict(_DEFAULTS)
 
 
 def get_printoptions() -> dict:
-    """The current print options (a copy)."""
+    """The current print options (a copy).
+
+    >>> isinstance(get_printoptions(), dict)
+    True
+    """
     return dict(_options)
 
 
@@ -106,7 +110,14 @@ class set_printoptions:
     decorated function, or (``set_printoptions(...).set()``) from now on. Options not
     passed keep their current value; ``verbose=False`` hides devices, dtypes and
     ``is_shared`` unless an option passed says otherwise. Unknown options raise
-    ``TypeError``. See docs/ecosystem.md, "Print options"."""
+    ``TypeError``. See docs/ecosystem.md, "Print options".
+
+    >>> td = TensorDict(a=torch.zeros(3), batch_size=[3])
+    >>> with set_printoptions(verbose=False):
+    ...     short = repr(td)
+    >>> len(short) < len(repr(td))
+    True
+    """
 
     def __init__(self, *, verbose: bool = True, **options) -> None:
         unknown = set(options) - set(_DEFAULTS)

@@ -58,7 +58,11 @@ _MISSING = object()
 
 
 def is_tensor_collection(obj: Any) -> bool:
-    """True when ``obj`` (an instance or a class) is a tensordict-like container."""
+    """True when ``obj`` (an instance or a class) is a tensordict-like container.
+
+    >>> is_tensor_collection(TensorDict()), is_tensor_collection(torch.zeros(2))
+    (True, False)
+    """
     cls = obj if isinstance(obj, type) else type(obj)
     return issubclass(cls, TensorDictBase) or getattr(cls, "_is_tensorclass", False)
 

@@ -26,6 +26,12 @@ def from_dict(
 
     Without ``batch_size`` the batch size is empty, unless ``auto_batch_size=True``
     (or ``batch_dims``) asks for the longest one every entry shares.
+
+    >>> td = from_dict({"a": torch.zeros(3, 4), "b": {"c": torch.ones(3)}})
+    >>> td.batch_size  # none unless asked for
+    torch.Size([])
+    >>> from_dict({"a": torch.zeros(3, 4), "b": {"c": torch.ones(3)}}, auto_batch_size=True).batch_size
+    torch.Size([3])
     """
     return TensorDict.from_dict(
         d,
@@ -45,7 +51,13 @@ def make_tensordict(
     **kwargs: Any,
 ):
     """Build a tensordict from a dict and/or keyword entries; without ``batch_size``
-    the batch size is inferred (the longest one every entry shares)."""
+    the batch size is inferred (the longest one every entry shares).
+
+    >>> make_tensordict(a=torch.zeros(3, 4), b=torch.zeros(3)).batch_size
+    torch.Size([3])
+    >>> make_tensordict({"a": torch.zeros(3, 4)}, batch_size=[]).batch_size
+    torch.Size([])
+    """
     entries = dict(input_dict or {})
     entries.update(kwargs)
     if batch_size is None and auto_batch_size is not False:
@@ -54,7 +66,12 @@ def make_tensordict(
 
 
 def fromkeys(keys: Sequence[NestedKey], value: Any = 0):
-    """A tensordict with every key of ``keys`` set to ``value`` (batch size empty)."""
+    """A tensordict with every key of ``keys`` set to ``value`` (batch size empty).
+
+    >>> td = fromkeys(["a", ("b", "c")], 0)
+    >>> td["b", "c"]
+    tensor(0)
+    """
     return TensorDict.fromkeys(keys, value)
 
 
@@ -66,19 +83,38 @@ def fromkeys(keys: Sequence[NestedKey], value: Any = 0):
 def lazy_stack(input, dim: int = 0, *, out=None, **kwargs):
     """Stack tensordicts lazily along ``dim``: a
     :class:`~tensordict.LazyStackedTensorDict` that keeps them (always lazy, whatever
-    :func:`~tensordict.lazy_legacy` says). Tensors are stacked with ``torch.stack``."""
+    :func:`~tensordict.lazy_legacy` says). Tensors are stacked with ``torch.stack``.
+
+    >>> tds = [TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(5))]
+    >>> s = lazy_stack(tds)          # shapes differ: only a lazy stack can hold them
+    >>> s.batch_size, s[1] is tds[1]
+    (torch.Size([2]), True)
+    """
     return _lazy_stack(input, dim, out=out, **kwargs)
 
 
 def maybe_dense_stack(input, dim: int = 0, *, out=None, **kwargs):
     """Stack densely (a :class:`~tensordict.TensorDict`) when the tensordicts share
-    their keys and shapes, lazily otherwise."""
+    their keys and shapes, lazily otherwise.
+
+    >>> same = [TensorDict(a=torch.zeros(3)), TensorDict(a=torch.ones(3))]
+    >>> type(maybe_dense_stack(same)).__name__
+    'TensorDict'
+    >>> type(maybe_dense_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4))])).__name__
+    'LazyStackedTensorDict'
+    """
     return _maybe_dense_stack(input, dim, out=out, **kwargs)
 
 
 def dense_stack_tds(td_list, dim: int | None = None):
     """Stack a list of tensordicts, or the members of a lazy stack (along its stack
-    dim unless ``dim`` is given), into one dense :class:`~tensordict.TensorDict`."""
+    dim unless ``dim`` is given), into one dense :class:`~tensordict.TensorDict`.
+
+    >>> s = lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.ones(3))])
+    >>> d = dense_stack_tds(s)
+    >>> type(d).__name__, d["a"].shape
+    ('TensorDict', torch.Size([2, 3]))
+    """
     return _dense_stack_tds(td_list, dim)
 
 
@@ -87,7 +123,13 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
     key by key). Its batch size is the longest one they all share. Where several hold
     the same key, the first one's entry is kept, unless ``callback_exist`` (a callable,
     or a dict from key to callable) says otherwise: it is called as
-    ``callback(existing, new)`` and its result is stored."""
+    ``callback(existing, new)`` and its result is stored.
+
+    >>> a = TensorDict(x=torch.zeros(2), sub=TensorDict(y=torch.zeros(2)))
+    >>> b = TensorDict(z=torch.ones(2), sub=TensorDict(w=torch.ones(2)))
+    >>> sorted(merge_tensordicts(a, b).keys(True, True), key=str)
+    [('sub', 'w'), ('sub', 'y'), 'x', 'z']
+    """
     if len(tensordicts) < 2:
         raise ValueError("merge_tensordicts needs at least two tensordicts")
     common = []
@@ -115,7 +157,13 @@ def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: b
     """Pad every tensor along the batch dims: :meth:`TensorDictBase.pad`. ``pad_size``
     lists ``(before, after)`` pairs for the leading batch dims, first dim first:
     ``pad(td, [1, 0, 0, 2])`` adds one row before dim 0 and two after dim 1; the new
-    positions hold ``value``. ``inplace=True`` pads ``tensordict`` itself."""
+    positions hold ``value``. ``inplace=True`` pads ``tensordict`` itself.
+
+    >>> td = TensorDict(a=torch.ones(2, 3), batch_size=[2])
+    >>> padded = pad(td, [1, 1])   # one row before and one after, along batch dim 0
+    >>> padded.batch_size, padded["a"][:, 0].tolist()
+    (torch.Size([4]), [0.0, 1.0, 1.0, 0.0])
+    """
     return tensordict.pad(pad_size, value=value, inplace=inplace, safe=safe)
 
 
@@ -133,7 +181,13 @@ def pad_sequence(
     (``"right"`` or ``"left"``). The result has batch size
     ``[len(list_of_tensordicts), *padded batch size]``. With ``return_mask`` (``True``
     for the key ``"masks"``, or a key), a boolean mask of the real values is stored
-    for every tensor under that key."""
+    for every tensor under that key.
+
+    >>> tds = [TensorDict(a=torch.ones(2)), TensorDict(a=torch.ones(4))]
+    >>> out = pad_sequence(tds, return_mask=True)
+    >>> out["a"].tolist()
+    [[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]
+    """
     tds = list(list_of_tensordicts)
     if not tds:
         raise ValueError("pad_sequence needs at least one tensordict")

@@ -1116,13 +1116,26 @@ def tensorclass(
 
 
 def is_tensorclass(obj: Any) -> bool:
-    """True for a tensorclass (the class or an instance)."""
+    """True for a tensorclass (the class or an instance).
+
+    >>> @tensorclass
+    ... class Point:
+    ...     x: torch.Tensor
+    >>> is_tensorclass(Point), is_tensorclass(Point(x=torch.zeros(2), batch_size=[2]))
+    (True, True)
+    >>> is_tensorclass(TensorDict())
+    False
+    """
     cls = obj if isinstance(obj, type) else type(obj)
     return issubclass(cls, TensorClass)
 
 
 def is_non_tensor(obj: Any) -> bool:
-    """True for NonTensorData, MetaData and NonTensorStack (classes or instances)."""
+    """True for NonTensorData, MetaData and NonTensorStack (classes or instances).
+
+    >>> is_non_tensor(NonTensorData("text")), is_non_tensor(torch.zeros(2))
+    (True, False)
+    """
     cls = obj if isinstance(obj, type) else type(obj)
     return issubclass(cls, TensorDictBase) and cls._is_non_tensor
 
@@ -1174,7 +1187,17 @@ def from_dataclass(
     dataclass's fields and the class options ``nocast``, ``autocast``,
     ``tensor_only``, ``frozen`` (made once per dataclass and options). Nested dataclass
     instances are converted too. ``auto_batch_size=True`` sets the batch size to the
-    leading dims the tensors share (at most ``batch_dims``)."""
+    leading dims the tensors share (at most ``batch_dims``).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Sample:
+    ...     obs: torch.Tensor
+    ...     step: int
+    >>> tc = from_dataclass(Sample(obs=torch.zeros(4, 2), step=3), auto_batch_size=True)
+    >>> tc.obs.shape, tc.step, tc.batch_size  # all the dims its one tensor has
+    (torch.Size([4, 2]), 3, torch.Size([4, 2]))
+    """
     options = dict(
         nocast=nocast, autocast=autocast, tensor_only=tensor_only, frozen=frozen
     )
