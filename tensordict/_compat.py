@@ -243,7 +243,12 @@ class CompatMethods:
 
     def clear_device_(self):
         """Forget the device (``device`` becomes None) here and in every nested
-        tensordict; the tensors stay where they are. In place; returns self."""
+        tensordict; the tensors stay where they are. In place; returns self.
+
+        >>> td = TensorDict(a=torch.zeros(2), device="cpu")
+        >>> td.clear_device_().device is None
+        True
+        """
         if _is_tensorclass(type(self)):
             self._tensordict.clear_device_()
             return self

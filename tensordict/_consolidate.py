@@ -442,13 +442,23 @@ class ConsolidateMixin:
 
     def is_consolidated(self) -> bool:
         """Whether every leaf is a view of one storage made by :meth:`consolidate`
-        (in-place writes keep it so; replacing an entry does not)."""
+        (in-place writes keep it so; replacing an entry does not).
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(3))
+        >>> td.is_consolidated(), td.consolidate().is_consolidated()
+        (False, True)
+        """
         return consolidated_parts(self) is not None
 
     @classmethod
     def from_consolidated(cls, filename):
         """The tensordict written by ``consolidate(filename=...)``; its leaves are
-        views of a private (copy-on-write) map of the file."""
+        views of a private (copy-on-write) map of the file.
+
+        >>> c = TensorDict(a=torch.arange(3)).consolidate(filename="td.bin")
+        >>> TensorDict.from_consolidated("td.bin")["a"].tolist()
+        [0, 1, 2]
+        """
         return from_consolidated(filename)
 
     def _moved_whole(self, device, dtype=None, non_blocking: bool = False):

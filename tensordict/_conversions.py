@@ -106,7 +106,12 @@ class ConversionMethods:
 
     def to_namedtuple(self, dest_cls: type | None = None) -> Any:
         """The entries as a namedtuple (``GenericDict`` unless ``dest_cls`` is
-        given), nested tensordicts as nested namedtuples."""
+        given), nested tensordicts as nested namedtuples.
+
+        >>> nt = TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.ones(2))).to_namedtuple()
+        >>> nt.sub.b
+        tensor([1., 1.])
+        """
         values = {}
         for key, value in self._own_items():
             if isinstance(value, TensorCollection) and not value._is_non_tensor:
@@ -310,7 +315,12 @@ class ConversionMethods:
         """A numpy structured array shaped like the batch: one field per entry (its
         feature dims as the field's shape), nested tensordicts as nested structured
         fields; non-tensor strings and arrays shaped like the batch are fields too.
-        The array is a copy (numpy fields cannot share the tensors' memory)."""
+        The array is a copy (numpy fields cannot share the tensors' memory).
+
+        >>> arr = TensorDict(x=torch.zeros(3), y=torch.ones(3, dtype=torch.int64), batch_size=[3]).to_struct_array()
+        >>> arr.dtype.names, arr.shape
+        (('x', 'y'), (3,))
+        """
         td = self._with_dense_stacks("to_struct_array")
         shape = tuple(td.batch_size)
         return _struct_fill(td, np.empty(shape, dtype=_struct_dtype(td, shape)))
@@ -318,14 +328,24 @@ class ConversionMethods:
     def auto_device_(self):
         """Set the device to the one every tensor is on (``None`` when they are on
         several devices, or there are none); nested tensordicts get the same device.
-        Nothing is moved."""
+        Nothing is moved.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.zeros(2))
+        >>> td.auto_device_().device
+        device(type='cpu')
+        """
         leaves = self._leaves_and_rebuild()[0]
         devices = {leaf.device for leaf in leaves}
         _set_device_tree(self, devices.pop() if len(devices) == 1 else None)
         return self
 
     def to_lazystack(self, dim: int = 0):
-        """A ``LazyStackedTensorDict`` of this tensordict's slices along ``dim``."""
+        """A ``LazyStackedTensorDict`` of this tensordict's slices along ``dim``.
+
+        >>> s = TensorDict(a=torch.zeros(2, 3), batch_size=[2]).to_lazystack(0)
+        >>> type(s).__name__, len(s.tensordicts)
+        ('LazyStackedTensorDict', 2)
+        """
         if dim < 0:
             dim += self.batch_dims
         return container_class("LazyStackedTensorDict")(

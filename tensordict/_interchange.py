@@ -450,7 +450,13 @@ class InterchangeMethods:
         batch dim; a single object for batch size ``[]``). Tensors with feature dims
         are lists; nested tensordicts are nested objects, or flat keys joined with
         ``separator``; ``lines=True`` writes one record per line. Returns the text
-        when ``path`` is ``None``."""
+        when ``path`` is ``None``.
+
+        >>> td = TensorDict(a=torch.arange(2), batch_size=[2])
+        >>> td.to_json("rows.json")
+        >>> TensorDict.from_json("rows.json")["a"].tolist()
+        [0, 1]
+        """
         text = _to_json_text(self, separator, lines)
         if path is None:
             return text

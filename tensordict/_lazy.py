@@ -350,15 +350,33 @@ class LazyStackedTensorDict(
         sort: bool = False,
     ):
         """The keys every stacked tensordict has: :meth:`keys`, under the name older
-        code uses."""
+        code uses.
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(1), b=torch.zeros(1)), TensorDict(a=torch.zeros(1))])
+        >>> list(s.valid_keys())       # the keys every member has
+        ['a']
+        """
         return self.keys(include_nested, leaves_only, is_leaf, sort=sort)
 
     def append(self, tensordict: TensorDictBase) -> None:
-        """Add ``tensordict`` at the end of the stack."""
+        """Add ``tensordict`` at the end of the stack.
+
+        >>> s = LazyStackedTensorDict(stack_dim=0)
+        >>> s.append(TensorDict(a=torch.zeros(2)))
+        >>> s.append(TensorDict(a=torch.ones(2)))
+        >>> s.batch_size
+        torch.Size([2])
+        """
         self.insert(len(self.tensordicts), tensordict)
 
     def insert(self, index: int, tensordict: TensorDictBase) -> None:
-        """Add ``tensordict`` at position ``index`` of the stack dim."""
+        """Add ``tensordict`` at position ``index`` of the stack dim.
+
+        >>> s = LazyStackedTensorDict(TensorDict(a=torch.zeros(2)), stack_dim=0)
+        >>> s.insert(0, TensorDict(a=torch.ones(2)))
+        >>> s["a"][:, 0].tolist()
+        [1.0, 0.0]
+        """
         if self._is_locked:
             raise _errors.locked("add a tensordict to the lazy stack")
         member = self._check_new_member(tensordict, len(self.tensordicts))
@@ -367,7 +385,13 @@ class LazyStackedTensorDict(
 
     def extend(self, tensordict: "list[TensorDictBase] | TensorDictBase") -> None:
         """Add several tensordicts at the end: a list, or a tensordict whose slices
-        along the stack dim are appended."""
+        along the stack dim are appended.
+
+        >>> s = LazyStackedTensorDict(TensorDict(a=torch.zeros(2)), stack_dim=0)
+        >>> s.extend([TensorDict(a=torch.ones(2)), TensorDict(a=torch.ones(2))])
+        >>> s.batch_size
+        torch.Size([3])
+        """
         if self._is_locked:
             raise _errors.locked("add tensordicts to the lazy stack")
         if isinstance(tensordict, LazyStackedTensorDict) and (
@@ -1314,7 +1338,13 @@ class LazyStackedTensorDict(
         self, key: NestedKey, default: Any = NO_DEFAULT, *, layout=None
     ) -> Any:
         """The members' tensors at ``key`` as one ``torch.nested`` tensor (of
-        ``layout``, strided by default); the stack dim must be the first dim."""
+        ``layout``, strided by default); the stack dim must be the first dim.
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))])
+        >>> nt = s.get_nestedtensor("a")
+        >>> nt.is_nested
+        True
+        """
         path = unravel_key_to_tuple(key)
         vals = [td.get(path, _MISSING) for td in self.tensordicts]
         if any(v is _MISSING for v in vals):

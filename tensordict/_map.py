@@ -84,6 +84,11 @@ class MapMixin:
         ``chunksize=0``): a tensordict, a tensor if ``fn`` returns tensors, ``out`` if
         given, or ``None`` if ``fn`` returns ``None`` for every chunk (a function that
         writes into its chunk in place). See ``docs/distributed.md``.
+
+        >>> td = TensorDict(x=torch.arange(8.0), batch_size=[8])
+        >>> out = td.map(lambda chunk: chunk.set("y", chunk["x"] * 2), num_workers=1, chunksize=4)
+        >>> out["y"].tolist()
+        [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
         """
         job = _Job(self, fn, dim, num_workers, chunksize, num_chunks, out,
                    index_with_generator, shuffle=False)

@@ -632,13 +632,23 @@ class PersistenceMixin:
 
     def is_memmap(self) -> bool:
         """True for a tensordict made by :meth:`memmap_`, :meth:`memmap` or
-        :meth:`memmap_like` (or loaded locked), while it stays locked."""
+        :meth:`memmap_like` (or loaded locked), while it stays locked.
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> td.is_memmap(), td.memmap().is_memmap()
+        (False, True)
+        """
         return _marked(self) is not None and self.is_locked
 
     @property
     def saved_path(self) -> Path | None:
         """The folder of a memory-mapped tensordict (``None`` for anonymous memory);
-        AttributeError if it is not memory-mapped."""
+        AttributeError if it is not memory-mapped.
+
+        >>> td = TensorDict(a=torch.zeros(2)).memmap_("saved")
+        >>> td.saved_path.name
+        'saved'
+        """
         if not self.is_memmap():
             raise AttributeError(
                 "saved_path: the tensordict is not memory-mapped (memmap_ it first; "
@@ -780,6 +790,10 @@ class PersistenceMixin:
         maps copy-on-write; ``subpath`` loads one nested entry; ``out`` loads into an
         existing tensordict. Damaged or foreign folders raise :class:`SavedDataError`
         naming the key and the file.
+
+        >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).memmap("saved")
+        >>> TensorDict.load_memmap("saved")["a"].tolist()
+        [0, 1, 2]
         """
         result = _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle)
         if (

@@ -806,7 +806,12 @@ class TensorDict(
     def unflatten_keys(self, separator: str = ".", inplace: bool = False):
         """As :meth:`TensorDictBase.unflatten_keys`: the tree is built as plain dicts,
         one lookup per key, and each level made once at the end; keys that merge or
-        collide, and entries that are not dense tensordicts, take the general path."""
+        collide, and entries that are not dense tensordicts, take the general path.
+
+        >>> td = TensorDict({"a.b": torch.zeros(2), "a.c": torch.zeros(2)})
+        >>> list(td.unflatten_keys(".").keys(True, True))
+        [('a', 'b'), ('a', 'c')]
+        """
         storage = _unflattened(self._tensordict, separator)
         if storage is None:
             return TensorDictBase.unflatten_keys(self, separator, inplace)
@@ -1060,7 +1065,12 @@ class TensorDict(
     @property
     def names(self) -> list:
         """One name (or None) per batch dim; nested tensordicts share the names of
-        the dims they have in common with this one (as 0.15.3)."""
+        the dims they have in common with this one (as 0.15.3).
+
+        >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4], names=["time", None])
+        >>> td.names
+        ['time', None]
+        """
         return [None] * len(self._batch_size) if self._names is None else list(self._names)
 
     @names.setter

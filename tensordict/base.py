@@ -491,7 +491,13 @@ class TensorDictBase(
 
     def is_empty(self) -> bool:
         """True when no entry is stored, at any depth (nested tensordicts that are
-        empty do not count; a tensor or non-tensor data does)."""
+        empty do not count; a tensor or non-tensor data does).
+
+        >>> TensorDict().is_empty(), TensorDict(sub=TensorDict()).is_empty()
+        (True, True)
+        >>> TensorDict(a=torch.zeros(1)).is_empty()
+        False
+        """
         for value in self._own_values():
             if not _is_node(value) or not value.is_empty():
                 return False
@@ -554,7 +560,13 @@ class TensorDictBase(
         return nested
 
     def create_nested(self, key: NestedKey) -> "TensorDictBase":
-        """Create an empty nested tensordict at ``key`` with this batch size."""
+        """Create an empty nested tensordict at ``key`` with this batch size.
+
+        >>> td = TensorDict(batch_size=[3])
+        >>> _ = td.create_nested(("a", "b"))
+        >>> td["a", "b"].batch_size
+        torch.Size([3])
+        """
         path = unravel_key_to_tuple(key)
         self._set_path(path[:-1] + (path[-1],), self._new_empty(), inplace=False)
         return self._get_path(path)
@@ -569,7 +581,17 @@ class TensorDictBase(
         **kwargs,
     ) -> "TensorDictBase":
         """Write ``item`` at ``key``; with ``inplace=True`` an existing tensor is
-        updated in place (and a missing key is created)."""
+        updated in place (and a missing key is created).
+
+        Raises:
+            RuntimeError: the tensordict is locked, or ``item``'s leading dims do not
+                match the batch size (the error names the key and both shapes).
+
+        >>> td = TensorDict(batch_size=[2])
+        >>> _ = td.set(("sub", "x"), torch.zeros(2, 3))  # nested tensordicts made as needed
+        >>> td["sub"].batch_size
+        torch.Size([2])
+        """
         if type(key) is str:
             self._set_str(key, item, inplace=inplace, validated=False)
             return self
@@ -582,7 +604,14 @@ class TensorDictBase(
     def set_(
         self, key: NestedKey, item: Any, *, non_blocking: bool = False
     ) -> "TensorDictBase":
-        """Update the existing entry at ``key`` in place; a missing key is an error."""
+        """Update the existing entry at ``key`` in place; a missing key is an error.
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> a = td["a"]
+        >>> _ = td.set_("a", torch.ones(2))   # writes into the existing tensor
+        >>> a.tolist()
+        [1.0, 1.0]
+        """
         path = unravel_key_to_tuple(key)
         self._get_path(path)  # raises a KeyError naming the key if it is missing
         return self._set_path(path, item, inplace=True)
@@ -640,7 +669,12 @@ class TensorDictBase(
         return value
 
     def del_(self, key: NestedKey) -> "TensorDictBase":
-        """Remove the entry at ``key``."""
+        """Remove the entry at ``key``.
+
+        >>> td = TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.zeros(2)))
+        >>> list(td.del_(("sub", "b")).keys(True))
+        ['a', 'sub']
+        """
         path = unravel_key_to_tuple(key)
         td = self if len(path) == 1 else self._get_path(path[:-1])
         if not isinstance(td, TensorDictBase):
@@ -652,7 +686,14 @@ class TensorDictBase(
         self.del_(key)
 
     def pop(self, key: NestedKey, default: Any = NO_DEFAULT) -> Any:
-        """Remove the entry at ``key`` and return it (or ``default`` if missing)."""
+        """Remove the entry at ``key`` and return it (or ``default`` if missing).
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2))
+        >>> td.pop("b")
+        tensor([1., 1.])
+        >>> td.pop("b", None) is None
+        True
+        """
         path = unravel_key_to_tuple(key)
         value = self._get_path(path, _MISSING)
         if value is _MISSING:
@@ -689,7 +730,13 @@ class TensorDictBase(
         **kwargs,
     ) -> "TensorDictBase":
         """Write every entry of a dict or tensordict into this one; nested
-        tensordicts are updated key by key rather than replaced."""
+        tensordicts are updated key by key rather than replaced.
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> _ = td.update({"b": torch.ones(2), "sub": {"c": torch.ones(2)}})
+        >>> list(td.keys(True, True))
+        ['a', 'b', ('sub', 'c')]
+        """
         if input_dict_or_td is self:
             return self
         if kwargs and input_dict_or_td is None:  # update(a=..., b=...)
@@ -750,7 +797,14 @@ class TensorDictBase(
         keys_to_update: Sequence[NestedKey] | None = None,
         **kwargs,
     ) -> "TensorDictBase":
-        """Update existing entries in place; every key must already exist."""
+        """Update existing entries in place; every key must already exist.
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> a = td["a"]
+        >>> _ = td.update_({"a": torch.ones(2)})   # in place: the existing tensors are written
+        >>> a.tolist()
+        [1.0, 1.0]
+        """
         if keys_to_update is None and _atomic.copy_when_safe(self, input_dict_or_td):
             return self  # no write could fail: no snapshot needed
         with _atomic.unchanged_on_error(self) as snapshot:
@@ -768,7 +822,12 @@ class TensorDictBase(
     def rename_key_(
         self, old_key: NestedKey, new_key: NestedKey, safe: bool = False
     ) -> "TensorDictBase":
-        """Move the entry at ``old_key`` to ``new_key`` (no copy)."""
+        """Move the entry at ``old_key`` to ``new_key`` (no copy).
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> list(td.rename_key_("a", ("sub", "b")).keys(True, True))
+        [('sub', 'b')]
+        """
         old = unravel_key_to_tuple(old_key)
         new = unravel_key_to_tuple(new_key)
         if old == new:
@@ -784,12 +843,20 @@ class TensorDictBase(
     # ------------------------------------------------------------------ more mapping
     @property
     def sorted_keys(self) -> list[str]:
-        """This level's keys, sorted."""
+        """This level's keys, sorted.
+
+        >>> TensorDict(b=torch.zeros(1), a=torch.zeros(1)).sorted_keys
+        ['a', 'b']
+        """
         return sorted(self._own_keys())
 
     @property
     def depth(self) -> int:
-        """How deep the nesting goes: 0 for a tensordict without nested ones."""
+        """How deep the nesting goes: 0 for a tensordict without nested ones.
+
+        >>> TensorDict(a=TensorDict(b=TensorDict(c=torch.zeros(1)))).depth
+        2
+        """
         deepest = 0
         for value in self._own_values():
             if _is_node(value):
@@ -797,7 +864,12 @@ class TensorDictBase(
         return deepest
 
     def entry_class(self, key: NestedKey) -> type:
-        """The class of the entry at ``key`` (``NonTensorData`` for non-tensor data)."""
+        """The class of the entry at ``key`` (``NonTensorData`` for non-tensor data).
+
+        >>> td = TensorDict(a=torch.zeros(1), sub=TensorDict())
+        >>> td.entry_class("a").__name__, td.entry_class("sub").__name__
+        ('Tensor', 'TensorDict')
+        """
         value = self._get_path(unravel_key_to_tuple(key))
         if _is_non_tensor_value(value) and not isinstance(value, TensorDictBase):
             return container_class("NonTensorData")
@@ -805,7 +877,12 @@ class TensorDictBase(
 
     def get_item_shape(self, key: NestedKey) -> torch.Size:
         """The shape of the entry at ``key``: a tensor's shape, a nested tensordict's
-        batch size, the enclosing batch size for non-tensor data."""
+        batch size, the enclosing batch size for non-tensor data.
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))])
+        >>> s.get_item_shape("a")
+        torch.Size([2, -1])
+        """
         path = unravel_key_to_tuple(key)
         value = self._get_path(path)
         if isinstance(value, Tensor):
@@ -819,7 +896,12 @@ class TensorDictBase(
         return _is_non_tensor_value(self._get_path(unravel_key_to_tuple(key)))
 
     def non_tensor_items(self, include_nested: bool = False) -> list[tuple]:
-        """``(key, value)`` for every non-tensor entry."""
+        """``(key, value)`` for every non-tensor entry.
+
+        >>> td = TensorDict(a=torch.zeros(1), label="cat")
+        >>> list(td.non_tensor_items())
+        [('label', 'cat')]
+        """
         return [
             (key, value)
             for key, value in self.items(include_nested)
@@ -827,7 +909,13 @@ class TensorDictBase(
         ]
 
     def set_non_tensor(self, key: NestedKey, value: Any) -> "TensorDictBase":
-        """Store ``value`` as non-tensor data, as given (a number stays a number)."""
+        """Store ``value`` as non-tensor data, as given (a number stays a number).
+
+        >>> td = TensorDict(batch_size=[2])
+        >>> _ = td.set_non_tensor("label", "cat")
+        >>> td.get_non_tensor("label"), td[0]["label"]
+        ('cat', 'cat')
+        """
         path = unravel_key_to_tuple(key)
         parent = self
         for part in path[:-1]:
@@ -837,12 +925,22 @@ class TensorDictBase(
         return self
 
     def get_non_tensor(self, key: NestedKey, default: Any = NO_DEFAULT) -> Any:
-        """The non-tensor value at ``key`` (``default`` if missing)."""
+        """The non-tensor value at ``key`` (``default`` if missing).
+
+        >>> td = TensorDict(label="cat", batch_size=[2])
+        >>> td.get_non_tensor("label")
+        'cat'
+        """
         value = self._get_path(unravel_key_to_tuple(key), default)
         return getattr(value, "data", value) if _is_tensorclass_data(value) else value
 
     def filter_non_tensor_data(self) -> "TensorDictBase":
-        """A tensordict without the non-tensor entries, at any depth."""
+        """A tensordict without the non-tensor entries, at any depth.
+
+        >>> td = TensorDict(a=torch.zeros(1), label="cat")
+        >>> list(td.filter_non_tensor_data().keys())
+        ['a']
+        """
         out = self._new_empty()
         for key, value in self._own_items():
             if isinstance(value, Tensor):
@@ -853,11 +951,21 @@ class TensorDictBase(
         return out
 
     def filter_empty_(self) -> "TensorDictBase":
-        """Remove, in place, the nested tensordicts that hold no entry."""
+        """Remove, in place, the nested tensordicts that hold no entry.
+
+        >>> td = TensorDict(a=torch.zeros(1), empty=TensorDict())
+        >>> list(td.filter_empty_().keys())
+        ['a']
+        """
         return _drop_empty_nested(self, keep=False)
 
     def clear(self) -> "TensorDictBase":
-        """Remove every entry."""
+        """Remove every entry.
+
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+        >>> td.clear().batch_size, len(td.keys())
+        (torch.Size([2]), 0)
+        """
         for key in list(self._own_keys()):
             self._del_str(key)
         return self
@@ -879,7 +987,13 @@ class TensorDictBase(
     ) -> "TensorDictBase":
         """Move ``keys`` out of this tensordict into a new one (the inverse of
         :meth:`update`); a missing key takes ``default`` if given, is an error when
-        ``strict``, else is skipped. Nested tensordicts left empty are removed."""
+        ``strict``, else is skipped. Nested tensordicts left empty are removed.
+
+        >>> td = TensorDict(a=torch.zeros(1), b=torch.zeros(1))
+        >>> out = td.separates("a")
+        >>> list(out.keys()), list(td.keys())
+        (['a'], ['b'])
+        """
         out = self._new_empty()
         for key in keys:
             path = unravel_key_to_tuple(key)
@@ -900,7 +1014,12 @@ class TensorDictBase(
 
     def rename_keys(self, mapping: dict, *, strict: bool = True) -> "TensorDictBase":
         """A copy with the keys renamed as ``mapping`` says (all at once, so keys can
-        swap); a missing key is an error when ``strict``."""
+        swap); a missing key is an error when ``strict``.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2))
+        >>> sorted(td.rename_keys({"a": "x"}).keys())
+        ['b', 'x']
+        """
         out = self.copy()
         moved = []
         for old, new in mapping.items():
@@ -918,7 +1037,13 @@ class TensorDictBase(
 
     def replace(self, *args, **kwargs) -> "TensorDictBase":
         """A copy with some entries replaced: ``td.replace(a=x)`` or
-        ``td.replace({"a": x})``."""
+        ``td.replace({"a": x})``.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.zeros(2))
+        >>> new = td.replace(a=torch.ones(2))       # a copy with some entries replaced
+        >>> new["a"].tolist(), td["a"].tolist()
+        ([1.0, 1.0], [0.0, 0.0])
+        """
         out = self.copy()
         for source in args:
             for key, value in source.items():
@@ -929,7 +1054,12 @@ class TensorDictBase(
 
     def get_at(self, key: NestedKey, *args, **kwargs) -> Any:
         """``td.get(key)[index]``: ``get_at(key, index)`` or
-        ``get_at(key, index, default)``."""
+        ``get_at(key, index, default)``.
+
+        >>> td = TensorDict(a=torch.arange(3), batch_size=[3])
+        >>> td.get_at("a", 2)
+        tensor(2)
+        """
         if not args and "index" not in kwargs and "idx" not in kwargs:
             raise TypeError("get_at() needs an index: get_at(key, index[, default])")
         index = args[0] if args else kwargs.get("index", kwargs.get("idx"))
@@ -946,7 +1076,13 @@ class TensorDictBase(
     def set_at_(
         self, key: NestedKey, value: Any, index, *, non_blocking: bool = False
     ) -> "TensorDictBase":
-        """Write ``value`` into the existing entry at ``key``, at ``index``."""
+        """Write ``value`` into the existing entry at ``key``, at ``index``.
+
+        >>> td = TensorDict(a=torch.zeros(3), batch_size=[3])
+        >>> _ = td.set_at_("a", torch.tensor(5.0), 1)
+        >>> td["a"].tolist()
+        [0.0, 5.0, 0.0]
+        """
         path = unravel_key_to_tuple(key)
         target = self._get_path(path)
         if isinstance(target, TensorDictBase):
@@ -973,7 +1109,13 @@ class TensorDictBase(
         keys_to_update: Sequence[NestedKey] | None = None,
     ) -> "TensorDictBase":
         """Write every entry of ``input_dict_or_td`` into the existing entries, at
-        ``idx``."""
+        ``idx``.
+
+        >>> td = TensorDict(a=torch.zeros(3), batch_size=[3])
+        >>> _ = td.update_at_({"a": torch.tensor(7.0)}, 0)
+        >>> td["a"].tolist()
+        [7.0, 0.0, 0.0]
+        """
         for path, value in _selected_items(
             input_dict_or_td, keys_to_update, clone, True
         ):
@@ -982,7 +1124,13 @@ class TensorDictBase(
 
     def copy_(self, tensordict, non_blocking: bool = False) -> "TensorDictBase":
         """Copy, in place, every tensor of ``tensordict`` (or a dict) into the tensor
-        at the same key here; keys only one side has are left alone."""
+        at the same key here; keys only one side has are left alone.
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> _ = td.copy_(TensorDict(a=torch.ones(2)))
+        >>> td["a"].tolist()
+        [1.0, 1.0]
+        """
         for path, value in _leaf_items(tensordict):
             target = self._get_path(path, _MISSING)
             if isinstance(target, Tensor):
@@ -992,7 +1140,13 @@ class TensorDictBase(
     def copy_at_(
         self, tensordict, idx, non_blocking: bool = False, *, fast: bool = True
     ) -> "TensorDictBase":
-        """:meth:`copy_` into the elements at ``idx``."""
+        """:meth:`copy_` into the elements at ``idx``.
+
+        >>> td = TensorDict(a=torch.zeros(3), batch_size=[3])
+        >>> _ = td.copy_at_(TensorDict(a=torch.tensor(4.0)), 2)
+        >>> td["a"].tolist()
+        [0.0, 0.0, 4.0]
+        """
         for path, value in _leaf_items(tensordict, non_tensor=True):
             target = self._get_path(path, _MISSING)
             if isinstance(target, Tensor) or (
@@ -1042,7 +1196,14 @@ class TensorDictBase(
     ) -> None:
         """Backpropagate from every tensor (as ``torch.autograd.backward`` does for a
         list of outputs): each must be a scalar unless ``gradient`` (a tensordict
-        with the same keys) gives its gradient."""
+        with the same keys) gives its gradient.
+
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> td = TensorDict(loss=(x * 3).sum())
+        >>> td.backward()         # the one scalar leaf's backward
+        >>> x.grad.tolist()
+        [3.0, 3.0]
+        """
         # the entries autograd can reach: tensors requiring grad (others, and
         # non-tensor data, take no part, as in 0.15.3)
         items = [
@@ -1094,7 +1255,12 @@ class TensorDictBase(
         )
 
     def rename(self, *names, **rename_map) -> "TensorDictBase":
-        """A copy with renamed batch dims (see :meth:`rename_`)."""
+        """A copy with renamed batch dims (see :meth:`rename_`).
+
+        >>> td = TensorDict(a=torch.zeros(3), batch_size=[3], names=["time"])
+        >>> td.rename("step").names, td.names
+        (['step'], ['time'])
+        """
         out = self.copy()
         out.rename_(*names, **rename_map)
         return out
@@ -1102,7 +1268,12 @@ class TensorDictBase(
     def rename_(self, *names, **rename_map) -> "TensorDictBase":
         """Name the batch dims, like torch's named tensors: ``rename_("x", "y")``
         sets every name, ``rename_(None)`` clears them, ``rename_(x="z")`` renames
-        one."""
+        one.
+
+        >>> td = TensorDict(a=torch.zeros(3), batch_size=[3])
+        >>> td.rename_("time").names
+        ['time']
+        """
         if names and rename_map:
             raise ValueError("rename_() takes names or a mapping, not both")
         if rename_map:
@@ -1121,7 +1292,12 @@ class TensorDictBase(
 
     def refine_names(self, *names) -> "TensorDictBase":
         """Name the unnamed batch dims (``...`` stands for the dims in between); a
-        name that contradicts an existing one is an error."""
+        name that contradicts an existing one is an error.
+
+        >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4])
+        >>> td.refine_names("time", "agent").names
+        ['time', 'agent']
+        """
         wanted = _expand_names(names, self.batch_dims, "refine_names")
         current = self.names
         refined = []
@@ -1143,7 +1319,15 @@ class TensorDictBase(
     # ------------------------------------------------------------------ locking
     def lock_(self) -> "TensorDictBase":
         """Refuse new keys and deletions (here and in nested tensordicts) until
-        unlocked. Also a context manager: ``with td.lock_(): ...``."""
+        unlocked. Also a context manager: ``with td.lock_(): ...``.
+
+        >>> td = TensorDict(a=torch.zeros(2)).lock_()
+        >>> try:
+        ...     td["b"] = torch.zeros(2)
+        ... except RuntimeError as err:
+        ...     print("refused:", "locked" in str(err))
+        refused: True
+        """
         if self._is_locked:
             # a locked tensordict's tree is locked and recorded already (no nested one
             # can be unlocked, nor an unlocked one set, while it is): nothing to walk
@@ -1161,7 +1345,13 @@ class TensorDictBase(
 
     def unlock_(self) -> "TensorDictBase":
         """Allow writes again. As a context manager, relocks on exit. A tensordict
-        held by a locked one cannot be unlocked on its own (``RuntimeError``)."""
+        held by a locked one cannot be unlocked on its own (``RuntimeError``).
+
+        >>> td = TensorDict(a=torch.zeros(2)).lock_()
+        >>> td.unlock_()["b"] = torch.ones(2)
+        >>> sorted(td.keys())
+        ['a', 'b']
+        """
         _lock_graph.unlock(self)
         _consolidate.forget(self)
         self._last_lock_op = "unlock"
@@ -1218,7 +1408,15 @@ class TensorDictBase(
         ``out=``, the results are written into ``out``, which is returned.
         ``named=True`` (and ``nested_keys``) make it :meth:`named_apply`, as 0.15.3's
         ``apply`` takes them (TorchRL's collectors pass them). The other options are
-        those of :meth:`_apply_nest`."""
+        those of :meth:`_apply_nest`.
+
+        >>> td = TensorDict(a=torch.ones(3), sub=TensorDict(b=torch.ones(3)), batch_size=[3])
+        >>> out = td.apply(lambda x: x * 2)        # every leaf, nested ones included
+        >>> out["sub", "b"].tolist()
+        [2.0, 2.0, 2.0]
+        >>> td.apply(lambda x, y: x + y, out)["a"].tolist()   # leaf by leaf over two tensordicts
+        [3.0, 3.0, 3.0]
+        """
         return self._apply_nest(
             fn,
             *others,
@@ -1236,7 +1434,14 @@ class TensorDictBase(
         )
 
     def apply_(self, fn: Callable, *others, **kwargs) -> "TensorDictBase":
-        """Apply ``fn`` to every tensor and write the result into it, in place."""
+        """Apply ``fn`` to every tensor and write the result into it, in place.
+
+        >>> td = TensorDict(a=torch.ones(2))
+        >>> td.apply_(lambda x: x.mul_(3)) is td
+        True
+        >>> td["a"].tolist()
+        [3.0, 3.0]
+        """
         self.apply(fn, *others, inplace=True, **kwargs)
         return self
 
@@ -1255,7 +1460,13 @@ class TensorDictBase(
         **kwargs,
     ) -> "TensorDictBase | None":
         """Like :meth:`apply`, with the key passed first: ``fn(key, *tensors)``;
-        the full nested key as a tuple when ``nested_keys=True``."""
+        the full nested key as a tuple when ``nested_keys=True``.
+
+        >>> td = TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.zeros(2)))
+        >>> out = td.named_apply(lambda key, x: x + len(key), nested_keys=True)
+        >>> out["sub", "b"].tolist()      # key ("sub", "b") has length 2
+        [2.0, 2.0]
+        """
         return self._apply_nest(
             fn,
             *others,
@@ -1456,7 +1667,12 @@ class TensorDictBase(
         strict: bool = True,
         as_tensordict: bool = False,
     ) -> "TensorDictBase":
-        """A tensordict with only ``keys`` (nested keys keep their structure)."""
+        """A tensordict with only ``keys`` (nested keys keep their structure).
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.zeros(2), sub=TensorDict(c=torch.zeros(2), d=torch.zeros(2)))
+        >>> list(td.select("a", ("sub", "c")).keys(True, True))
+        ['a', ('sub', 'c')]
+        """
         paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
         out = self._new_empty()
         for path in paths:
@@ -1487,7 +1703,12 @@ class TensorDictBase(
         return out
 
     def exclude(self, *keys: NestedKey, inplace: bool = False) -> "TensorDictBase":
-        """A tensordict without ``keys`` (missing keys are ignored)."""
+        """A tensordict without ``keys`` (missing keys are ignored).
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.zeros(2), sub=TensorDict(c=torch.zeros(2)))
+        >>> list(td.exclude("a", ("sub", "c")).keys(True))
+        ['b', 'sub']
+        """
         paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
         if not inplace:
             return _exclude_paths(self.copy(), paths)
@@ -1502,7 +1723,13 @@ class TensorDictBase(
         strict: bool = True,
         reproduce_struct: bool = False,
     ) -> tuple["TensorDictBase", ...]:
-        """Split into one tensordict per key set, plus one with the remaining keys."""
+        """Split into one tensordict per key set, plus one with the remaining keys.
+
+        >>> td = TensorDict(a=torch.zeros(1), b=torch.zeros(1), c=torch.zeros(1))
+        >>> first, rest = td.split_keys(["a", "b"])
+        >>> sorted(first.keys()), list(rest.keys())
+        (['a', 'b'], ['c'])
+        """
         parts = []
         taken = []
         for key_set in key_sets:
@@ -1528,7 +1755,12 @@ class TensorDictBase(
         inplace: bool = False,
         is_leaf: Callable[[type], bool] | None = None,
     ) -> "TensorDictBase":
-        """One level: nested entries become ``"outer<sep>inner"`` keys."""
+        """One level: nested entries become ``"outer<sep>inner"`` keys.
+
+        >>> td = TensorDict(a=TensorDict(b=torch.zeros(2), c=TensorDict(d=torch.zeros(2))))
+        >>> list(td.flatten_keys(".").keys())
+        ['a.b', 'a.c.d']
+        """
         out = self._new_empty()
         for key, value in self.items(True, False, is_leaf=is_leaf):
             if _is_node(value) and (is_leaf is None or not is_leaf(type(value))):
@@ -1580,7 +1812,13 @@ class TensorDictBase(
     # clone, detach and detach_ are generated (spec/device.yaml)
 
     def copy(self) -> "TensorDictBase":
-        """A new tensordict structure holding the same tensors (a shallow copy)."""
+        """A new tensordict structure holding the same tensors (a shallow copy).
+
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> c = td.copy()          # a new tensordict, the same tensors
+        >>> c["a"] is td["a"], c is td
+        (True, False)
+        """
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild(leaves)
 
@@ -1599,7 +1837,13 @@ class TensorDictBase(
         names=NO_DEFAULT,
     ) -> "TensorDictBase":
         """A tensordict with the same batch size and device and no entries; with
-        ``recurse=True`` the nested tensordicts are kept, empty."""
+        ``recurse=True`` the nested tensordicts are kept, empty.
+
+        >>> td = TensorDict(a=torch.zeros(3), batch_size=[3], device="cpu")
+        >>> e = td.empty()
+        >>> list(e.keys()), e.batch_size, e.device
+        ([], torch.Size([3]), device(type='cpu'))
+        """
         out = self._new_empty(batch_size=batch_size, device=device, names=names)
         if recurse:
             for key, value in self._own_items():
@@ -1615,7 +1859,11 @@ class TensorDictBase(
     def to_dict(
         self, *, retain_none: bool = True, convert_tensors: bool = False, **kwargs
     ) -> dict:
-        """A plain (nested) dict of the entries."""
+        """A plain (nested) dict of the entries.
+
+        >>> TensorDict(a=torch.zeros(1), sub=TensorDict(b=torch.ones(1))).to_dict()
+        {'a': tensor([0.]), 'sub': {'b': tensor([1.])}}
+        """
         out = {}
         for key, value in self._own_items():
             if isinstance(value, TensorDictBase):
@@ -1630,7 +1878,13 @@ class TensorDictBase(
         return out
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> "TensorDictBase":
-        """A regular :class:`TensorDict` holding copies of the entries."""
+        """A regular :class:`TensorDict` holding copies of the entries.
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.ones(2))])
+        >>> dense = s.to_tensordict()
+        >>> type(dense).__name__, dense["a"].shape
+        ('TensorDict', torch.Size([2, 2]))
+        """
         return self.clone()
 
     # ------------------------------------------------------------------ torch.*
@@ -1657,7 +1911,12 @@ class TensorDictBase(
 
     def densify(self, layout: torch.layout = torch.strided) -> "TensorDictBase":
         """Turn the lazy stacks held here into dense entries (see
-        ``LazyStackedTensorDict.densify``); a dense tensordict is returned as is."""
+        ``LazyStackedTensorDict.densify``); a dense tensordict is returned as is.
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.ones(2)), TensorDict(a=torch.ones(3))])
+        >>> s.densify(layout=torch.jagged)["a"].is_nested
+        True
+        """
         out = self._new_empty()
         for key, value in self._own_items():
             if isinstance(value, TensorDictBase):
@@ -1688,7 +1947,12 @@ class TensorDictBase(
         nested tensordict that has ``batch_dims`` dims or more keeps its batch size;
         lazy stacks and non-tensor stacks always keep theirs. A kind whose batch size
         follows another tensordict (lazy stacks, views) refuses the new batch size
-        as its ``batch_size`` setter does."""
+        as its ``batch_size`` setter does.
+
+        >>> td = TensorDict(a=torch.zeros(3, 4), b=torch.zeros(3, 4, 5))
+        >>> td.auto_batch_size_().batch_size
+        torch.Size([3, 4])
+        """
         shapes = []
         for value in self._own_values():
             if isinstance(value, TensorDictBase):

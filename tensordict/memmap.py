@@ -452,6 +452,10 @@ class MemoryMappedTensor(Tensor):
         ``filename`` is overwritten only with ``existsok=True`` (atomically: the new
         file is written beside it, then renamed). ``copy_data=False`` gives zeros of
         the same shape and dtype; ``shape`` reshapes the result.
+
+        >>> mt = MemoryMappedTensor.from_tensor(torch.arange(4), filename="t.memmap")
+        >>> mt.filename.endswith("t.memmap"), mt.tolist()
+        (True, [0, 1, 2, 3])
         """
         if not isinstance(input, Tensor):
             raise TypeError(
@@ -506,6 +510,10 @@ class MemoryMappedTensor(Tensor):
         ``mode``: ``"r+"`` maps it shared (writes reach the file), ``"r"``
         copy-on-write (writes stay in this process); ``None`` is ``"r+"`` when the
         file is writable, ``"r"`` otherwise.
+
+        >>> _ = MemoryMappedTensor.from_tensor(torch.arange(6), filename="six.memmap")
+        >>> MemoryMappedTensor.from_filename("six.memmap", torch.int64, (2, 3)).tolist()
+        [[0, 1, 2], [3, 4, 5]]
         """
         if isinstance(dtype, str):
             dtype = parse_dtype(dtype)
@@ -585,24 +593,40 @@ class MemoryMappedTensor(Tensor):
     def empty(cls, *size, **kwargs) -> "MemoryMappedTensor":
         """Uninitialised (here: zero) data, sized as ``torch.empty`` takes it:
         ``empty(2, 3)``, ``empty((2, 3))``, ``empty(torch.Size(...))``; keywords
-        ``dtype``, ``filename``, ``existsok``, ``device``."""
+        ``dtype``, ``filename``, ``existsok``, ``device``.
+
+        >>> MemoryMappedTensor.empty(2, 3, filename="e.memmap").shape
+        torch.Size([2, 3])
+        """
         return cls._new(size, kwargs, "empty", None)
 
     @classmethod
     def zeros(cls, *size, **kwargs) -> "MemoryMappedTensor":
-        """Zeros, sized as ``torch.zeros`` takes it (see :meth:`empty`)."""
+        """Zeros, sized as ``torch.zeros`` takes it (see :meth:`empty`).
+
+        >>> MemoryMappedTensor.zeros(2, 3).shape
+        torch.Size([2, 3])
+        """
         return cls._new(size, kwargs, "zeros", None)
 
     @classmethod
     def ones(cls, *size, **kwargs) -> "MemoryMappedTensor":
-        """Ones, sized as ``torch.ones`` takes it (see :meth:`empty`)."""
+        """Ones, sized as ``torch.ones`` takes it (see :meth:`empty`).
+
+        >>> MemoryMappedTensor.ones((2,), dtype=torch.int64).tolist()
+        [1, 1]
+        """
         return cls._new(size, kwargs, "ones", 1)
 
     @classmethod
     def full(cls, *args, **kwargs) -> "MemoryMappedTensor":
         """``fill_value`` everywhere: ``full((2, 3), 1.5)`` as ``torch.full``, or
         ``full(2, 3, fill_value=1.5)``; the dtype follows ``fill_value`` unless
-        given."""
+        given.
+
+        >>> MemoryMappedTensor.full((2, 2), 1.5).tolist()
+        [[1.5, 1.5], [1.5, 1.5]]
+        """
         if "fill_value" in kwargs:
             fill_value = kwargs.pop("fill_value")
             size = args
@@ -642,24 +666,40 @@ class MemoryMappedTensor(Tensor):
 
     @classmethod
     def empty_like(cls, input: Tensor, *, filename=None, dtype=None, existsok=False):
-        """:meth:`empty` with the shape and dtype of ``input``."""
+        """:meth:`empty` with the shape and dtype of ``input``.
+
+        >>> MemoryMappedTensor.empty_like(torch.zeros(2, 5)).shape
+        torch.Size([2, 5])
+        """
         return cls._allocate(input.shape, dtype or input.dtype, filename, existsok, None)
 
     @classmethod
     def zeros_like(cls, input: Tensor, *, filename=None, dtype=None, existsok=False):
-        """:meth:`zeros` with the shape and dtype of ``input``."""
+        """:meth:`zeros` with the shape and dtype of ``input``.
+
+        >>> MemoryMappedTensor.zeros_like(torch.ones(2, dtype=torch.int32)).dtype
+        torch.int32
+        """
         return cls._allocate(input.shape, dtype or input.dtype, filename, existsok, None)
 
     @classmethod
     def ones_like(cls, input: Tensor, *, filename=None, dtype=None, existsok=False):
-        """:meth:`ones` with the shape and dtype of ``input``."""
+        """:meth:`ones` with the shape and dtype of ``input``.
+
+        >>> MemoryMappedTensor.ones_like(torch.zeros(3)).tolist()
+        [1.0, 1.0, 1.0]
+        """
         return cls._allocate(input.shape, dtype or input.dtype, filename, existsok, 1)
 
     @classmethod
     def full_like(
         cls, input: Tensor, fill_value, *, filename=None, dtype=None, existsok=False
     ):
-        """:meth:`full` with the shape and dtype of ``input``."""
+        """:meth:`full` with the shape and dtype of ``input``.
+
+        >>> MemoryMappedTensor.full_like(torch.zeros(2), 7.0).tolist()
+        [7.0, 7.0]
+        """
         return cls._allocate(
             input.shape, dtype or input.dtype, filename, existsok, fill_value
         )
@@ -667,7 +707,11 @@ class MemoryMappedTensor(Tensor):
     # ------------------------------------------------------------------ attributes
     @property
     def filename(self) -> str:
-        """The file holding the data (RuntimeError for anonymous memory)."""
+        """The file holding the data (RuntimeError for anonymous memory).
+
+        >>> MemoryMappedTensor.zeros(3, filename="z.memmap").filename.endswith("z.memmap")
+        True
+        """
         if self._filename is None:
             raise RuntimeError(
                 "this MemoryMappedTensor has no file: it lives in anonymous shared "
@@ -683,7 +727,12 @@ class MemoryMappedTensor(Tensor):
 
     @property
     def parent_shape(self) -> torch.Size:
-        """The shape of the whole mapped tensor this one was indexed from."""
+        """The shape of the whole mapped tensor this one was indexed from.
+
+        >>> mt = MemoryMappedTensor.zeros(4, 3)
+        >>> mt[1:3].shape, mt[1:3].parent_shape
+        (torch.Size([2, 3]), torch.Size([4, 3]))
+        """
         return self._parent_shape if self._parent_shape is not None else self.shape
 
     # ------------------------------------------------------------------ views
@@ -703,7 +752,11 @@ class MemoryMappedTensor(Tensor):
 
     def detach(self) -> "MemoryMappedTensor":
         """The same mapped storage, out of the autograd graph (still a
-        MemoryMappedTensor, so that ``nn.Parameter`` can wrap one)."""
+        MemoryMappedTensor, so that ``nn.Parameter`` can wrap one).
+
+        >>> type(MemoryMappedTensor.zeros(2).detach()).__name__
+        'MemoryMappedTensor'
+        """
         out = Tensor._make_subclass(MemoryMappedTensor, Tensor.detach(self))
         out._filename = self._filename
         out._handle = self._handle

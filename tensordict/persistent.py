@@ -552,12 +552,22 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         )
 
     def close(self) -> None:
-        """Close the file (entries read before stay valid; tensors stop writing back)."""
+        """Close the file (entries read before stay valid; tensors stop writing back).
+
+        >>> h5 = PersistentTensorDict.from_dict(TensorDict(a=torch.zeros(3), batch_size=[3]), "data.h5")
+        >>> h5.close()
+        """
         self._backend.close(self._file)
 
     @property
     def file(self):
-        """The h5py ``File`` (the root ``zarr.Group`` of a zarr store)."""
+        """The h5py ``File`` (the root ``zarr.Group`` of a zarr store).
+
+        >>> h5 = PersistentTensorDict.from_dict(TensorDict(a=torch.zeros(3), batch_size=[3]), "data.h5")
+        >>> list(h5.file.keys())
+        ['a']
+        >>> h5.close()
+        """
         return self._file
 
     @property
@@ -567,7 +577,13 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
 
     @property
     def filename(self) -> str:
-        """The path of the HDF5 file, as given when it was opened."""
+        """The path of the HDF5 file, as given when it was opened.
+
+        >>> h5 = PersistentTensorDict.from_dict(TensorDict(a=torch.zeros(3), batch_size=[3]), "data.h5")
+        >>> h5.filename.endswith("data.h5")
+        True
+        >>> h5.close()
+        """
         return self._filename
 
     def __enter__(self):

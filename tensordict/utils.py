@@ -47,7 +47,11 @@ def expand_right(tensor: torch.Tensor, shape) -> torch.Tensor:
     """Expand ``tensor`` to ``shape`` by adding dims on the right (not the left, as
     broadcasting does): a ``[3]`` tensor expanded to ``[3, 4]`` repeats each value,
     and a dim of size one is expanded too (``[1]`` to ``[7, 3]``). A tensordict is
-    expanded along its batch dims the same way."""
+    expanded along its batch dims the same way.
+
+    >>> expand_right(torch.tensor([1.0, 2.0]), (2, 3)).tolist()
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
     shape = torch.Size(shape)
     if isinstance(tensor, TensorDictBase):
         bs = tensor.batch_size
@@ -75,13 +79,21 @@ def _expands_on_the_right(shape: torch.Size, target: torch.Size) -> bool:
 
 
 def expand_as_right(tensor: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
-    """:func:`expand_right` to the shape of ``dest`` (a tensordict's batch size)."""
+    """:func:`expand_right` to the shape of ``dest`` (a tensordict's batch size).
+
+    >>> expand_as_right(torch.tensor([1.0, 2.0]), torch.zeros(2, 3)).shape
+    torch.Size([2, 3])
+    """
     return expand_right(tensor, dest.shape)
 
 
 def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
     """``idx`` with its ``...`` replaced by the full slices it stands for, given the
-    ``batch_size`` it indexes: ``(..., 0)`` on ``[3, 4, 5]`` is ``(:, :, 0)``."""
+    ``batch_size`` it indexes: ``(..., 0)`` on ``[3, 4, 5]`` is ``(:, :, 0)``.
+
+    >>> convert_ellipsis_to_idx((0, ...), torch.Size([2, 3, 4]))
+    (0, slice(None, None, None), slice(None, None, None))
+    """
     parts = idx if isinstance(idx, tuple) else (idx,)
     if sum(part is Ellipsis for part in parts) > 1:
         raise IndexError(

@@ -14,7 +14,11 @@ class InteractionType(str, enum.Enum):
     """What a probabilistic module writes as its sample: the distribution's ``mode``,
     ``median`` or ``mean``, a ``random`` sample, or a ``deterministic`` value (the
     distribution's ``deterministic_sample`` if it has one, else its mode, else its
-    mean). A string enum: ``InteractionType("mode") is InteractionType.MODE``."""
+    mean). A string enum: ``InteractionType("mode") is InteractionType.MODE``.
+
+    >>> InteractionType.from_str("mean")
+    <InteractionType.MEAN: 'mean'>
+    """
 
     MODE = "mode"
     MEDIAN = "median"
@@ -47,7 +51,12 @@ _INTERACTION_TYPE = _Setting("interaction_type", None)
 
 def interaction_type() -> InteractionType | None:
     """The interaction type set by the enclosing :class:`set_interaction_type` block,
-    or ``None`` (each module then uses its ``default_interaction_type``)."""
+    or ``None`` (each module then uses its ``default_interaction_type``).
+
+    >>> with set_interaction_type(InteractionType.MODE):
+    ...     interaction_type()
+    <InteractionType.MODE: 'mode'>
+    """
     return _INTERACTION_TYPE.get()
 
 

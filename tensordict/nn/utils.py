@@ -35,7 +35,14 @@ _SKIP_EXISTING = _Setting("skip_existing", False)
 def skip_existing() -> bool | list:
     """The mode :class:`set_skip_existing` sets: ``False`` (the default, every module
     runs), ``True`` (a module whose outputs are all in its input does not run), or a
-    list of keys (only outputs among them count as existing)."""
+    list of keys (only outputs among them count as existing).
+
+    >>> skip_existing()
+    False
+    >>> with set_skip_existing(True):
+    ...     skip_existing()
+    True
+    """
     return _SKIP_EXISTING.get()
 
 
@@ -178,6 +185,10 @@ def composite_lp_aggregate(nowarn: bool = False) -> bool:
     """Whether :class:`~tensordict.nn.CompositeDistribution` sums the log-probabilities
     (and entropies) of its parts into one tensor (``True``) or returns them per part in
     a tensordict (``False``, the default). Set with :class:`set_composite_lp_aggregate`.
+
+    >>> with set_composite_lp_aggregate(False):
+    ...     composite_lp_aggregate()
+    False
     """
     return bool(_COMPOSITE_LP_AGGREGATE.get())
 
@@ -206,7 +217,12 @@ class set_composite_lp_aggregate(_ModeSwitch):
 
 
 def inv_softplus(bias: float | torch.Tensor) -> float | torch.Tensor:
-    """The inverse of softplus: ``softplus(inv_softplus(y)) == y`` for ``y > 0``."""
+    """The inverse of softplus: ``softplus(inv_softplus(y)) == y`` for ``y > 0``.
+
+    >>> y = torch.tensor(2.0)
+    >>> torch.nn.functional.softplus(inv_softplus(y))
+    tensor(2.)
+    """
     if isinstance(bias, torch.Tensor):
         return bias.expm1().log()
     return math.log(math.expm1(bias))
@@ -259,7 +275,12 @@ _MAPPINGS: dict[str, Callable] = {
 
 
 def add_custom_mapping(name: str, mapping: Callable[[torch.Tensor], torch.Tensor]):
-    """Make ``mappings(name)`` return ``mapping``."""
+    """Make ``mappings(name)`` return ``mapping``.
+
+    >>> add_custom_mapping("doubled", lambda x: 2 * x)
+    >>> mappings("doubled")(torch.ones(2))
+    tensor([2., 2.])
+    """
     if not callable(mapping):
         raise TypeError(f"add_custom_mapping: {mapping!r} is not callable")
     _MAPPINGS[name] = mapping

@@ -13,7 +13,12 @@ __all__ = ["OneHotCategorical", "ReparamGradientStrategy", "rand_one_hot"]
 
 def rand_one_hot(values: torch.Tensor, do_softmax: bool = True) -> torch.Tensor:
     """A one-hot sample (integer) of the categorical distribution whose logits (or,
-    with ``do_softmax=False``, probabilities) are the last dim of ``values``."""
+    with ``do_softmax=False``, probabilities) are the last dim of ``values``.
+
+    >>> sample = rand_one_hot(torch.zeros(4, 3))
+    >>> sample.shape, sample.sum(-1).tolist()
+    (torch.Size([4, 3]), [1, 1, 1, 1])
+    """
     probs = values.softmax(-1) if do_softmax else values
     index = torch.multinomial(probs.reshape(-1, probs.shape[-1]), 1)
     index = index.reshape(probs.shape[:-1])
