@@ -252,7 +252,15 @@ class ConversionMethods:
     ):
         """A ``TensorDict`` of the fields of a dataclass instance (nested dataclasses
         become nested tensordicts); ``as_tensorclass=True`` (or a ``dest_cls``) gives
-        a tensorclass instance instead, as :func:`tensordict.from_dataclass`."""
+        a tensorclass instance instead, as :func:`tensordict.from_dataclass`.
+
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Step:
+        ...     obs: torch.Tensor
+        >>> TensorDict.from_dataclass(Step(obs=torch.zeros(2)))["obs"].shape
+        torch.Size([2])
+        """
         if as_tensorclass or dest_cls is not None:
             return container_class("TensorClass")._from_dataclass(
                 dataclass,
@@ -360,7 +368,12 @@ class ConversionMethods:
         adds one row before dim 0 and two after dim 1); the new positions hold
         ``value``. Leaves without batch dims (``UnbatchedTensor``) are kept as they
         are. ``inplace=True`` pads the tensordict itself and returns it; nested
-        tensordicts stay the same objects. :func:`tensordict.pad` is this method."""
+        tensordicts stay the same objects. :func:`tensordict.pad` is this method.
+
+        >>> td = TensorDict(a=torch.ones(2, 3), batch_size=[2, 3])
+        >>> td.pad([0, 0, 1, 0]).batch_size  # dim 0: 0 before, 0 after; dim 1: 1 before, 0 after
+        torch.Size([2, 4])
+        """
         sizes = list(pad_size)
         if len(sizes) % 2:
             raise _PadSizeError(

@@ -318,7 +318,13 @@ def from_pandas(
     """A tensordict with one row per row of ``dataframe`` (batch size ``[rows]``):
     numeric and boolean columns become tensors (``dtype`` casts them), other columns
     a ``NonTensorStack`` of their values; ``separator`` splits column names into
-    nested keys."""
+    nested keys.
+
+    >>> import pandas as pd
+    >>> td = from_pandas(pd.DataFrame({"x": [1.0, 2.0], "y": [3, 4]}))
+    >>> td.batch_size, td["y"].tolist()
+    (torch.Size([2]), [3, 4])
+    """
     pd = require("pandas", "from_pandas")
     _check_batch_args("from_pandas", auto_batch_size, batch_size)
     columns: dict = {}
@@ -469,13 +475,23 @@ class InterchangeMethods:
     @classmethod
     def from_json(cls, path, **kwargs):
         """See :func:`tensordict.from_json` (a tensorclass gives an instance of
-        itself)."""
+        itself).
+
+        >>> TensorDict(a=torch.arange(2), batch_size=[2]).to_json("rows.json")
+        >>> TensorDict.from_json("rows.json")["a"].tolist()
+        [0, 1]
+        """
         return _as_class(cls, from_json(path, **kwargs))
 
     def to_pandas(self, *, separator: str | None = None):
         """A ``pandas.DataFrame`` with one row per index of a tensordict with one
         batch dim; each entry (nested ones with ``separator``) must hold one value
-        per row."""
+        per row.
+
+        >>> df = TensorDict(x=torch.arange(3), batch_size=[3]).to_pandas()
+        >>> list(df["x"])
+        [0, 1, 2]
+        """
         pd = require("pandas", "to_pandas")
         n, columns = _table(self, separator, "to_pandas")
         frame = {}
@@ -495,7 +511,12 @@ class InterchangeMethods:
     @classmethod
     def from_pandas(cls, dataframe, **kwargs):
         """See :func:`tensordict.from_pandas` (a tensorclass gives an instance of
-        itself)."""
+        itself).
+
+        >>> import pandas as pd
+        >>> TensorDict.from_pandas(pd.DataFrame({"x": [1, 2]}))["x"].tolist()
+        [1, 2]
+        """
         return _as_class(cls, from_pandas(dataframe, **kwargs))
 
     def to_csv(self, path, *, separator: str | None = None, **kwargs) -> None:
@@ -556,7 +577,12 @@ class InterchangeMethods:
     def to_parquet(self, path, *, separator: str | None = None, **kwargs) -> None:
         """Write a parquet file with one row per index of a tensordict with one batch
         dim (pyarrow); feature dims are kept as fixed-size lists. ``kwargs`` go to
-        ``pyarrow.parquet.write_table``."""
+        ``pyarrow.parquet.write_table``.
+
+        >>> TensorDict(x=torch.arange(3), batch_size=[3]).to_parquet("rows.parquet")
+        >>> TensorDict.from_parquet("rows.parquet").batch_size
+        torch.Size([3])
+        """
         pa = require("pyarrow", "to_parquet")
         import pyarrow.parquet as pq
 
@@ -569,7 +595,12 @@ class InterchangeMethods:
     @classmethod
     def from_parquet(cls, path, **kwargs):
         """See :func:`tensordict.from_parquet` (a tensorclass gives an instance of
-        itself)."""
+        itself).
+
+        >>> TensorDict(x=torch.arange(3), batch_size=[3]).to_parquet("rows.parquet")
+        >>> TensorDict.from_parquet("rows.parquet")["x"].tolist()
+        [0, 1, 2]
+        """
         return _as_class(cls, from_parquet(path, **kwargs))
 
 
@@ -587,7 +618,12 @@ def from_parquet(
 ):
     """Read a parquet file (pyarrow): one row per row of the file (batch size
     ``[rows]``); ``columns`` selects columns by their names in the file and
-    ``kwargs`` go to ``pyarrow.parquet.read_table``."""
+    ``kwargs`` go to ``pyarrow.parquet.read_table``.
+
+    >>> TensorDict(x=torch.arange(3), batch_size=[3]).to_parquet("rows.parquet")
+    >>> from_parquet("rows.parquet")["x"].tolist()
+    [0, 1, 2]
+    """
     pa = require("pyarrow", "from_parquet")
     import pyarrow.parquet as pq
 
@@ -662,7 +698,12 @@ def to_safetensors(data, path) -> None:
     """Save a tensordict or tensorclass to a safetensors file: tensors under their
     keys joined with ``"."`` (a model's ``state_dict`` names), the structure (batch
     sizes, names, tensorclasses, lazy stacks, JSON non-tensor values) in the file's
-    metadata, so that :func:`from_safetensors` rebuilds it."""
+    metadata, so that :func:`from_safetensors` rebuilds it.
+
+    >>> to_safetensors(TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.ones(2))), "w.safetensors")
+    >>> from_safetensors("w.safetensors")["sub", "b"].tolist()
+    [1.0, 1.0]
+    """
     require("safetensors", "to_safetensors")
     from safetensors.torch import save_file
 
@@ -716,7 +757,12 @@ def _rebuild(node: dict, tensors: dict, device) -> Any:
 def from_safetensors(path, *, device=None):
     """Load a safetensors file. A file written by :func:`to_safetensors` (or by
     0.15.3) comes back with its structure; any other file (a model checkpoint) is a
-    nested ``TensorDict`` with batch size ``[]``, each name split on ``"."``."""
+    nested ``TensorDict`` with batch size ``[]``, each name split on ``"."``.
+
+    >>> to_safetensors(TensorDict(a=torch.arange(2)), "w.safetensors")
+    >>> from_safetensors("w.safetensors")["a"].tolist()
+    [0, 1]
+    """
     require("safetensors", "from_safetensors")
     from safetensors import safe_open
 

@@ -121,6 +121,10 @@ class MapMixin:
         take their elements from a random permutation along ``dim`` and the results
         come in the order the workers finish them. Closing the iterator early stops
         the workers.
+
+        >>> td = TensorDict(x=torch.arange(4.0), batch_size=[4])
+        >>> [out["x"].tolist() for out in td.map_iter(lambda c: c * 10, num_workers=1, chunksize=2)]
+        [[0.0, 10.0], [20.0, 30.0]]
         """
         if shuffle and not index_with_generator:
             raise RuntimeError(

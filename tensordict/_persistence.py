@@ -551,7 +551,12 @@ class PersistenceMixin:
         """Save to the folder ``prefix``: the same as :meth:`memmap` (it returns the
         memory-mapped copy). Non-tensor values JSON cannot hold are pickled, with a
         :class:`PickledValueWarning` naming their keys: loading them needs
-        ``allow_pickle=True``."""
+        ``allow_pickle=True``.
+
+        >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).save("saved")
+        >>> TensorDict.load("saved")["a"].tolist()
+        [0, 1, 2]
+        """
         return self.memmap(
             prefix,
             copy_existing,
@@ -610,7 +615,12 @@ class PersistenceMixin:
 
     def memmap_refresh_(self, *, allow_pickle: bool | None = None):
         """Load again from :attr:`saved_path` (entries another process added or
-        removed appear), stay memory-mapped and locked; returns ``self``."""
+        removed appear), stay memory-mapped and locked; returns ``self``.
+
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2]).memmap_("saved")
+        >>> td.memmap_refresh_() is td, td.is_memmap()
+        (True, True)
+        """
         prefix = _marked(self)
         if prefix is None or prefix == _ANONYMOUS or not self.is_locked:
             raise RuntimeError(
@@ -667,7 +677,13 @@ class PersistenceMixin:
         robust_key: bool | None = None,
     ) -> MemoryMappedTensor:
         """Add a new zero-filled memory-mapped entry at ``key`` to this memory-mapped
-        tensordict (its file and metadata are written at once) and return it."""
+        tensordict (its file and metadata are written at once) and return it.
+
+        >>> td = TensorDict(batch_size=[4]).memmap_("saved")
+        >>> mt = td.make_memmap("x", shape=(4, 2), dtype=torch.float32)
+        >>> td["x"].shape, type(mt).__name__
+        (torch.Size([4, 2]), 'MemoryMappedTensor')
+        """
         shape = torch.Size(shape.tolist() if isinstance(shape, Tensor) else shape)
         dtype = dtype or torch.get_default_dtype()
         return self._add_memmap_entry(
@@ -689,7 +705,13 @@ class PersistenceMixin:
         robust_key: bool | None = None,
     ) -> MemoryMappedTensor:
         """Add ``tensor`` (copied, or zeros of its shape with ``copy_data=False``) as a
-        new memory-mapped entry at ``key`` and return it."""
+        new memory-mapped entry at ``key`` and return it.
+
+        >>> td = TensorDict(batch_size=[3]).memmap_("saved")
+        >>> _ = td.make_memmap_from_tensor("x", torch.arange(3))
+        >>> td["x"].tolist()
+        [0, 1, 2]
+        """
         return self._add_memmap_entry(
             key,
             tensor.shape,
@@ -806,7 +828,12 @@ class PersistenceMixin:
 
     @classmethod
     def load(cls, prefix: str | os.PathLike, *args, **kwargs):
-        """The same as :meth:`load_memmap`."""
+        """The same as :meth:`load_memmap`.
+
+        >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).save("saved")
+        >>> TensorDict.load("saved").batch_size
+        torch.Size([3])
+        """
         return cls.load_memmap(prefix, *args, **kwargs)
 
     def load_memmap_(
@@ -818,13 +845,25 @@ class PersistenceMixin:
         mode: str | None = None,
     ):
         """Load the tensordict saved in ``prefix`` into this one (its entries replace
-        these; nested tensordicts on both sides are reused) and return ``self``."""
+        these; nested tensordicts on both sides are reused) and return ``self``.
+
+        >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).memmap("saved")
+        >>> td = TensorDict(a=torch.zeros(3, dtype=torch.int64), batch_size=[3])
+        >>> td.load_memmap_("saved")["a"].tolist()
+        [0, 1, 2]
+        """
         loaded = _read(Path(os.fspath(prefix)), bool(allow_pickle), mode)
         _load_into(self, loaded)
         return self
 
     def load_(self, prefix: str | os.PathLike, *args, **kwargs):
-        """The same as :meth:`load_memmap_`."""
+        """The same as :meth:`load_memmap_`.
+
+        >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).save("saved")
+        >>> td = TensorDict(a=torch.zeros(3, dtype=torch.int64), batch_size=[3])
+        >>> td.load_("saved")["a"].tolist()
+        [0, 1, 2]
+        """
         return self.load_memmap_(prefix, *args, **kwargs)
 
     # ------------------------------------------------------------------ HDF5
@@ -840,7 +879,14 @@ class PersistenceMixin:
         non_tensor_as_stack: bool = False,
     ):
         """A :class:`~tensordict.PersistentTensorDict` over the HDF5 file
-        ``filename`` (reads are lazy; needs ``pip install tensordict[h5]``)."""
+        ``filename`` (reads are lazy; needs ``pip install tensordict[h5]``).
+
+        >>> TensorDict(a=torch.arange(3), batch_size=[3]).to_h5("data.h5").close()
+        >>> td = TensorDict.from_h5("data.h5")
+        >>> td["a"].tolist()
+        [0, 1, 2]
+        >>> td.close()
+        """
         return container_class("PersistentTensorDict").from_h5(
             filename,
             mode=mode,
@@ -852,7 +898,13 @@ class PersistenceMixin:
 
     def to_h5(self, filename, **kwargs):
         """Write this tensordict to the HDF5 file ``filename`` and return the
-        :class:`~tensordict.PersistentTensorDict` over it."""
+        :class:`~tensordict.PersistentTensorDict` over it.
+
+        >>> h5 = TensorDict(a=torch.zeros(3), batch_size=[3]).to_h5("data.h5")
+        >>> type(h5).__name__, h5.batch_size
+        ('PersistentTensorDict', torch.Size([3]))
+        >>> h5.close()
+        """
         return container_class("PersistentTensorDict").from_dict(
             self, filename=filename, **kwargs
         )

@@ -794,7 +794,12 @@ class PytreeMixin:
         auto_batch_size: bool = False,
         batch_dims: int | None = None,
     ):
-        """See :func:`tensordict.from_pytree`."""
+        """See :func:`tensordict.from_pytree`.
+
+        >>> td = TensorDict.from_pytree({"a": torch.zeros(2), "b": (torch.ones(1),)})
+        >>> td.to_pytree()["b"]
+        (tensor([1.]),)
+        """
         return from_pytree(
             pytree,
             batch_size=batch_size,

@@ -393,7 +393,12 @@ class TensorDict(
         names=None,
     ) -> "TensorDict":
         """Build from a (nested) dict. Without ``batch_size`` the batch size is
-        empty unless ``auto_batch_size=True`` or ``batch_dims`` is given."""
+        empty unless ``auto_batch_size=True`` or ``batch_dims`` is given.
+
+        >>> td = TensorDict.from_dict({"a": torch.zeros(3, 4), "b": {"c": torch.ones(3)}}, auto_batch_size=True)
+        >>> td.batch_size, td["b", "c"].shape
+        (torch.Size([3]), torch.Size([3]))
+        """
         if batch_size is not None and batch_dims is not None:
             raise ValueError(
                 f"Cannot pass both batch_size and batch_dims to `from_dict`: "
@@ -426,7 +431,12 @@ class TensorDict(
         (the new dim included). The stack is dense where the tensordicts have the same
         keys and shapes, else a :class:`LazyStackedTensorDict`; ``lazy=True`` always
         gives a lazy stack, ``lazy=False`` always a dense one (an error where the
-        tensordicts differ)."""
+        tensordicts differ).
+
+        >>> td = TensorDict.from_list([{"a": torch.zeros(2)}, {"a": torch.ones(2)}])
+        >>> td.batch_size, td["a"][1].tolist()
+        (torch.Size([2]), [1.0, 1.0])
+        """
         lazy_cls = container_class("LazyStackedTensorDict")
         members, _, names = lazy_cls._mapping_members(
             list(input),

@@ -177,7 +177,11 @@ class TensorDictBase(
     InterchangeMethods,
     TensorCollection,
 ):
-    """The shared behaviour of every tensordict container (see the module docstring)."""
+    """The shared behaviour of every tensordict container (see the module docstring).
+
+    >>> isinstance(TensorDict(), TensorDictBase), isinstance(TensorDict.lazy_stack([TensorDict()]), TensorDictBase)
+    (True, True)
+    """
 
     __slots__ = ()
 
@@ -892,7 +896,12 @@ class TensorDictBase(
         return (self if len(path) == 1 else self._get_path(path[:-1])).batch_size
 
     def is_non_tensor(self, key: NestedKey) -> bool:
-        """True when the entry at ``key`` is non-tensor data."""
+        """True when the entry at ``key`` is non-tensor data.
+
+        >>> td = TensorDict(a=torch.zeros(1), label="cat")
+        >>> td.is_non_tensor("label"), td.is_non_tensor("a")
+        (True, False)
+        """
         return _is_non_tensor_value(self._get_path(unravel_key_to_tuple(key)))
 
     def non_tensor_items(self, include_nested: bool = False) -> list[tuple]:
@@ -972,7 +981,11 @@ class TensorDictBase(
 
     @classmethod
     def fromkeys(cls, keys: Sequence[NestedKey], value: Any = 0) -> "TensorDictBase":
-        """A tensordict with ``value`` at every key of ``keys``."""
+        """A tensordict with ``value`` at every key of ``keys``.
+
+        >>> TensorDict.fromkeys(["a", "b"], 1)["b"]
+        tensor(1)
+        """
         td = container_class("TensorDict")()
         for key in keys:
             td.set(key, value.clone() if isinstance(value, torch.Tensor) else value)
@@ -1163,7 +1176,12 @@ class TensorDictBase(
         keep_entries: bool = False,
     ) -> "TensorDictBase":
         """Write ``torch.stack`` of the entries at ``keys`` (``dim`` is torch's dim)
-        at ``out_key``, in place, removing the entries unless ``keep_entries``."""
+        at ``out_key``, in place, removing the entries unless ``keep_entries``.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2), batch_size=[2])
+        >>> td.stack_tensors("a", "b", out_key="ab")["ab"].shape
+        torch.Size([2, 2])
+        """
         return self._join_tensors(torch.stack, keys, out_key, dim, keep_entries)
 
     def cat_tensors(
@@ -1174,7 +1192,12 @@ class TensorDictBase(
         keep_entries: bool = False,
     ) -> "TensorDictBase":
         """Write ``torch.cat`` of the entries at ``keys`` (``dim`` is torch's dim) at
-        ``out_key``, in place, removing the entries unless ``keep_entries``."""
+        ``out_key``, in place, removing the entries unless ``keep_entries``.
+
+        >>> td = TensorDict(a=torch.zeros(2, 1), b=torch.ones(2, 3), batch_size=[2])
+        >>> td.cat_tensors("a", "b", out_key="ab", dim=-1)["ab"].shape
+        torch.Size([2, 4])
+        """
         return self._join_tensors(torch.cat, keys, out_key, dim, keep_entries)
 
     def _join_tensors(self, join, keys, out_key, dim, keep_entries):
@@ -1899,13 +1922,22 @@ class TensorDictBase(
     @classmethod
     def lazy_stack(cls, input, dim: int = 0, *, out=None, **kwargs):
         """Stack tensordicts lazily along ``dim``: a LazyStackedTensorDict keeping them
-        (indexing it along ``dim`` returns them; writes go through to them)."""
+        (indexing it along ``dim`` returns them; writes go through to them).
+
+        >>> s = TensorDict.lazy_stack([TensorDict(a=torch.zeros(3)), TensorDict(a=torch.zeros(4))])
+        >>> s.batch_size, s.get_item_shape("a")
+        (torch.Size([2]), torch.Size([2, -1]))
+        """
         lazy_cls = container_class("LazyStackedTensorDict")
         return lazy_cls.lazy_stack(input, dim, out=out, **kwargs)
 
     @classmethod
     def maybe_dense_stack(cls, input, dim: int = 0, *, out=None, **kwargs):
-        """A dense stack where the tensordicts' keys and shapes allow it, else lazy."""
+        """A dense stack where the tensordicts' keys and shapes allow it, else lazy.
+
+        >>> type(TensorDict.maybe_dense_stack([TensorDict(a=torch.zeros(3))] * 2)).__name__
+        'TensorDict'
+        """
         lazy_cls = container_class("LazyStackedTensorDict")
         return lazy_cls.maybe_dense_stack(input, dim, out=out, **kwargs)
 

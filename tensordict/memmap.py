@@ -570,7 +570,12 @@ class MemoryMappedTensor(Tensor):
     ) -> "MemoryMappedTensor":
         """A MemoryMappedTensor viewing ``storage`` (not copied): ``dtype`` (default
         uint8 for an untyped storage) and ``shape`` (default: all of it, flat).
-        ``filename`` records the file the storage maps, if any."""
+        ``filename`` records the file the storage maps, if any.
+
+        >>> mt = MemoryMappedTensor.from_tensor(torch.arange(4))
+        >>> MemoryMappedTensor.from_storage(mt.untyped_storage(), shape=(2, 2), dtype=torch.int64).tolist()
+        [[0, 1], [2, 3]]
+        """
         _check_device(device)
         if isinstance(storage, torch.TypedStorage):
             dtype = storage.dtype if dtype is None else dtype

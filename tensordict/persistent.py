@@ -1120,7 +1120,14 @@ def from_h5(
     batch_size=None,
     non_tensor_as_stack: bool = False,
 ) -> PersistentTensorDict:
-    """A :class:`PersistentTensorDict` over the HDF5 file ``h5_file``."""
+    """A :class:`PersistentTensorDict` over the HDF5 file ``h5_file``.
+
+    >>> _ = PersistentTensorDict.from_dict(TensorDict(a=torch.arange(3), batch_size=[3]), "data.h5")
+    >>> h5 = from_h5("data.h5")
+    >>> h5["a"].tolist()
+    [0, 1, 2]
+    >>> h5.close()
+    """
     return PersistentTensorDict.from_h5(
         h5_file,
         mode=mode,

@@ -454,6 +454,13 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     Class options (keywords of the class statement): ``shadow=True`` lets a field take
     the name of a tensorclass member; ``nocast=True`` keeps numbers given to
     tensor-annotated fields as Python values.
+
+    >>> class Pair(TensorClass):
+    ...     x: torch.Tensor
+    ...     y: torch.Tensor
+    >>> p = Pair(x=torch.zeros(3, 2), y=torch.ones(3), batch_size=[3])
+    >>> p[1:].x.shape, type(p.float()).__name__
+    (torch.Size([2, 2]), 'Pair')
     """
 
     __slots__ = ("_tensordict",)
@@ -616,7 +623,15 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     ):
         """An instance wrapping ``tensordict`` (not copied); ``non_tensordict`` adds
         non-tensor field values. Plain tensordicts at fields annotated with a
-        tensorclass come back as that tensorclass."""
+        tensorclass come back as that tensorclass.
+
+        >>> class Pair(TensorClass):
+        ...     x: torch.Tensor
+        >>> td = TensorDict(x=torch.zeros(2), batch_size=[2])
+        >>> p = Pair.from_tensordict(td)      # wraps td, no copy
+        >>> p.x is td["x"]
+        True
+        """
         if getattr(tensordict, "_is_tensorclass", False):
             tensordict = tensordict._tensordict
         if not isinstance(tensordict, TensorDictBase):
@@ -1498,7 +1513,12 @@ class NonTensorData(TensorClass, shadow=True):
 
 @register
 class MetaData(NonTensorData, shadow=True):
-    """A :class:`NonTensorData` used for metadata: the same behaviour, another name."""
+    """A :class:`NonTensorData` used for metadata: the same behaviour, another name.
+
+    >>> td = TensorDict(meta=MetaData({"run": 3}, batch_size=[2]), batch_size=[2])
+    >>> td[0]["meta"]
+    {'run': 3}
+    """
 
 
 def _join_non_tensor(func, args, kwargs):
@@ -1635,7 +1655,12 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         """The stack of a NonTensorData's value over its batch: one value seen
         through a read-only broadcast view (shape ops that give a non-tensor value a
         batch, e.g. ``unsqueeze``, cost nothing per element; the first write copies,
-        see :meth:`_set_at_index`)."""
+        see :meth:`_set_at_index`).
+
+        >>> s = NonTensorStack.from_nontensordata(NonTensorData("cat", batch_size=[2]))
+        >>> s.tolist()
+        ['cat', 'cat']
+        """
         values = np.broadcast_to(
             _object_array(non_tensor.data), tuple(non_tensor.batch_size)
         )

@@ -37,7 +37,14 @@ class TypedTensorDict(TensorClass):
     """A tensordict whose fields are the class's annotations (see the module
     docstring). Construct with ``State(eta=..., X=..., batch_size=[5])`` or
     ``State({"eta": ..., "X": ...}, batch_size=[5])``; ``device``, ``names`` and
-    ``lock`` as for ``TensorDict``."""
+    ``lock`` as for ``TensorDict``.
+
+    >>> class Obs(TypedTensorDict):
+    ...     pixels: torch.Tensor
+    >>> obs = Obs(pixels=torch.zeros(4, 3), batch_size=[4])
+    >>> obs.pixels.shape
+    torch.Size([4, 3])
+    """
 
     __slots__ = ()
 
