@@ -1207,7 +1207,18 @@ class DistributedMixin:
         consolidated tensordict), after a one-collective structure check.
         ``async_op=True`` returns a list of works whose ``wait()`` also writes the
         result back. ``bucket_bytes`` is accepted for compatibility (everything is
-        one bucket per dtype)."""
+        one bucket per dtype).
+
+        (every rank runs it; here a group of one process)
+
+        >>> import os, torch.distributed as dist
+        >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
+        >>> td = TensorDict(a=torch.ones(2))
+        >>> td.all_reduce()                  # in place: the sum over the ranks
+        >>> td["a"].tolist()
+        [1.0, 1.0]
+        >>> dist.destroy_process_group()
+        """
         op = dist.ReduceOp.SUM if op is None else op
 
         def run(region):
@@ -1229,7 +1240,18 @@ class DistributedMixin:
         """Reduce every leaf over the ranks of ``group`` into rank ``dst``'s
         tensordict (the other ranks' leaves are left as they were). With
         ``async_op=True, return_premature=True`` returns a list of works whose
-        ``wait()`` also writes the result back on ``dst``."""
+        ``wait()`` also writes the result back on ``dst``.
+
+        (every rank runs it; here a group of one process)
+
+        >>> import os, torch.distributed as dist
+        >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
+        >>> td = TensorDict(a=torch.ones(2))
+        >>> _ = td.reduce(dst=0)
+        >>> td["a"].tolist()
+        [1.0, 1.0]
+        >>> dist.destroy_process_group()
+        """
         op = dist.ReduceOp.SUM if op is None else op
         is_dst = dist.get_rank() == dst
 
@@ -1249,7 +1271,17 @@ class DistributedMixin:
 
         A tensordict memory-mapped in a folder goes as the folder's path and its
         leaves' signature (two small collectives, no data): the other ranks open it
-        with ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data."""
+        with ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data.
+
+        (every rank runs it; here a group of one process)
+
+        >>> import os, torch.distributed as dist
+        >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
+        >>> got = TensorDict(a=torch.arange(3)).broadcast(src=0)
+        >>> got["a"].tolist()
+        [0, 1, 2]
+        >>> dist.destroy_process_group()
+        """
         comm = _comm_device(group)
         is_src = dist.get_rank() == src
         path_meta = _as_path(self, as_path) if is_src else None
@@ -1291,7 +1323,17 @@ class DistributedMixin:
         ``load_memmap`` (a shared filesystem). When every rank does, no storage is
         gathered at all (two small collectives); otherwise the storages are gathered
         padded to the largest, so such a rank still sends padding. ``as_path=False``
-        sends the data."""
+        sends the data.
+
+        (every rank runs it; here a group of one process)
+
+        >>> import os, torch.distributed as dist
+        >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
+        >>> tds = TensorDict(a=torch.arange(2)).all_gather()
+        >>> len(tds), tds[0]["a"].tolist()
+        (1, [0, 1])
+        >>> dist.destroy_process_group()
+        """
         comm = _comm_device(group)
         world = dist.get_world_size(group)
         me = dist.get_rank(group)

@@ -540,6 +540,12 @@ class TensorDict(
     def keys(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
         keys view, returned without a further call (the hot path of ``key in td.keys()``).
+
+        >>> td = TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.zeros(2)))
+        >>> list(td.keys())
+        ['a', 'sub']
+        >>> list(td.keys(include_nested=True, leaves_only=True))
+        ['a', ('sub', 'b')]
         """
         if include_nested or leaves_only or sort:
             return _DenseKeysView(self, include_nested, leaves_only, is_leaf, sort)
@@ -548,7 +554,12 @@ class TensorDict(
     _keys_py = keys
 
     def values(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
-        """As :meth:`TensorDictBase.values`; with no argument, the storage's own view."""
+        """As :meth:`TensorDictBase.values`; with no argument, the storage's own view.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2))
+        >>> sum(v.sum() for v in td.values())
+        tensor(2.)
+        """
         if include_nested or leaves_only or sort:
             return TensorDictBase.values(
                 self, include_nested, leaves_only, is_leaf, sort=sort
@@ -558,7 +569,12 @@ class TensorDict(
     _values_py = values
 
     def items(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
-        """As :meth:`TensorDictBase.items`; with no argument, the storage's own view."""
+        """As :meth:`TensorDictBase.items`; with no argument, the storage's own view.
+
+        >>> td = TensorDict(a=torch.zeros(2), b=torch.ones(2))
+        >>> [(k, v.sum().item()) for k, v in td.items()]
+        [('a', 0.0), ('b', 2.0)]
+        """
         if include_nested or leaves_only or sort:
             return TensorDictBase.items(
                 self, include_nested, leaves_only, is_leaf, sort=sort
@@ -582,7 +598,14 @@ class TensorDict(
         The other arguments are a lazy stack's: a dense tensordict's entries are one
         tensor already, so they change nothing here, as in 0.15.3 (code written for
         either container passes them). No ``**kwargs``: CPython specialises calls to
-        functions without it, and this is the hot read."""
+        functions without it, and this is the hot read.
+
+        >>> td = TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.ones(2)))
+        >>> td.get(("sub", "b"))
+        tensor([1., 1.])
+        >>> td.get("missing", torch.zeros(1))
+        tensor([0.])
+        """
         if type(key) is str:
             value = self._tensordict.get(key, _MISSING)
             if type(value) is Tensor:  # the usual entry: one check, then return

@@ -152,6 +152,16 @@ def write_pages(app: Sphinx) -> None:
             stale.unlink()
 
 
+def _twin_docstring(app, what, name, obj, options, lines) -> None:
+    """A read that runs in C documents the Python method it stands for."""
+    if what != "method" or type(obj).__name__ != "method_descriptor":
+        return
+    twin = public_api.python_twin(public_api.Name(name, "", obj, "method"))
+    if twin is not None and twin.__doc__:
+        lines[:] = inspect.cleandoc(twin.__doc__).splitlines()
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", write_pages)
+    app.connect("autodoc-process-docstring", _twin_docstring)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -140,9 +140,22 @@ def constant_doc(name: str) -> str:
     return ""
 
 
+def python_twin(name: Name) -> Any:
+    """For a read that runs in C (``TensorDict.get``/``keys``/``values``/``items``,
+    ``tensordict/_fastreads.c``), the Python method it stands for, whose docstring is
+    the reference; otherwise ``None``."""
+    if type(name.obj).__name__ != "method_descriptor":
+        return None
+    from tensordict import _hotreads
+
+    owner, _, attr = name.qualname.rpartition(".")
+    twin = _hotreads._C_METHODS.get(attr)
+    return getattr(resolve(owner), twin, None) if twin else None
+
+
 def docstring(name: Name) -> str:
     """What the reference shows for ``name`` (its docstring, cleaned)."""
-    obj = name.obj
+    obj = python_twin(name) or name.obj
     if isinstance(obj, (staticmethod, classmethod)):
         obj = obj.__func__
     if is_constant(obj):
