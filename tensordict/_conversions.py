@@ -136,7 +136,17 @@ class ConversionMethods:
         ``None`` (ordinary tensors), ``"memmap"`` (memory-mapped, in ``prefix=``, else
         a temporary folder; locked), ``"h5"`` (a ``PersistentTensorDict`` over
         ``filename=``), ``"zarr"`` (one over the zarr store ``filename=``) or ``"shared"``
-        (shared memory)."""
+        (shared memory).
+
+        Raises:
+            ValueError: an unknown ``storage``, or a schema entry that is not
+                ``(shape, dtype)``.
+            TypeError: a dtype that is not a ``torch.dtype``.
+
+        >>> td = TensorDict.from_schema({"obs": ((3,), torch.float32), ("next", "done"): ((), torch.bool)}, batch_size=[4])
+        >>> td["obs"].shape, td["next", "done"].dtype
+        (torch.Size([4, 3]), torch.bool)
+        """
         if storage not in _SCHEMA_STORAGES:
             raise ValueError(
                 f"Unknown storage backend {storage!r}. "

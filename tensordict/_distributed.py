@@ -1209,7 +1209,7 @@ class DistributedMixin:
         result back. ``bucket_bytes`` is accepted for compatibility (everything is
         one bucket per dtype).
 
-        (every rank runs it; here a group of one process)
+        Every rank calls it; here, in a group of one process:
 
         >>> import os, torch.distributed as dist
         >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
@@ -1242,7 +1242,7 @@ class DistributedMixin:
         ``async_op=True, return_premature=True`` returns a list of works whose
         ``wait()`` also writes the result back on ``dst``.
 
-        (every rank runs it; here a group of one process)
+        Every rank calls it; here, in a group of one process:
 
         >>> import os, torch.distributed as dist
         >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
@@ -1273,7 +1273,7 @@ class DistributedMixin:
         leaves' signature (two small collectives, no data): the other ranks open it
         with ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data.
 
-        (every rank runs it; here a group of one process)
+        Every rank calls it; here, in a group of one process:
 
         >>> import os, torch.distributed as dist
         >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)
@@ -1325,7 +1325,7 @@ class DistributedMixin:
         padded to the largest, so such a rank still sends padding. ``as_path=False``
         sends the data.
 
-        (every rank runs it; here a group of one process)
+        Every rank calls it; here, in a group of one process:
 
         >>> import os, torch.distributed as dist
         >>> dist.init_process_group("gloo", init_method="file://" + os.path.abspath("store"), rank=0, world_size=1)

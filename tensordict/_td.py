@@ -470,7 +470,14 @@ class TensorDict(
     # ------------------------------------------------------------------ attributes
     @property
     def batch_size(self) -> torch.Size:
-        """The leading dimensions every entry shares."""
+        """The leading dimensions every entry shares (settable: a new size must match
+        the entries' leading dims, else ``RuntimeError``).
+
+        >>> td = TensorDict(a=torch.zeros(3, 4), batch_size=[3])
+        >>> td.batch_size = [3, 4]
+        >>> td.batch_size
+        torch.Size([3, 4])
+        """
         return self._batch_size
 
     @batch_size.setter

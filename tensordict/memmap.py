@@ -747,12 +747,29 @@ class MemoryMappedTensor(Tensor):
         return self._keep_mapped(result) if result._is_view() else result
 
     def unbind(self, dim: int = 0) -> tuple:
+        """As :meth:`torch.Tensor.unbind`; the slices stay MemoryMappedTensors (views
+        of the same file: writes reach it).
+
+        >>> parts = MemoryMappedTensor.zeros(2, 3).unbind(0)
+        >>> len(parts), type(parts[0]).__name__
+        (2, 'MemoryMappedTensor')
+        """
         return tuple(self._keep_mapped(t) for t in Tensor.unbind(self, dim))
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        """As :meth:`torch.Tensor.chunk`; the chunks stay MemoryMappedTensors.
+
+        >>> [c.shape[0] for c in MemoryMappedTensor.zeros(5).chunk(2)]
+        [3, 2]
+        """
         return tuple(self._keep_mapped(t) for t in Tensor.chunk(self, chunks, dim))
 
     def split(self, split_size, dim: int = 0) -> tuple:
+        """As :meth:`torch.Tensor.split`; the pieces stay MemoryMappedTensors.
+
+        >>> [p.shape[0] for p in MemoryMappedTensor.zeros(5).split([1, 4])]
+        [1, 4]
+        """
         return tuple(self._keep_mapped(t) for t in Tensor.split(self, split_size, dim))
 
     def detach(self) -> "MemoryMappedTensor":

@@ -89,7 +89,14 @@ class TypedTensorDict(TensorClass):
     @classmethod
     def from_tensordict(cls, tensordict: TensorDictBase, *args, **kwargs):
         """Typed access to ``tensordict`` without copying it: reads and writes go
-        through to it. ``TypeError`` when a required field is missing."""
+        through to it. ``TypeError`` when a required field is missing.
+
+        >>> class Obs(TypedTensorDict):
+        ...     pixels: torch.Tensor
+        >>> td = TensorDict(pixels=torch.zeros(2, 3), batch_size=[2])
+        >>> Obs.from_tensordict(td).pixels is td["pixels"]
+        True
+        """
         source = getattr(tensordict, "_tensordict", tensordict) if getattr(
             tensordict, "_is_tensorclass", False
         ) else tensordict

@@ -828,7 +828,16 @@ class WrapModule(TensorDictModuleBase):
 
 class TensorDictModuleWrapper(TensorDictModuleBase):
     """A module around a tensordict module (to add behaviour in a subclass): calls and
-    attributes it does not have go to the wrapped ``td_module``."""
+    attributes it does not have go to the wrapped ``td_module``.
+
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> from tensordict.nn import TensorDictModule, TensorDictModuleWrapper
+    >>> inner = TensorDictModule(torch.nn.Linear(3, 1), in_keys=["x"], out_keys=["y"])
+    >>> wrapped = TensorDictModuleWrapper(inner)
+    >>> wrapped.out_keys, wrapped(TensorDict(x=torch.zeros(2, 3), batch_size=[2]))["y"].shape
+    (['y'], torch.Size([2, 1]))
+    """
 
     def __init__(self, td_module: TensorDictModuleBase) -> None:
         super().__init__()

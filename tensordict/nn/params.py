@@ -513,6 +513,19 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
                     unexpected_keys.append(name)
 
     def forward(self, *args, **kwargs):
+        """Refused: a TensorDictParams holds parameters, it computes nothing; put them
+        into a module with ``to_module`` instead.
+
+        Raises:
+            RuntimeError: always.
+
+        >>> params = TensorDictParams(TensorDict(w=torch.zeros(2)))
+        >>> try:
+        ...     params()
+        ... except RuntimeError as err:
+        ...     print("to_module" in str(err))
+        True
+        """
         raise RuntimeError(
             "TensorDictParams holds parameters; it is not a computation to call. "
             "Put them into a module with `params.to_module(module)`"
