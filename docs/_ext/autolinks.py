@@ -9,13 +9,15 @@ the full name (``tensordict.nn.TensorDictModule``), the name without the leading
 ``tensordict.`` (``nn.TensorDictModule``, ``TensorDict.apply``), a public name of
 ``tensordict`` or ``tensordict.nn`` alone (``TensorDictModule``), a method of
 ``TensorDict`` alone or after ``td.`` (``memmap_``, ``td.apply``), each with or
-without a call's parentheses.
+without a call's parentheses; ``LazyStackedTensorDict.apply`` (a container class
+and a method it shares with ``TensorDict``) links to ``TensorDict.apply``.
 """
 
 from __future__ import annotations
 
 import re
 
+import public_api
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -38,11 +40,14 @@ def _lookup(env) -> dict[str, str]:
             rest = full[len(prefix) :]
             if full.startswith(prefix) and "." not in rest:
                 table.setdefault(rest, full)
+    containers = [c.rsplit(".", 1)[1] for c in public_api.CLASSES]
     for full in objects:  # methods of TensorDict by their name, after the names above
         if full.startswith(METHOD_OWNER):
             rest = full[len(METHOD_OWNER) :]
             table.setdefault(rest, full)
             table.setdefault("td." + rest, full)
+            for container in containers:  # LazyStackedTensorDict.apply: TensorDict's
+                table.setdefault(f"{container}.{rest}", full)
     return table
 
 
