@@ -866,9 +866,11 @@ def test_load_memmap_of_4_gib_does_not_read_the_data(tmp_path):
     "module",
     ["tensordict._persistence", "tensordict.memmap", "tensordict.persistent"],
 )
-def test_docstring_examples_run(module):
+def test_docstring_examples_run(module, tmp_path, monkeypatch):
     import doctest
     import importlib
+
+    monkeypatch.chdir(tmp_path)  # the examples write files where they run
 
     found = importlib.import_module(module)
     result = doctest.testmod(
