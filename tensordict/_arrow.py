@@ -242,6 +242,10 @@ def from_arrow(
     ``copy=None`` copies only buffers Arrow marks read-only (a memory-mapped file),
     ``copy=False`` views those too. See the module docstring for the column types and
     ``nulls`` / ``mask_key``. ``device`` moves the result.
+
+    >>> table = to_arrow(TensorDict(x=torch.arange(3), batch_size=[3]))
+    >>> from_arrow(table)["x"].tolist()
+    [0, 1, 2]
     """
     pa = _pyarrow("from_arrow")
     if nulls not in _NULL_POLICIES:
@@ -334,7 +338,12 @@ def _path(key) -> tuple:
 def to_arrow(td) -> Any:
     """A ``pyarrow.Table`` with one row per index of ``td`` (a tensordict with one batch
     dim) and one column per entry: numeric columns share the tensors' memory (see the
-    module docstring for the column types). :func:`from_arrow` reads it back."""
+    module docstring for the column types). :func:`from_arrow` reads it back.
+
+    >>> table = to_arrow(TensorDict(x=torch.arange(3), batch_size=[3]))
+    >>> table.num_rows, table.column_names
+    (3, ['x'])
+    """
     pa = _pyarrow("to_arrow")
     if td.batch_dims != 1:
         raise ValueError(

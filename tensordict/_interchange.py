@@ -361,7 +361,12 @@ def from_csv(
     else with ``pyarrow.csv.read_csv``; the columns convert as in
     :func:`from_pandas`: numbers and booleans become tensors (``dtype`` casts them),
     other columns a ``NonTensorStack`` of one value per row; ``separator`` splits
-    column names into nested keys (``"obs.x"`` -> ``("obs", "x")``)."""
+    column names into nested keys (``"obs.x"`` -> ``("obs", "x")``).
+
+    >>> TensorDict(x=torch.arange(3), batch_size=[3]).to_csv("rows.csv")
+    >>> from_csv("rows.csv")["x"].tolist()
+    [0, 1, 2]
+    """
     _check_batch_args("from_csv", auto_batch_size, batch_size)
     try:
         importlib.import_module("pandas")
@@ -524,7 +529,12 @@ class InterchangeMethods:
         and one column per entry, as :meth:`to_pandas` lays them out (nested keys
         joined with ``separator``; an entry with feature dims is an error), through
         ``pandas.DataFrame.to_csv`` without the index (``kwargs`` go to it).
-        :func:`tensordict.from_csv` reads it back."""
+        :func:`tensordict.from_csv` reads it back.
+
+        >>> TensorDict(x=torch.arange(3), batch_size=[3]).to_csv("rows.csv")
+        >>> TensorDict.from_csv("rows.csv")["x"].tolist()
+        [0, 1, 2]
+        """
         frame = self.to_pandas(separator=separator)
         kwargs.setdefault("index", False)
         if hasattr(path, "write"):
@@ -536,7 +546,12 @@ class InterchangeMethods:
     @classmethod
     def from_csv(cls, path, **kwargs):
         """See :func:`tensordict.from_csv` (a tensorclass gives an instance of
-        itself)."""
+        itself).
+
+        >>> TensorDict(x=torch.arange(3), batch_size=[3]).to_csv("rows.csv")
+        >>> TensorDict.from_csv("rows.csv").batch_size
+        torch.Size([3])
+        """
         return _as_class(cls, from_csv(path, **kwargs))
 
     def to_mds(
@@ -560,7 +575,21 @@ class InterchangeMethods:
         passed in is used instead, and finished after writing if ``finish_writer``
         (default: finished, with a ``FutureWarning``, for a tensordict with batch dims;
         left open otherwise). Needs ``pip install mosaicml-streaming`` unless a writer
-        is passed; see ``tensordict/_mds.py``."""
+        is passed; see ``tensordict/_mds.py``.
+
+        Without ``writer=``, it needs ``mosaicml-streaming`` (its ``MDSWriter``); any object with
+        a ``write(sample)`` method stands in for it:
+
+        >>> class Rows:
+        ...     def __init__(self):
+        ...         self.samples = []
+        ...     def write(self, sample):
+        ...         self.samples.append(sample)
+        >>> rows = Rows()
+        >>> TensorDict(x=torch.arange(2), batch_size=[2]).to_mds(out="mds", writer=rows, finish_writer=False)
+        >>> rows.samples
+        [{'x': 0}, {'x': 1}]
+        """
         _mds.to_mds(
             self,
             columns=columns,

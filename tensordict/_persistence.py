@@ -925,7 +925,12 @@ class PersistenceMixin:
     ):
         """A :class:`~tensordict.PersistentTensorDict` over the zarr store
         ``filename`` (reads are lazy; needs ``pip install tensordict[zarr]``); see
-        :meth:`PersistentTensorDict.from_zarr`."""
+        :meth:`PersistentTensorDict.from_zarr`.
+
+        >>> _ = TensorDict(x=torch.arange(3), batch_size=[3]).to_zarr("data.zarr")
+        >>> TensorDict.from_zarr("data.zarr")["x"].tolist()
+        [0, 1, 2]
+        """
         persistent = container_class("PersistentTensorDict")
         out = persistent.from_zarr(
             filename,
@@ -946,7 +951,12 @@ class PersistenceMixin:
         ``zarr.Group.create_array`` for each tensor: by default one uncompressed chunk
         per tensor; ``chunks=(16,)`` chunks every leaf along its first dim in blocks
         of 16 (the other dims stay whole), so that indexed reads and writes touch
-        only the chunks of their rows; ``compressors=...`` compresses."""
+        only the chunks of their rows; ``compressors=...`` compresses.
+
+        >>> store = TensorDict(x=torch.arange(3), batch_size=[3]).to_zarr("data.zarr")
+        >>> type(store).__name__, store.backend
+        ('PersistentTensorDict', 'zarr')
+        """
         source = self._tensordict if getattr(self, "_is_tensorclass", False) else self
         out = container_class("PersistentTensorDict").from_dict(
             source, filename, backend="zarr", allow_pickle=allow_pickle, **kwargs

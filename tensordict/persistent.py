@@ -572,7 +572,13 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
 
     @property
     def backend(self) -> str:
-        """``"h5"`` or ``"zarr"``."""
+        """``"h5"`` or ``"zarr"``.
+
+        >>> h5 = PersistentTensorDict.from_dict(TensorDict(a=torch.zeros(3), batch_size=[3]), "data.h5")
+        >>> h5.backend
+        'h5'
+        >>> h5.close()
+        """
         return self._backend.name
 
     @property
@@ -1149,7 +1155,12 @@ def from_zarr(
     allow_pickle: bool | None = None,
 ) -> PersistentTensorDict:
     """A :class:`PersistentTensorDict` over the zarr store ``zarr_file`` (see
-    :meth:`PersistentTensorDict.from_zarr`)."""
+    :meth:`PersistentTensorDict.from_zarr`).
+
+    >>> _ = TensorDict(x=torch.arange(3), batch_size=[3]).to_zarr("data.zarr")
+    >>> from_zarr("data.zarr")["x"].tolist()
+    [0, 1, 2]
+    """
     return PersistentTensorDict.from_zarr(
         zarr_file,
         mode=mode,
