@@ -62,6 +62,11 @@ from tensordict.memmap import MemoryMappedTensor
 from tensordict._persistence import load, load_memmap, memmap, save
 from tensordict.persistent import PersistentTensorDict, from_h5
 
+# --- store (issue 29): tensordicts on a Redis-compatible server (docs/persistence.md)
+from tensordict import store
+from tensordict.store import TensorDictStore
+# --- end store
+
 from tensordict._pytree import from_pytree, register_nodes
 from tensordict._interchange import (  # tables and files (docs/ecosystem.md)
     from_json,

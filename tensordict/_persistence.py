@@ -909,6 +909,34 @@ class PersistenceMixin:
             self, filename=filename, **kwargs
         )
 
+    def to_store(
+        self,
+        *,
+        backend: str = "redis",
+        host: str = "localhost",
+        port: int = 6379,
+        db: int = 0,
+        unix_socket_path: str | None = None,
+        prefix: str = "tensordict",
+        device=None,
+        **kwargs,
+    ):
+        """Upload this tensordict to a Redis-compatible server (one transaction) and
+        return the :class:`~tensordict.TensorDictStore` over it (a
+        :class:`~tensordict.LazyStackedTensorDictStore` for a lazy stack); needs
+        ``pip install tensordict[store]``."""
+        return container_class("TensorDictStore").from_tensordict(
+            self,
+            backend=backend,
+            host=host,
+            port=port,
+            db=db,
+            unix_socket_path=unix_socket_path,
+            prefix=prefix,
+            device=device,
+            **kwargs,
+        )
+
 
     # ------------------------------------------------------------------ zarr
     @classmethod
