@@ -33,7 +33,13 @@ from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
 from tensordict._td import TensorDict, _parse_batch_size, _parse_device
-from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node, _parse_names
+from tensordict.base import (
+    NO_DEFAULT,
+    TensorDictBase,
+    _is_node,
+    _KeysView,
+    _parse_names,
+)
 from tensordict.store import _layout
 from tensordict.store._layout import Names, RowPlan, field, plan_rows
 
@@ -644,11 +650,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
 
     # ------------------------------------------------------------------ storage
     def _children(self, meta: dict) -> list:
-        n = len(self._path) + 1
-        path = self._path
-        return [
-            (p[-1], p, r) for p, r in meta.items() if len(p) == n and p[: n - 1] == path
-        ]
+        return _children_of(meta, self._path)
 
     def _own_keys(self):
         return [key for key, _, _ in self._children(self._server.refresh())]
@@ -723,10 +725,8 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             meta = self._server.refresh()
             record = meta.get(path)
         if record is not None and record["t"] == "tensor":
-            parent_bs = torch.Size(
-                meta.get(path[:-1], {}).get("batch_size", self._batch_size)
-            )
-            plan = plan_rows(index, parent_bs)
+            # td.get(key)[index]: the index is the tensor's (as on a TensorDict)
+            plan = plan_rows(index, torch.Size(record["shape"]))
             if plan is not None:
                 return self._read_rows_of({path: plan}, plan)[path]
         return TensorDictBase.get_at(self, key, *args, **kwargs)
@@ -892,6 +892,26 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         _walk_meta(meta, self._path, include_nested, leaves_only, out)
         return out
 
+    def keys(
+        self,
+        include_nested: bool = False,
+        leaves_only: bool = False,
+        is_leaf=None,
+        *,
+        sort: bool = False,
+    ):
+        """The keys (read from the store's metadata: no data is downloaded)."""
+        return _StoreKeysView(self, include_nested, leaves_only, is_leaf, sort)
+
+    def __contains__(self, key) -> bool:
+        return key in self.keys(include_nested=True)
+
+    def _create_nested_str(self, key: str) -> "TensorDictStore":
+        self._set_str(key, self._new_empty(), inplace=False, validated=True)
+        return self._child_view(
+            self._path + (key,), {"batch_size": list(self._batch_size)}
+        )
+
     # ------------------------------------------------------------------ indexing
     def _leaf_records(self, meta: dict) -> dict:
         """path -> record of every tensor under this handle."""
@@ -1043,10 +1063,16 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             self._device,
         )
         if record["t"] == "tensor":
-            plan = plan_rows(index, parent._batch_size)
+            # td.get(key)[index] = value: the index is the tensor's (as on a TensorDict)
+            plan = plan_rows(index, torch.Size(record["shape"]))
             if plan is not None and plan.rest is None:
                 parent._write_one(path, plan, torch.as_tensor(value))
                 return self
+            # not rows of the first dim: change the whole tensor here, write it back
+            tensor = parent._get_str(path[-1], NO_DEFAULT)
+            tensor[index] = torch.as_tensor(value, dtype=tensor.dtype)
+            parent._set_str(path[-1], tensor, inplace=True, validated=True)
+            return self
         return TensorDictBase.set_at_(
             self, key, value, index, non_blocking=non_blocking
         )
@@ -1160,6 +1186,30 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+class _StoreKeysView(_KeysView):
+    """``keys()`` of a store: membership is answered from the metadata (one round
+    trip, no data downloaded)."""
+
+    __slots__ = ()
+
+    def __contains__(self, key) -> bool:
+        try:
+            path = unravel_key_to_tuple(key)
+        except (TypeError, KeyError):
+            return False
+        if len(path) > 1 and not self._include_nested:
+            return False
+        td = self._td
+        record = td._server.refresh().get(td._path + path)
+        if record is None:
+            return False
+        if self._leaves_only:
+            if self._is_leaf is not None:
+                return _KeysView.__contains__(self, key)
+            return record["t"] == "tensor"
+        return True
 
 
 def blobs_paths(blobs) -> set:
