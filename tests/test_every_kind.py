@@ -15,6 +15,8 @@ Two walks:
 
 from __future__ import annotations
 
+import atexit
+import importlib.util
 import os
 import pickle
 
@@ -52,6 +54,24 @@ def _lazy_view():
         return _dense().unsqueeze(0)
 
 
+_STORE_SERVER = []  # one Redis server for the store kind, started on first use
+
+
+def _store_server():
+    from tensordict.store._server import LocalServer, server_binary
+
+    if server_binary() is None or importlib.util.find_spec("redis") is None:
+        pytest.skip("no Redis server binary or redis-py (pip install tensordict[store-server])")
+    if not _STORE_SERVER:
+        _STORE_SERVER.append(LocalServer().start())
+        atexit.register(_STORE_SERVER[0].close)
+    return _STORE_SERVER[0]
+
+
+def _store(tmp_path):
+    return _dense().to_store(port=_store_server().port)
+
+
 def _h5(tmp_path):
     from tensordict.persistent import PersistentTensorDict
 
@@ -71,6 +91,8 @@ KINDS = {
     "td_params": lambda tmp: TensorDictParams(_dense(), no_convert=True),
     "memmap": lambda tmp: _dense().memmap_(tmp / "memmap_kind"),
     "h5": _h5,
+    # a TensorDictStore on a Redis server these tests start (tests/test_store.py)
+    "store": _store,
 }
 
 # names that do not apply to a kind, with the reason
@@ -90,6 +112,9 @@ def kind(request, tmp_path):
     td = KINDS[request.param](tmp_path)
     yield request.param, td
     if request.param == "h5":
+        td.close()
+    if request.param == "store":
+        td.clear_redis()
         td.close()
 
 
@@ -213,6 +238,7 @@ REFUSED = {
     # the leaves are the module's parameters / live in the HDF5 file (as 0.15.3)
     ("memmap_", "td_params"): (RuntimeError, "TensorDictParams"),
     ("memmap_", "h5"): (RuntimeError, "PersistentTensorDict"),
+    ("memmap_", "store"): (RuntimeError, "TensorDictStore"),
 }
 
 
