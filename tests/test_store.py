@@ -17,7 +17,12 @@ import time
 import pytest
 import torch
 
-from tensordict import TensorDict, TensorDictStore, lazy_stack
+from tensordict import (
+    LazyStackedTensorDictStore,
+    TensorDict,
+    TensorDictStore,
+    lazy_stack,
+)
 from tensordict.store._server import LocalServer, server_binary
 
 redis = (
@@ -426,3 +431,41 @@ def test_constructor_attaches_without_reading_and_from_store_reads(server):
     assert list(again.keys()) == ["q"]  # close keeps the data
     again.clear_redis()
     assert list(again.keys()) == []
+
+
+# ----------------------------------------------------------------------------- lazy stacks
+
+
+def test_a_lazy_stack_of_different_shapes(server):
+    stack = lazy_stack(
+        [
+            TensorDict(a=torch.zeros(2), b=torch.ones(3)),
+            TensorDict(a=torch.ones(2), b=torch.ones(4)),
+        ]
+    )
+    store = stack.to_store(port=server.port)
+    assert type(store) is LazyStackedTensorDictStore
+    assert store.batch_size == (2,) and set(store.keys()) == {"a", "b"}
+    assert torch.equal(store["a"], stack["a"])
+    assert [t.shape for t in store.get("b", as_list=True)] == [(3,), (4,)]
+    store[1] = TensorDict(a=torch.full((2,), 5.0), b=torch.full((4,), 6.0))
+    assert type(store[0]) is TensorDictStore
+    store[0]["a"] = torch.full((2,), 9.0)  # an element writes to the server
+    again = TensorDictStore.from_store(port=server.port, td_id=store.td_id)
+    assert type(again) is LazyStackedTensorDictStore
+    assert torch.equal(again["a"], torch.tensor([[9.0, 9.0], [5.0, 5.0]]))
+    assert torch.equal(again[1]["b"], torch.full((4,), 6.0))
+    assert torch.equal(pickle.loads(pickle.dumps(store))[1]["b"], torch.full((4,), 6.0))
+    with pytest.raises(RuntimeError, match="number of elements is fixed"):
+        store.append(TensorDict())
+    store.clear_redis()
+    assert list(again.keys()) == []
+
+
+def test_an_empty_lazy_stack_store(server):
+    store = LazyStackedTensorDictStore(port=server.port, count=3, inner_batch_size=[2])
+    assert store.batch_size == (3, 2) and list(store.keys()) == []
+    for i in range(3):
+        store[i]["x"] = torch.full((2, 4), float(i))
+    assert torch.equal(store["x"][:, 0, 0], torch.arange(3.0))
+    store.clear_redis()

@@ -426,6 +426,19 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         server = _Server(connection, where, prefix, str(td_id), backend, connect)
         meta = server.refresh()
         record = meta.get(())
+        if record is not None and record.get("t") == "stack":  # a lazy stack's id
+            return container_class("LazyStackedTensorDictStore").from_store(
+                backend=backend,
+                host=host,
+                port=port,
+                db=db,
+                unix_socket_path=unix_socket_path,
+                prefix=prefix,
+                td_id=td_id,
+                device=device,
+                client=connection,
+                **kwargs,
+            )
         if record is None:
             raise KeyError(
                 f"TensorDictStore.from_store: no store with td_id {td_id!r} under the "
@@ -456,7 +469,23 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         client=None,
         **kwargs,
     ) -> "TensorDictStore":
-        """Upload ``td`` to a new store (one transaction) and return it."""
+        """Upload ``td`` to a new store (one transaction) and return it (a
+        :class:`LazyStackedTensorDictStore` for a lazy stack, whose members may
+        differ in shape)."""
+        if isinstance(td, container_class("LazyStackedTensorDict")):
+            return container_class("LazyStackedTensorDictStore").from_lazy_stack(
+                td,
+                backend=backend,
+                host=host,
+                port=port,
+                db=db,
+                unix_socket_path=unix_socket_path,
+                prefix=prefix,
+                device=device,
+                td_id=td_id,
+                client=client,
+                **kwargs,
+            )
         store = cls(
             backend=backend,
             host=host,
@@ -1304,6 +1333,3 @@ def _reattach(connect, td_id, path, device):
 
 def _to_store(td, **kwargs) -> TensorDictStore:
     return TensorDictStore.from_tensordict(td, **kwargs)
-
-
-_ = container_class  # the registry is how the base's to_store reaches this class
