@@ -130,13 +130,33 @@ class RowPlan:
         self.lead = lead
         self.rest = rest
         runs = []
-        start = pos = 0
-        for i in range(1, len(rows) + 1):
-            if i == len(rows) or rows[i] != rows[i - 1] + 1:
-                if i > start:
+        if rows:
+            start, prev = 0, rows[0]
+            for i, row in enumerate(rows):
+                if i and row != prev + 1:
                     runs.append((rows[start], i - start, start))
-                start = i
+                    start = i
+                prev = row
+            runs.append((rows[start], len(rows) - start, start))
         self.runs = runs
+
+    def batch_size(self, batch_size: torch.Size) -> torch.Size:
+        """The batch size of the rows read, shaped as the index asks."""
+        dims = list(self.lead)
+        rest = self.rest or ()
+        for pos, size in enumerate(batch_size[1:]):
+            if pos < len(rest):
+                part = rest[pos]
+                if isinstance(part, int):
+                    continue
+                dims.append(len(range(*part.indices(size))))
+            else:
+                dims.append(size)
+        return torch.Size(dims)
+
+    def runs_text(self) -> str:
+        """The runs as the row scripts take them: ``"first,count;first,count"``."""
+        return ";".join([f"{first},{count}" for first, count, _ in self.runs])
 
     def span(self) -> tuple[int, int]:
         return min(self.rows), max(self.rows) + 1
@@ -156,6 +176,17 @@ def plan_rows(index, batch_size: torch.Size) -> RowPlan | None:
     the whole tensor read."""
     if not batch_size:
         return None
+    if type(index) is Tensor and index.dtype is torch.long and index.ndim == 1:
+        # the common case (a sampler's indices): no normalising to do
+        rows = index.tolist()
+        n0 = batch_size[0]
+        if rows and (min(rows) < 0 or max(rows) >= n0):
+            if min(rows) < -n0 or max(rows) >= n0:
+                raise IndexError(
+                    f"index {rows} is out of bounds for dimension 0 with size {n0}"
+                )
+            rows = [r % n0 for r in rows]
+        return RowPlan(rows, (len(rows),), None)
     idx = _normalize_index(index, batch_size)
     parts = idx if type(idx) is tuple else (idx,)
     if not parts:
@@ -194,13 +225,14 @@ def plan_rows(index, batch_size: torch.Size) -> RowPlan | None:
         elif first.dtype.is_floating_point or first.dtype.is_complex:
             return None
         else:
-            flat = first.reshape(-1)
-            if flat.numel() and (int(flat.min()) < -n0 or int(flat.max()) >= n0):
-                raise IndexError(
-                    f"index {first.tolist()} is out of bounds for dimension 0 with "
-                    f"size {n0}"
-                )
-            rows = (flat % n0).tolist() if n0 else []
+            rows = first.reshape(-1).tolist()
+            if rows and (min(rows) < 0 or max(rows) >= n0):
+                if min(rows) < -n0 or max(rows) >= n0:
+                    raise IndexError(
+                        f"index {first.tolist()} is out of bounds for dimension 0 "
+                        f"with size {n0}"
+                    )
+                rows = [r % n0 for r in rows]
             lead = tuple(first.shape)
     rest = tuple(rest) if any(part != slice(None) for part in rest) else None
     return RowPlan(rows, lead, rest)

@@ -34,6 +34,8 @@ from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
 from tensordict._td import TensorDict, _parse_batch_size, _parse_device
 from tensordict.base import (
+    _index_batch_mismatch,
+    _looks_like_key,
     NO_DEFAULT,
     TensorDictBase,
     _is_node,
@@ -45,15 +47,44 @@ from tensordict.store._layout import Names, RowPlan, field, plan_rows
 
 STORE_BACKENDS = ("redis", "dragonfly", "keydb", "valkey")
 
-# Rows written by one script: refused (-1) when the store's metadata changed since the
-# writer read it, so that no write lands at byte offsets computed from stale shapes.
-# KEYS: the version key, then one data key per range; ARGV: the version the writer
-# knows, then (offset, bytes) per range.
-_WRITE_ROWS = """
+# Rows read or written by one script each (one round trip, one reply), so that the
+# client library handles one command, not one per row. KEYS: the version key, then one
+# data key per tensor; ARGV[1]: the version the caller's shapes were read at. Per
+# tensor: its row size in bytes and its runs of consecutive rows, "first,count;...".
+# A read returns the version, then per tensor the bytes of its runs, concatenated (the
+# caller retries with fresh shapes if the version is not its own). A write also takes
+# per tensor the bytes of its runs, and is refused (-1) if the version changed, so that
+# no row lands at offsets computed from stale shapes.
+READ_ROWS = """
+local out = {redis.call('GET', KEYS[1]) or '0'}
+for j = 2, #KEYS do
+  local row = tonumber(ARGV[2 * j - 2])
+  local parts = {}
+  if row > 0 then
+    for first, count in string.gmatch(ARGV[2 * j - 1], '(%d+),(%d+)') do
+      local start = tonumber(first) * row
+      parts[#parts + 1] = redis.call('GETRANGE', KEYS[j], start, start + tonumber(count) * row - 1)
+    end
+  end
+  out[j] = table.concat(parts)
+end
+return out
+"""
+
+WRITE_ROWS = """
 local ver = redis.call('GET', KEYS[1]) or '0'
 if ver ~= ARGV[1] then return -1 end
-for i = 2, #KEYS do
-  redis.call('SETRANGE', KEYS[i], ARGV[2 * i - 2], ARGV[2 * i - 1])
+for j = 2, #KEYS do
+  local row = tonumber(ARGV[3 * j - 4])
+  local data = ARGV[3 * j - 2]
+  local at = 1
+  if row > 0 then
+    for first, count in string.gmatch(ARGV[3 * j - 3], '(%d+),(%d+)') do
+      local n = tonumber(count) * row
+      redis.call('SETRANGE', KEYS[j], tonumber(first) * row, string.sub(data, at, at + n - 1))
+      at = at + n
+    end
+  end
 end
 return #KEYS - 1
 """
@@ -113,7 +144,8 @@ class _Server:
         "ver",
         "locked",
         "closed",
-        "script",
+        "read_script",
+        "write_script",
     )
 
     def __init__(self, client, where, prefix, td_id, backend, connect) -> None:
@@ -128,7 +160,8 @@ class _Server:
         self.ver: int | None = None
         self.locked: set = set()  # paths locked (a path locks what is under it)
         self.closed = False
-        self.script = client.register_script(_WRITE_ROWS)
+        self.read_script = client.register_script(READ_ROWS)
+        self.write_script = client.register_script(WRITE_ROWS)
 
     # ------------------------------------------------------------------ round trips
     def execute(self, pipe) -> list:
@@ -224,21 +257,44 @@ class _Server:
         self.wrote(int(results[-1]), changes)
         return out, results
 
-    def write_rows(self, build) -> None:
-        """Run the row writes ``build(meta)`` returns (``[(data key, offset, bytes)]``)
-        as one script, refused by the server and retried if the metadata changed."""
+    def read_rows(self, build):
+        """Run the row reads ``build(meta)`` returns (``(data keys, args, finish)``,
+        args as :data:`READ_ROWS` takes them) as one script; retried with fresh
+        metadata if the version is not the one the metadata was read at."""
         for _ in range(4):
             meta = self.cached()
-            ranges = build(meta)
-            if not ranges:
+            ver = self.ver
+            keys, args, finish = build(meta)
+            results = self.call(
+                self.read_script, keys=[self.names.ver] + keys, args=[ver] + args
+            )
+            if int(results[0] or 0) == ver:
+                return finish(results[1:])
+            self.meta = self.ver = None
+        raise RuntimeError(
+            f"TensorDictStore {self.td_id!r}: the entries kept changing on {self.where} "
+            f"while reading rows (another process rewrites them); retry the read"
+        )
+
+    def write_rows(self, build) -> None:
+        """Run the row writes ``build(meta)`` returns (``(data keys, args)``, args as
+        :data:`WRITE_ROWS` takes them) as one script, refused by the server and retried
+        if the metadata changed."""
+        for _ in range(4):
+            fresh = self.meta is None
+            meta = self.cached()
+            try:
+                keys, args = build(meta)
+            except (RuntimeError, ValueError, TypeError):
+                if fresh:
+                    raise
+                self.meta = self.ver = None  # the kept shapes may be stale: check
+                continue
+            if not keys:
                 return
-            keys = [self.names.ver]
-            args: list = [self.ver]
-            for key, offset, data in ranges:
-                keys.append(key)
-                args.append(offset)
-                args.append(data)
-            done = self.call(self.script, keys=keys, args=args)
+            done = self.call(
+                self.write_script, keys=[self.names.ver] + keys, args=[self.ver] + args
+            )
             if done != -1:
                 return
             self.meta = self.ver = None
@@ -349,10 +405,54 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         cache_metadata: bool = True,
         **redis_kwargs,
     ) -> None:
+        self._open(
+            backend,
+            host,
+            port,
+            db,
+            unix_socket_path,
+            prefix,
+            batch_size,
+            device,
+            client,
+            td_id,
+            redis_kwargs,
+        )
+        # the store's own record: its batch size and device (one transaction)
+        server = self._server
+        record = self._root_record()
+        server.transaction(
+            lambda pipe: pipe.hset(server.names.meta, field(()), json.dumps(record)),
+            {(): record},
+        )
+
+    def _root_record(self) -> dict:
+        return {
+            "t": "td",
+            "batch_size": list(self._batch_size),
+            "device": _device_str(self._device),
+        }
+
+    def _open(
+        self,
+        backend,
+        host,
+        port,
+        db,
+        unix_socket_path,
+        prefix,
+        batch_size,
+        device,
+        client,
+        td_id,
+        redis_kwargs,
+    ) -> None:
+        """Connect (no round trip) and set this handle up as the store's root."""
         _check_backend(backend)
         connection, where = _connect(
             host, port, db, unix_socket_path, client, redis_kwargs
         )
+        fresh = td_id is None
         td_id = str(uuid.uuid4()) if td_id is None else str(td_id)
         connect = dict(
             backend=backend,
@@ -364,18 +464,10 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             redis_kwargs={k: v for k, v in redis_kwargs.items() if k != "retry"},
         )
         server = _Server(connection, where, prefix, td_id, backend, connect)
+        if fresh:  # a new id: nothing is on the server under it yet
+            server.meta, server.ver = {}, 0
         self._init_view(
             server, (), _parse_batch_size(batch_size or []), _parse_device(device)
-        )
-        # the store's own record: its batch size and device (one transaction)
-        record = {
-            "t": "td",
-            "batch_size": list(self._batch_size),
-            "device": _device_str(self._device),
-        }
-        server.transaction(
-            lambda pipe: pipe.hset(server.names.meta, field(()), json.dumps(record)),
-            {(): record},
         )
 
     def _init_view(self, server, path, batch_size, device) -> None:
@@ -486,20 +578,21 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                 client=client,
                 **kwargs,
             )
-        store = cls(
-            backend=backend,
-            host=host,
-            port=port,
-            db=db,
-            unix_socket_path=unix_socket_path,
-            prefix=prefix,
-            batch_size=td.batch_size,
-            device=device if device is not None else td.device,
-            td_id=td_id,
-            client=client,
-            **kwargs,
+        store = object.__new__(cls)
+        store._open(
+            backend,
+            host,
+            port,
+            db,
+            unix_socket_path,
+            prefix,
+            td.batch_size,
+            device if device is not None else td.device,
+            client,
+            td_id,
+            kwargs,
         )
-        store._upload(td)
+        store._upload(td, root=True)  # the root record and every entry: one transaction
         return store
 
     @classmethod
@@ -545,11 +638,14 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             **kwargs,
         )
 
-    def _upload(self, td: TensorDictBase) -> None:
-        """Write every entry of ``td`` under this handle (one transaction)."""
+    def _upload(self, td: TensorDictBase, root: bool = False) -> None:
+        """Write every entry of ``td`` under this handle (one transaction), and the
+        store's own record with ``root``."""
         records: dict = {}
         blobs: list = []
         _collect(td, self._path, records, blobs, self._batch_size)
+        if root:
+            records[()] = self._root_record()
         server = self._server
         names = server.names
         meta = server.cached()
@@ -952,52 +1048,43 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         }
 
     def _read_rows_of(self, plans: dict, plan: RowPlan) -> dict:
-        """Download the rows of ``plan`` of each tensor path in ``plans`` (one round
-        trip): path -> tensor shaped as the index asks."""
+        """Download the rows of ``plan`` of each tensor path in ``plans`` (one script,
+        one round trip): path -> tensor shaped as the index asks."""
         server = self._server
+        span = plan.read_as_span()
+        lo = plan.span()[0] if span and plan.rows else 0
+        runs = f"{lo},{plan.span()[1] - lo}" if span else plan.runs_text()
 
-        def build(pipe, meta):
-            jobs = []
+        def build(meta):
+            keys, args, jobs = [], [], []
             for path in plans:
                 record = meta.get(path)
                 if record is None or record["t"] != "tensor":
-                    jobs.append((path, None, 0))
                     continue
-                row = _layout.row_bytes(record)
-                key = server.names.data(path)
-                if plan.read_as_span():
-                    lo, hi = plan.span()
-                    pipe.getrange(key, lo * row, hi * row - 1)
-                    jobs.append((path, record, -1))
-                else:
-                    for first, count, _ in plan.runs:
-                        pipe.getrange(key, first * row, (first + count) * row - 1)
-                    jobs.append((path, record, len(plan.runs)))
+                keys.append(server.names.data(path))
+                args.append(_layout.row_bytes(record))
+                args.append(runs)
+                jobs.append((path, record))
 
             def finish(results):
-                out, it = {}, iter(results)
-                for path, record, count in jobs:
-                    if record is None:
-                        continue
+                out = {}
+                for (path, record), data in zip(jobs, results):
                     feature = tuple(record["shape"][1:])
-                    if count == -1:
-                        lo, _ = plan.span()
+                    if span:
                         block = _layout.from_bytes(
-                            next(it), record["dtype"], (-1,) + feature
+                            data, record["dtype"], (-1,) + feature
                         )
                         rows = block[torch.tensor(plan.rows, dtype=torch.long) - lo]
                     else:
-                        parts = [next(it) for _ in range(count)]
-                        data = parts[0] if count == 1 else bytearray().join(parts)
                         rows = _layout.from_bytes(
                             data, record["dtype"], (len(plan.rows),) + feature
                         )
                     out[path] = self._on_device(_layout.apply_rest(rows, plan))
                 return out
 
-            return finish
+            return keys, args, finish
 
-        return server.read(build)
+        return server.read_rows(build)
 
     def _index(self, index) -> TensorDict:
         plan = plan_rows(index, self._batch_size)
@@ -1006,7 +1093,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         meta = self._server.cached()
         leaves = self._leaf_records(meta)
         values = self._read_rows_of(dict.fromkeys(leaves), plan)
-        new_bs = torch.empty(self._batch_size, device="meta")[index].shape
+        new_bs = plan.batch_size(self._batch_size)
         return self._build(meta, self._path, values, new_bs, len(self._batch_size))
 
     def _build(self, meta, path, values, new_bs, n) -> TensorDict:
@@ -1021,6 +1108,24 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             else:
                 storage[key] = record.get("v")
         return TensorDict._from_storage(storage, new_bs, self._device, None)
+
+    def __setitem__(self, index, value) -> None:
+        if isinstance(index, str) or (
+            isinstance(index, tuple) and index and _looks_like_key(index)
+        ):
+            return TensorDictBase.__setitem__(self, index, value)
+        # rows: one script (or one transaction) applies all of the write or none of it,
+        # and a bad value is refused before anything is sent, so no snapshot is kept
+        if isinstance(value, TensorDictBase) and _index_batch_mismatch(
+            self._batch_size, index, value.batch_size
+        ):
+            raise _errors.index_batch_mismatch(
+                _getitem_batch_size(self._batch_size, index),
+                self._batch_size,
+                index,
+                value.batch_size,
+            )
+        self._set_at_index(index, value)
 
     def _set_at_index(self, index, value) -> None:
         plan = plan_rows(index, self._batch_size)
@@ -1038,8 +1143,10 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             value = TensorDict(value, batch_size=plan.lead + self._batch_size[1:])
         lead = torch.Size(plan.lead)
 
+        runs = plan.runs_text()
+
         def build(meta):
-            ranges = []
+            keys, args = [], []
             for path, record in self._leaf_records(meta).items():
                 if isinstance(value, TensorDictBase):
                     leaf = value._get_path(path[n:], None)
@@ -1061,13 +1168,9 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                 data = _layout.as_bytes(
                     leaf.reshape((len(plan.rows),) + tuple(feature))
                 )
-                row = _layout.row_bytes(record)
-                key = server.names.data(path)
-                for first, count, pos in plan.runs:
-                    ranges.append(
-                        (key, first * row, data[pos * row : (pos + count) * row])
-                    )
-            return ranges
+                keys.append(server.names.data(path))
+                args += [_layout.row_bytes(record), runs, _arg(data)]
+            return keys, args
 
         if isinstance(value, TensorDictBase) and self._is_locked:
             meta = server.cached()
@@ -1112,10 +1215,12 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         if not plan.rows:
             return
 
+        runs = plan.runs_text()
+
         def build(meta):
             current = meta.get(path)
             if current is None or current["t"] != "tensor":
-                return []
+                return [], []
             dtype = _layout.dtype_of(current["dtype"])
             feature = torch.Size(current["shape"][1:])
             data = _layout.as_bytes(
@@ -1123,11 +1228,10 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                 .expand(lead + feature)
                 .reshape((len(plan.rows),) + tuple(feature))
             )
-            row = _layout.row_bytes(current)
-            key = server.names.data(path)
-            return [
-                (key, first * row, data[pos * row : (pos + count) * row])
-                for first, count, pos in plan.runs
+            return [server.names.data(path)], [
+                _layout.row_bytes(current),
+                runs,
+                _arg(data),
             ]
 
         server.write_rows(build)
@@ -1239,6 +1343,13 @@ class _StoreKeysView(_KeysView):
                 return _KeysView.__contains__(self, key)
             return record["t"] == "tensor"
         return True
+
+
+def _arg(data: memoryview):
+    """``data`` as a command argument: a copy when short (redis-py sends each
+    memoryview argument with a socket write of its own, which costs more than copying
+    a few KB), the view otherwise."""
+    return data.tobytes() if len(data) < 65536 else data
 
 
 def blobs_paths(blobs) -> set:
