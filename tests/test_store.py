@@ -469,3 +469,20 @@ def test_an_empty_lazy_stack_store(server):
         store[i]["x"] = torch.full((2, 4), float(i))
     assert torch.equal(store["x"][:, 0, 0], torch.arange(3.0))
     store.clear_redis()
+
+
+def test_backend_labels(server):
+    from typing import get_args
+
+    from tensordict.store import STORE_BACKENDS
+
+    assert {"redis", "dragonfly"} <= set(get_args(STORE_BACKENDS))
+    store = TensorDictStore(backend="dragonfly", port=server.port, batch_size=[2])
+    assert "backend='dragonfly'" in repr(store)
+    with pytest.raises(ValueError, match="unknown backend"):
+        TensorDictStore(backend="memcached", port=server.port)
+    stack = LazyStackedTensorDictStore.from_tensordict(_td(), port=server.port)
+    assert type(stack) is LazyStackedTensorDictStore and stack.batch_size == (6,)
+    _same(stack.to_local(), _td())
+    stack.clear_redis()
+    store.clear_redis()

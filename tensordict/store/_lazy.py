@@ -156,6 +156,18 @@ class LazyStackedTensorDictStore(LazyStackedTensorDict):
         return out
 
     @classmethod
+    def from_tensordict(cls, td, **kwargs) -> "LazyStackedTensorDictStore":
+        """Upload a lazy stack (its members, one store each); a tensordict that is not
+        a lazy stack is uploaded as a stack of its slices along dim 0."""
+        if not isinstance(td, LazyStackedTensorDict):
+            td = LazyStackedTensorDict(*td.unbind(0), stack_dim=0)
+        return cls.from_lazy_stack(td, **kwargs)
+
+    def to_local(self):
+        """Deprecated name of ``to_tensordict()`` (as in 0.15.3)."""
+        return self.to_tensordict()
+
+    @classmethod
     def from_store(
         cls,
         *,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, Literal, get_args
 
 import torch
 from torch import Tensor
@@ -45,7 +45,9 @@ from tensordict.base import (
 from tensordict.store import _layout
 from tensordict.store._layout import Names, RowPlan, field, plan_rows
 
-STORE_BACKENDS = ("redis", "dragonfly", "keydb", "valkey")
+# the labels ``backend=`` takes (a typing.Literal, as in 0.15.3); every one speaks the
+# Redis protocol, so the label changes nothing in how a store connects
+STORE_BACKENDS = Literal["redis", "dragonfly", "keydb", "valkey"]
 
 # Rows read or written by one script each (one round trip, one reply), so that the
 # client library handles one command, not one per row. KEYS: the version key, then one
@@ -332,10 +334,10 @@ def _connect(host, port, db, unix_socket_path, client, redis_kwargs):
 
 
 def _check_backend(backend: str) -> None:
-    if backend not in STORE_BACKENDS:
+    if backend not in get_args(STORE_BACKENDS):
         raise ValueError(
             f"TensorDictStore: unknown backend {backend!r}; expected one of "
-            f"{list(STORE_BACKENDS)} (all speak the Redis protocol)"
+            f"{list(get_args(STORE_BACKENDS))} (all speak the Redis protocol)"
         )
 
 
