@@ -925,7 +925,7 @@ class PersistenceMixin:
         return the :class:`~tensordict.TensorDictStore` over it (a
         :class:`~tensordict.LazyStackedTensorDictStore` for a lazy stack); needs
         ``pip install tensordict[store]``."""
-        return container_class("TensorDictStore").from_tensordict(
+        store = container_class("TensorDictStore").from_tensordict(
             self,
             backend=backend,
             host=host,
@@ -936,6 +936,9 @@ class PersistenceMixin:
             device=device,
             **kwargs,
         )
+        if getattr(type(self), "_is_tensorclass", False):  # the class, over the store
+            return type(self)._from_td(store)
+        return store
 
 
     # ------------------------------------------------------------------ zarr

@@ -22,6 +22,7 @@ from tensordict import (
     TensorDict,
     TensorDictStore,
     lazy_stack,
+    tensorclass,
 )
 from tensordict.store._server import LocalServer, server_binary
 
@@ -423,7 +424,7 @@ def test_constructor_attaches_without_reading_and_from_store_reads(server):
     store["q"] = torch.randn(3, 5)
     again = TensorDictStore.from_store(port=server.port, td_id="attach-me")
     assert again.batch_size == (3,) and torch.equal(again["q"], store["q"])
-    with pytest.raises(KeyError, match="no store with td_id"):
+    with pytest.raises(KeyError, match="No TensorDictStore with td_id"):
         TensorDictStore.from_store(port=server.port, td_id="never-made")
     store.close()
     with pytest.raises(RuntimeError, match="closed"):
@@ -485,4 +486,46 @@ def test_backend_labels(server):
     assert type(stack) is LazyStackedTensorDictStore and stack.batch_size == (6,)
     _same(stack.to_local(), _td())
     stack.clear_redis()
+    store.clear_redis()
+
+
+@tensorclass
+class _Pair:
+    x: torch.Tensor
+    tag: str
+
+
+def test_clone_fill_and_refusals(server):
+    store = _td().to_store(port=server.port)
+    copy = store.clone()
+    assert type(copy) is TensorDictStore and copy.td_id != store.td_id
+    _same(copy.to_tensordict(), _td())
+    same = store.clone(False)
+    assert same.td_id == store.td_id
+    store.fill_("a", 3.0)
+    assert torch.equal(store["a"], torch.full((6, 4), 3.0))
+    assert torch.equal(copy["a"], _td()["a"])  # the copy is its own data
+    assert not store.is_contiguous()
+    with pytest.raises(NotImplementedError, match="Redis server"):
+        store.share_memory_()
+    with pytest.raises(KeyError, match="No TensorDictStore"):
+        TensorDictStore.from_store(port=server.port, td_id="absent")
+    copy.clear_redis()
+    store.clear_redis()
+
+
+def test_a_tensorclass_round_trip(server):
+    pair = _Pair(x=torch.arange(6.0).reshape(3, 2), tag="t", batch_size=[3])
+    wrapped = pair.to_store(port=server.port)
+    assert type(wrapped) is _Pair and type(wrapped._tensordict) is TensorDictStore
+    assert torch.equal(wrapped.x, pair.x) and wrapped.tag == "t"
+    store = wrapped._tensordict
+    assert store._tensorclass_cls.endswith("_Pair")
+    again = TensorDictStore.from_store(port=server.port, td_id=store.td_id)
+    assert type(again) is _Pair
+    again.x = torch.zeros(3, 2)  # writes to the server
+    assert torch.equal(store["x"], torch.zeros(3, 2))
+    assert (
+        type(pickle.loads(pickle.dumps(store))) is TensorDictStore
+    )  # the store itself
     store.clear_redis()

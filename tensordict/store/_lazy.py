@@ -224,6 +224,24 @@ class LazyStackedTensorDictStore(LazyStackedTensorDict):
 
     # ------------------------------------------------------------------ lifecycle
     @property
+    def _count(self) -> int:
+        return len(self.tensordicts)
+
+    @property
+    def _inner_batch_size(self) -> torch.Size:
+        bs = list(self.batch_size)
+        del bs[self.stack_dim]
+        return torch.Size(bs)
+
+    @property
+    def _stack_dim(self) -> int:
+        return self.stack_dim
+
+    @property
+    def _backend(self) -> str:
+        return self._stack_server.backend
+
+    @property
     def td_id(self) -> str:
         return self._stack_server.td_id
 

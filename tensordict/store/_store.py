@@ -21,7 +21,9 @@ the entries meanwhile.
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 import uuid
 from typing import Any, Literal, get_args
 
@@ -388,6 +390,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         "_names",
         "_last_lock_op",
         "_lock_stack",
+        "_tensorclass",
         "__weakref__",
     )
 
@@ -429,11 +432,93 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         )
 
     def _root_record(self) -> dict:
-        return {
+        record = {
             "t": "td",
             "batch_size": list(self._batch_size),
             "device": _device_str(self._device),
         }
+        tensorclass = getattr(self, "_tensorclass", None)
+        if tensorclass is not None:
+            record["tensorclass"] = tensorclass
+        return record
+
+    @property
+    def _tensorclass_cls(self) -> str | None:
+        """The ``module.qualname`` of the tensorclass this store was made from
+        (``from_store`` wraps the store in it), or ``None``."""
+        if self._path:
+            return None
+        record = self._server.cached().get((), {})
+        return record.get("tensorclass")
+
+    @property
+    def _backend(self) -> str:
+        return self._server.backend
+
+    def is_contiguous(self) -> bool:
+        """``False``: the entries are on the server (as in 0.15.3)."""
+        return False
+
+    def share_memory_(self):
+        """Refused: the entries live on the server, which every process reaches
+        already (``NotImplementedError``, as in 0.15.3)."""
+        raise NotImplementedError(
+            "TensorDictStore.share_memory_(): the entries live on the Redis server, "
+            "which other processes reach by the store's td_id; share the store itself "
+            "(it pickles as its address and id), or share_memory_() a to_tensordict() copy"
+        )
+
+    def fill_(self, key, value):
+        """Fill the entry ``key`` with ``value`` on the server."""
+        path = self._path + unravel_key_to_tuple(key)
+        record = self._server.refresh().get(path)
+        if record is None:
+            raise _errors.key_missing(key, self.keys(True))
+        if record["t"] == "td":
+            self._get_path(path[len(self._path) :]).apply_(
+                lambda x: x.fill_(value)
+            )  # noqa
+            return self
+        full = torch.full(
+            record["shape"], value, dtype=_layout.dtype_of(record["dtype"])
+        )
+        parent = (
+            self
+            if len(path) == len(self._path) + 1
+            else self._get_path(path[len(self._path) : -1])
+        )
+        parent._set_str(path[-1], full, inplace=True, validated=True)
+        return self
+
+    def clone(self, recurse: bool = True, **kwargs):
+        """A copy on the server under a new ``td_id`` (``recurse=False``: a new
+        handle on the same data, as in 0.15.3)."""
+        server = self._server
+        if not recurse:
+            return TensorDictStore._view(
+                server, self._path, self._batch_size, self._device
+            )
+        connect = dict(server.connect)
+        connect.pop("redis_kwargs", None)
+        copy = object.__new__(TensorDictStore)
+        copy._open(
+            connect["backend"],
+            connect["host"],
+            connect["port"],
+            connect["db"],
+            connect["unix_socket_path"],
+            connect["prefix"],
+            self._batch_size,
+            self._device,
+            server.client,
+            None,
+            {},
+        )
+        copy._server.where = server.where
+        copy._server.connect = server.connect
+        copy._tensorclass = self._tensorclass_cls
+        copy._upload(self._to_ram(), root=True)
+        return copy
 
     def _open(
         self,
@@ -480,6 +565,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         self._names = None
         self._last_lock_op = None
         self._lock_stack = None
+        self._tensorclass = None
 
     @classmethod
     def _view(cls, server, path, batch_size, device) -> "TensorDictStore":
@@ -535,9 +621,8 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             )
         if record is None:
             raise KeyError(
-                f"TensorDictStore.from_store: no store with td_id {td_id!r} under the "
-                f"prefix {prefix!r} on {where}; check the id and prefix (the id is in "
-                f"the store's repr)"
+                f"No TensorDictStore with td_id {td_id!r} under the prefix {prefix!r} "
+                f"on {where}; check the id and prefix (the id is in the store's repr)"
             )
         if device is None and record.get("device") is not None:
             device = record["device"]
@@ -545,6 +630,14 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         self._init_view(
             server, (), torch.Size(record["batch_size"]), _parse_device(device)
         )
+        if tensorclass_cls is None and not _RAW.get("raw"):
+            tensorclass_cls = record.get("tensorclass")
+            if tensorclass_cls is not None:
+                tensorclass_cls = _loaded_class(tensorclass_cls, where)
+        elif isinstance(tensorclass_cls, str):
+            tensorclass_cls = _import_class(tensorclass_cls)
+        if tensorclass_cls is not None:
+            return tensorclass_cls._from_td(self)
         return self
 
     @classmethod
@@ -566,6 +659,12 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         """Upload ``td`` to a new store (one transaction) and return it (a
         :class:`LazyStackedTensorDictStore` for a lazy stack, whose members may
         differ in shape)."""
+        tensorclass = None
+        if getattr(
+            type(td), "_is_tensorclass", False
+        ):  # its data, and its class's path
+            tensorclass = f"{type(td).__module__}.{type(td).__qualname__}"
+            td = td._tensordict
         if isinstance(td, container_class("LazyStackedTensorDict")):
             return container_class("LazyStackedTensorDictStore").from_lazy_stack(
                 td,
@@ -594,6 +693,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             td_id,
             kwargs,
         )
+        store._tensorclass = tensorclass
         store._upload(td, root=True)  # the root record and every entry: one transaction
         return store
 
@@ -1435,13 +1535,52 @@ def _walk_meta_nested(meta, path, base, leaves_only, out) -> None:
             out.append(name)
 
 
+_RAW: dict = {}  # set while reattaching a pickled store: no tensorclass wrapping
+
+
 def _reattach(connect, td_id, path, device):
     connect = dict(connect)
     redis_kwargs = connect.pop("redis_kwargs", {})
-    root = TensorDictStore.from_store(
-        td_id=td_id, device=device, **connect, **redis_kwargs
-    )
+    _RAW["raw"] = True
+    try:
+        root = TensorDictStore.from_store(
+            td_id=td_id, device=device, **connect, **redis_kwargs
+        )
+    finally:
+        _RAW.pop("raw", None)
     return root._get_path(path) if path else root
+
+
+def _import_class(path: str) -> type:
+    """The class at ``module.qualname`` (the module is imported: the caller named it)."""
+    module_name, _, qualname = path.rpartition(".")
+    obj = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _loaded_class(path: str, where: str) -> type:
+    """The tensorclass a store's record names, from a module already imported: a
+    module named by data on the server is never imported here (that would run its
+    code on the word of whoever can write to the server)."""
+    module_name, _, qualname = path.rpartition(".")
+    # the longest prefix that is an imported module
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is not None:
+            obj = module
+            try:
+                for part in parts[cut:]:
+                    obj = getattr(obj, part)
+            except AttributeError:
+                break
+            return obj
+    raise LookupError(
+        f"the store on {where} was made from the tensorclass {path!r}, whose module is "
+        f"not imported; import it first, or pass tensorclass_cls= to from_store"
+    )
 
 
 def _to_store(td, **kwargs) -> TensorDictStore:
