@@ -529,3 +529,30 @@ def test_a_tensorclass_round_trip(server):
         type(pickle.loads(pickle.dumps(store))) is TensorDictStore
     )  # the store itself
     store.clear_redis()
+
+
+def test_non_tensor_entries_keep_one_value_per_row_once_they_differ(server):
+    store = TensorDict(x=torch.zeros(4, 2), tag="a", batch_size=[4]).to_store(
+        port=server.port
+    )
+    store[2] = TensorDict(x=torch.ones(2), tag="b")
+    store[torch.tensor([0, 3])] = TensorDict(
+        x=torch.ones(2, 2), tag="c", batch_size=[2]
+    )
+    assert [store[i]["tag"] for i in range(4)] == ["c", "a", "b", "c"]
+    assert store[1:3]["tag"] == ["a", "b"]
+    assert store.to_tensordict()[2]["tag"] == "b"
+    store[:] = TensorDict(x=torch.zeros(4, 2), tag="z", batch_size=[4])
+    assert store["tag"] == "z"  # one value again
+    store.clear_redis()
+
+
+def test_the_first_write_of_an_empty_store_at_an_index(server):
+    store = TensorDictStore(port=server.port, batch_size=[3])
+    store[1] = TensorDict(
+        obs=torch.ones(4), nested=TensorDict(y=torch.tensor(2)), label="hi"
+    )
+    assert torch.equal(store["obs"], torch.tensor([[0.0] * 4, [1.0] * 4, [0.0] * 4]))
+    assert torch.equal(store["nested", "y"], torch.tensor([0, 2, 0]))
+    assert store[1]["label"] == "hi" and store[0]["label"] is None
+    store.clear_redis()

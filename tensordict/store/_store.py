@@ -892,7 +892,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         if kind == "tensor":
             tensor = _layout.from_bytes(data, record["dtype"], record["shape"])
             return self._on_device(tensor)
-        return record.get("v")
+        return _nt_value(record)
 
     def _on_device(self, tensor: Tensor) -> Tensor:
         if self._device is not None and self._device.type != "cpu":
@@ -1196,9 +1196,11 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         leaves = self._leaf_records(meta)
         values = self._read_rows_of(dict.fromkeys(leaves), plan)
         new_bs = plan.batch_size(self._batch_size)
-        return self._build(meta, self._path, values, new_bs, len(self._batch_size))
+        return self._build(
+            meta, self._path, values, new_bs, len(self._batch_size), plan
+        )
 
-    def _build(self, meta, path, values, new_bs, n) -> TensorDict:
+    def _build(self, meta, path, values, new_bs, n, plan) -> TensorDict:
         storage = {}
         for key, child, record in _children_of(meta, path):
             if record["t"] == "tensor":
@@ -1206,7 +1208,13 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                     storage[key] = values[child]
             elif record["t"] == "td":
                 bs = new_bs + torch.Size(record["batch_size"][n:])
-                storage[key] = self._build(meta, child, values, bs, n)
+                storage[key] = self._build(meta, child, values, bs, n, plan)
+            elif record["t"] == "json_rows":  # one value per row: the rows asked for
+                picked = [record["v"][r] for r in plan.rows]
+                if not plan.lead:
+                    storage[key] = picked[0]
+                else:
+                    storage[key] = _nt_stack(picked, plan.lead)
             else:
                 storage[key] = record.get("v")
         return TensorDict._from_storage(storage, new_bs, self._device, None)
@@ -1259,7 +1267,10 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                 dtype = _layout.dtype_of(record["dtype"])
                 feature = torch.Size(record["shape"][1:])
                 try:
-                    leaf = torch.as_tensor(leaf, dtype=dtype).expand(lead + feature)
+                    leaf = torch.as_tensor(leaf, dtype=dtype)
+                    while leaf.ndim > len(lead + feature) and leaf.shape[0] == 1:
+                        leaf = leaf[0]  # torch's setitem takes leading ones too
+                    leaf = leaf.expand(lead + feature)
                 except RuntimeError:
                     shape = getattr(leaf, "shape", ())
                     raise RuntimeError(
@@ -1274,13 +1285,84 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                 args += [_layout.row_bytes(record), runs, _arg(data)]
             return keys, args
 
-        if isinstance(value, TensorDictBase) and self._is_locked:
-            meta = server.cached()
-            have = {p[n:] for p in self._leaf_records(meta)}
-            for key in value.keys(True, True):
-                if unravel_key_to_tuple(key) not in have:
+        if isinstance(value, TensorDictBase):
+            have = {p[n:] for p in self._leaf_records(server.cached())}
+            missing = [
+                k for k in value.keys(True, True) if unravel_key_to_tuple(k) not in have
+            ]
+            if missing:  # the kept metadata may be stale: ask the server
+                have = {p[n:] for p in self._leaf_records(server.refresh())}
+            for key in missing:
+                path = unravel_key_to_tuple(key)
+                if path in have:
+                    continue
+                if self._is_locked:
                     raise _errors.locked(f"set the key {key!r}")
+                # a new entry (the first write of a store at an index): zeros elsewhere
+                leaf = value.get(key)
+                feature = leaf.shape[len(lead) :]
+                self._set_path(
+                    path,
+                    torch.zeros(self._batch_size + feature, dtype=leaf.dtype),
+                    inplace=False,
+                    validated=True,
+                )
         server.write_rows(build)
+        if isinstance(value, TensorDictBase):
+            self._set_non_tensor_rows(value, plan)
+
+    def _set_non_tensor_rows(self, value: TensorDictBase, plan: RowPlan) -> None:
+        """The non-tensor entries of ``value`` written at the rows of ``plan`` (one
+        transaction): such an entry keeps one value per row once they differ."""
+        written: dict = {}
+        _non_tensor_leaves(value, (), written)
+        if not written:
+            return
+        server = self._server
+        meta = server.refresh()
+        n0 = self._batch_size[0]
+        records = {}
+        for rel, entry in written.items():
+            path = self._path + rel
+            old = meta.get(path)
+            if old is not None and old["t"] not in ("json", "json_rows"):
+                continue  # a tensor or a tensordict there: not a non-tensor entry
+            if isinstance(entry, container_class("NonTensorStack")):
+                new = entry.tolist()
+                per_row = plan.lead and len(new) == len(plan.rows)
+            else:
+                new = entry.data if getattr(entry, "_is_non_tensor", False) else entry
+                per_row = False
+            try:
+                json.dumps(new)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"cannot store the non-tensor entry {_fmt(rel)!r} "
+                    f"({type(new).__name__}) in a TensorDictStore: only values JSON can "
+                    f"hold; the store never pickles"
+                ) from None
+            if not plan.lead:
+                per_row = False
+            rows = _nt_rows(old, n0)
+            for i, r in enumerate(plan.rows):
+                rows[r] = new[i] if per_row else new
+            record = _nt_record(rows)
+            record["order"] = (old or {}).get("order", len(meta) + len(records) + 1)
+            records[path] = record
+        if not records:
+            return
+        for path in list(records):  # parents created on the way
+            for cut in range(len(self._path) + 1, len(path)):
+                parent = path[:cut]
+                if parent not in meta and parent not in records:
+                    records[parent] = {"t": "td", "batch_size": list(self._batch_size)}
+        server.transaction(
+            lambda pipe: pipe.hset(
+                server.names.meta,
+                mapping={field(p): json.dumps(r) for p, r in records.items()},
+            ),
+            records,
+        )
 
     def set_at_(self, key, value, index, *, non_blocking: bool = False):
         """Write ``value`` into the rows ``index`` of the entry ``key`` (only those
@@ -1372,7 +1454,7 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                     meta, child, values, torch.Size(record["batch_size"])
                 )
             else:
-                storage[key] = record.get("v")
+                storage[key] = _nt_value(record)
         return TensorDict._from_storage(
             storage, bs, self._device, self._names if path == self._path else None
         )
@@ -1447,6 +1529,53 @@ class _StoreKeysView(_KeysView):
         return True
 
 
+def _nt_value(record: dict):
+    """A non-tensor entry as a read of the whole entry returns it."""
+    if record["t"] == "json_rows":
+        return _nt_stack(record["v"], (len(record["v"]),))
+    return record.get("v")
+
+
+def _nt_stack(values: list, lead: tuple):
+    """The values (one per row) as a NonTensorStack of batch size ``lead``."""
+    if len(lead) > 1:  # an index tensor of several dims: nest the values as it does
+        positions = torch.arange(len(values)).reshape(lead).tolist()
+
+        def nest(p):
+            return [nest(q) for q in p] if isinstance(p, list) else values[p]
+
+        values = nest(positions)
+    return container_class("NonTensorStack").from_list(values)
+
+
+def _nt_record(values: list) -> dict:
+    """The record of a non-tensor entry with one value per row: one value where they
+    are all equal."""
+    if values and all(v == values[0] for v in values):
+        return {"t": "json", "v": values[0]}
+    return {"t": "json_rows", "v": values}
+
+
+def _nt_rows(record: dict | None, n0: int) -> list:
+    if record is None:
+        return [None] * n0
+    if record["t"] == "json_rows":
+        return list(record["v"])
+    return [record.get("v")] * n0
+
+
+def _non_tensor_leaves(td, prefix: tuple, out: dict) -> None:
+    """path -> non-tensor entry of ``td`` (any depth)."""
+    for key, value in td._own_items():
+        path = prefix + (key,)
+        if isinstance(value, Tensor):
+            continue
+        if getattr(value, "_is_non_tensor", False) or not _is_node(value):
+            out[path] = value
+        else:
+            _non_tensor_leaves(value, path, out)
+
+
 def _arg(data: memoryview):
     """``data`` as a command argument: a copy when short (redis-py sends each
     memoryview argument with a socket write of its own, which costs more than copying
@@ -1495,8 +1624,11 @@ def _collect(td, path: tuple, records: dict, blobs: list, batch_size) -> None:
             _collect(value, child, records, blobs, value.batch_size)
             records[child]["order"] = order
         else:
+            if isinstance(value, container_class("NonTensorStack")):
+                records[child] = dict(_nt_record(value.tolist()), order=order)
+                continue
             if getattr(value, "_is_non_tensor", False):
-                value = value.tolist() if hasattr(value, "tolist") else value.data
+                value = value.data
             try:
                 json.dumps(value)
             except (TypeError, ValueError):
