@@ -95,12 +95,17 @@ def row_bytes(record: dict) -> int:
 
 def as_bytes(value: Tensor) -> memoryview:
     """The bytes of ``value`` (C order, on CPU), without a copy where it already is."""
-    flat = value.detach().to("cpu").contiguous().reshape(-1)
-    if flat.dtype is torch.bool:
-        flat = flat.view(torch.uint8)
-    elif flat.dtype is not torch.uint8:
-        flat = flat.view(torch.uint8)
-    return memoryview(flat.numpy()).cast("B")
+    if value.device.type != "cpu":
+        value = value.to("cpu")
+    if value.requires_grad:
+        value = value.detach()
+    if not value.is_contiguous():
+        value = value.contiguous()
+    try:
+        array = value.numpy()
+    except (TypeError, RuntimeError):  # dtypes numpy lacks (bfloat16): as bytes
+        array = value.reshape(-1).view(torch.uint8).numpy()
+    return memoryview(array.reshape(-1)).cast("B")
 
 
 def from_bytes(data, record_dtype: str, shape) -> Tensor:

@@ -148,8 +148,8 @@ class _Server:
         "ver",
         "locked",
         "closed",
-        "read_script",
-        "write_script",
+        "_read_script",
+        "_write_script",
     )
 
     def __init__(self, client, where, prefix, td_id, backend, connect) -> None:
@@ -164,8 +164,19 @@ class _Server:
         self.ver: int | None = None
         self.locked: set = set()  # paths locked (a path locks what is under it)
         self.closed = False
-        self.read_script = client.register_script(READ_ROWS)
-        self.write_script = client.register_script(WRITE_ROWS)
+        self._read_script = self._write_script = None  # made on first use
+
+    @property
+    def read_script(self):
+        if self._read_script is None:
+            self._read_script = self.client.register_script(READ_ROWS)
+        return self._read_script
+
+    @property
+    def write_script(self):
+        if self._write_script is None:
+            self._write_script = self.client.register_script(WRITE_ROWS)
+        return self._write_script
 
     # ------------------------------------------------------------------ round trips
     def execute(self, pipe) -> list:
@@ -1226,15 +1237,22 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             return TensorDictBase.__setitem__(self, index, value)
         # rows: one script (or one transaction) applies all of the write or none of it,
         # and a bad value is refused before anything is sent, so no snapshot is kept
-        if isinstance(value, TensorDictBase) and _index_batch_mismatch(
-            self._batch_size, index, value.batch_size
-        ):
-            raise _errors.index_batch_mismatch(
-                _getitem_batch_size(self._batch_size, index),
-                self._batch_size,
-                index,
-                value.batch_size,
-            )
+        if isinstance(value, TensorDictBase):
+            plan = plan_rows(index, self._batch_size)
+            # a tensordict of another batch size is named in 0.15.3's words (checked on
+            # the rows' batch size where the index is rows: the general check costs more
+            # than the write's own work)
+            if (
+                plan.batch_size(self._batch_size) != value.batch_size
+                if plan is not None
+                else _index_batch_mismatch(self._batch_size, index, value.batch_size)
+            ) and _index_batch_mismatch(self._batch_size, index, value.batch_size):
+                raise _errors.index_batch_mismatch(
+                    _getitem_batch_size(self._batch_size, index),
+                    self._batch_size,
+                    index,
+                    value.batch_size,
+                )
         self._set_at_index(index, value)
 
     def _set_at_index(self, index, value) -> None:
@@ -1266,11 +1284,17 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
                     leaf = value
                 dtype = _layout.dtype_of(record["dtype"])
                 feature = torch.Size(record["shape"][1:])
+                target = lead + feature
                 try:
-                    leaf = torch.as_tensor(leaf, dtype=dtype)
-                    while leaf.ndim > len(lead + feature) and leaf.shape[0] == 1:
-                        leaf = leaf[0]  # torch's setitem takes leading ones too
-                    leaf = leaf.expand(lead + feature)
+                    if not (
+                        type(leaf) is Tensor
+                        and leaf.dtype is dtype
+                        and leaf.shape == target
+                    ):
+                        leaf = torch.as_tensor(leaf, dtype=dtype)
+                        while leaf.ndim > len(target) and leaf.shape[0] == 1:
+                            leaf = leaf[0]  # torch's setitem takes leading ones too
+                        leaf = leaf.expand(target)
                 except RuntimeError:
                     shape = getattr(leaf, "shape", ())
                     raise RuntimeError(
