@@ -134,9 +134,7 @@ def _worker(rank, port, out_path):
             # receiver unpacks 100 leaves, before ``consolidated`` in most sweeps)
             for role, flag in (("sending", True), ("receiving", False)):
                 results[f"{name}/hand {role}"] = statistics.median(
-                    a / b
-                    for a, b, s in zip(values, walls[hand], sending)
-                    if s == flag
+                    a / b for a, b, s in zip(values, walls[hand], sending) if s == flag
                 )
 
     header = torch.zeros(3265, dtype=torch.uint8)  # our header + signature, 100 leaves

@@ -45,19 +45,25 @@ def main() -> None:
     td = TensorDict(d, batch_size=[3, 4])
     nd = {"n": {"m": {f"k{i}": torch.zeros(3, 4) for i in range(10)}}}
     names = {"td": td, "d": d, "nested": TensorDict(nd, batch_size=[3, 4]), "nd": nd}
-    print(f"reads in {'C' if _hotreads.C_READS else 'pure Python'}; ns per call, "
-          f"best of {args.blocks} blocks of {CALLS:,}")
+    print(
+        f"reads in {'C' if _hotreads.C_READS else 'pure Python'}; ns per call, "
+        f"best of {args.blocks} blocks of {CALLS:,}"
+    )
     for round_ in range(1, args.rounds + 1):
         print(f"round {round_}")
         for ours, floor in PAIRS:
-            timers = [timeit.Timer(s, globals=names, timer=time.thread_time)
-                      for s in (ours, floor)]
+            timers = [
+                timeit.Timer(s, globals=names, timer=time.thread_time)
+                for s in (ours, floor)
+            ]
             best = [float("inf"), float("inf")]
             for _ in range(args.blocks):
                 for side, timer in enumerate(timers):
                     best[side] = min(best[side], timer.timeit(CALLS) / CALLS * 1e9)
-            print(f"  {ours:28s} {best[0]:6.1f}   {floor:22s} {best[1]:6.1f}   "
-                  f"ratio {best[0] / best[1]:.2f}")
+            print(
+                f"  {ours:28s} {best[0]:6.1f}   {floor:22s} {best[1]:6.1f}   "
+                f"ratio {best[0] / best[1]:.2f}"
+            )
 
 
 if __name__ == "__main__":

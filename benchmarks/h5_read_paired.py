@@ -29,7 +29,9 @@ from tensordict.persistent import PersistentTensorDict
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rows", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
@@ -60,7 +62,10 @@ def main() -> None:
             }
 
         cases = {
-            "one dataset": (lambda: h5["next", "obs"], lambda: torch.from_numpy(file["next"]["obs"][()])),
+            "one dataset": (
+                lambda: h5["next", "obs"],
+                lambda: torch.from_numpy(file["next"]["obs"][()]),
+            ),
             "to_tensordict": (h5.to_tensordict, by_hand_all),
         }
         assert torch.equal(h5["next", "obs"], ram["next", "obs"])
@@ -73,7 +78,9 @@ def main() -> None:
                 fn()
             return (clock() - start) / calls * 1e6
 
-        print(f"{rows} rows, {args.rounds} rounds of {calls} calls a side, {'wall' if args.wall else 'CPU'} time")
+        print(
+            f"{rows} rows, {args.rounds} rounds of {calls} calls a side, {'wall' if args.wall else 'CPU'} time"
+        )
         for name, (ours, by_hand) in cases.items():
             ours(), by_hand()
             pairs = []

@@ -66,16 +66,22 @@ def with_memmap(leaves: dict, folder: str, fsync: bool) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--size-mib", type=int, default=1024)
     p.add_argument("--leaves", type=int, default=100)
-    p.add_argument("--fsync", action="store_true", help="fsync every file on both sides")
+    p.add_argument(
+        "--fsync", action="store_true", help="fsync every file on both sides"
+    )
     p.add_argument("--dir", default=None, help="where the folders go (default: TMPDIR)")
     args = p.parse_args()
 
     leaf_bytes = (args.size_mib << 20) // args.leaves
-    leaves = {f"k{i}": torch.randn(leaf_bytes // 4 // 256, 256) for i in range(args.leaves)}
+    leaves = {
+        f"k{i}": torch.randn(leaf_bytes // 4 // 256, 256) for i in range(args.leaves)
+    }
     total = sum(v.numel() * v.element_size() for v in leaves.values())
     scratch = tempfile.mkdtemp(prefix="memmap-vs-dd-", dir=args.dir)
     sides = {"dd-style": dd_style, "memmap_": with_memmap}

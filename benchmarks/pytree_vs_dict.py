@@ -54,8 +54,10 @@ def main() -> None:
     p.add_argument("--number", type=int, default=20, help="calls per burst")
     args = p.parse_args()
     torch.set_num_threads(1)  # as the pytest-benchmark suites (benchmarks/conftest.py)
-    print(f"torch {torch.__version__}; {args.rounds} rounds of {args.repeats} bursts "
-          f"of {args.number} calls a side; ratio = tensordict / plain dict")
+    print(
+        f"torch {torch.__version__}; {args.rounds} rounds of {args.repeats} bursts "
+        f"of {args.number} calls a side; ratio = tensordict / plain dict"
+    )
     print("| call | shape | tensordict (µs) | dict (µs) | per-round ratios |")
     print("|---|---|---:|---:|---|")
     for shape, make in (("flat100", flat_dict), ("nested10x10", nested_dict)):

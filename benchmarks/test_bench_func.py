@@ -29,7 +29,9 @@ def flat_dict(n=100, batch=3):
 def nested_dict(groups=10, per_group=10, batch=3):
     gen = torch.Generator().manual_seed(1)
     return {
-        f"g{j}": {f"k{i}": torch.randn(batch, 2, generator=gen) for i in range(per_group)}
+        f"g{j}": {
+            f"k{i}": torch.randn(batch, 2, generator=gen) for i in range(per_group)
+        }
         for j in range(groups)
     }
 
@@ -151,8 +153,11 @@ def _batch64(nested: bool) -> dict:
     leaves = {k: torch.randn(64, 5, generator=gen) for k in ("a", "b", "c", "d")}
     if not nested:
         return leaves
-    return {"inner": {k: leaves[k] for k in ("a", "b")}, "c": leaves["c"],
-            "more": {"d": leaves["d"]}}
+    return {
+        "inner": {k: leaves[k] for k in ("a", "b")},
+        "c": leaves["c"],
+        "more": {"d": leaves["d"]},
+    }
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
@@ -222,7 +227,13 @@ def test_pytree_case(benchmark, impl, case):
     expected = pytree.tree_map(leaf_op, data)
     if isinstance(out, (tuple, list)):
         for i, part in enumerate(out):
-            same_leaves(part, pytree.tree_map(lambda parts: parts[i], expected,
-                                              is_leaf=lambda v: isinstance(v, tuple)))
+            same_leaves(
+                part,
+                pytree.tree_map(
+                    lambda parts: parts[i],
+                    expected,
+                    is_leaf=lambda v: isinstance(v, tuple),
+                ),
+            )
     else:
         same_leaves(out, expected)

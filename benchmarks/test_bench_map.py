@@ -48,7 +48,9 @@ def floor_map(source, chunksize):
     ]
     # one torch thread per worker, as map's worker_threads=1 (a forked worker that uses
     # the parent's OpenMP pool can hang)
-    with multiprocessing.get_context(_START).Pool(2, torch.set_num_threads, (1,)) as pool:
+    with multiprocessing.get_context(_START).Pool(
+        2, torch.set_num_threads, (1,)
+    ) as pool:
         results = pool.map(normalize_dict, chunks)
     return {k: torch.cat([r[k] for r in results]) for k in results[0]}
 
@@ -74,7 +76,9 @@ def test_map_100000_rows_2_workers(benchmark, impl, case):
             warmup_rounds=1,
         )
     else:
-        got = benchmark.pedantic(floor_map, (source, chunksize), rounds=5, warmup_rounds=1)
+        got = benchmark.pedantic(
+            floor_map, (source, chunksize), rounds=5, warmup_rounds=1
+        )
     expected = normalize_dict(source)
     for key, value in expected.items():
         assert torch.allclose(got[key], value)

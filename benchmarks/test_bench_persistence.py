@@ -87,7 +87,10 @@ def test_memmap_1gib_100_leaves(benchmark, impl, full, scratch):
 def saved_10000_leaves(full, scratch):
     outer, inner = (100, 100) if full else (10, 10)
     td = TensorDict(
-        {f"group{i}": {f"leaf{j}": torch.full((16,), float(j)) for j in range(inner)} for i in range(outer)},
+        {
+            f"group{i}": {f"leaf{j}": torch.full((16,), float(j)) for j in range(inner)}
+            for i in range(outer)
+        },
         batch_size=[16],
     )
     path = _fresh(scratch)
@@ -115,7 +118,10 @@ def memmapped_rows(full, scratch):
             "action": torch.randint(5, (rows,), generator=gen),
             "reward": torch.randn(rows, 1, generator=gen),
             "done": torch.zeros(rows, 1, dtype=torch.bool),
-            "next": {"obs": torch.randn(rows, 4, generator=gen), "reward": torch.randn(rows, 1, generator=gen)},
+            "next": {
+                "obs": torch.randn(rows, 4, generator=gen),
+                "reward": torch.randn(rows, 1, generator=gen),
+            },
         },
         batch_size=[rows],
     )
@@ -124,7 +130,9 @@ def memmapped_rows(full, scratch):
 
 def test_index_64_random_rows_of_memmap(benchmark, memmapped_rows):
     mm, ram = memmapped_rows
-    index = torch.randint(mm.batch_size[0], (64,), generator=torch.Generator().manual_seed(1))
+    index = torch.randint(
+        mm.batch_size[0], (64,), generator=torch.Generator().manual_seed(1)
+    )
     got = benchmark(lambda: mm[index])
     assert torch.equal(got["next", "obs"], ram["next", "obs"][index])
 
@@ -137,7 +145,11 @@ def h5_file(full, scratch):
     rows = 100_000 if full else 1_000
     gen = torch.Generator().manual_seed(0)
     td = TensorDict(
-        {"obs": torch.randn(rows, 16, generator=gen), "action": torch.randint(5, (rows,), generator=gen), "next": {"obs": torch.randn(rows, 16, generator=gen)}},
+        {
+            "obs": torch.randn(rows, 16, generator=gen),
+            "action": torch.randint(5, (rows,), generator=gen),
+            "next": {"obs": torch.randn(rows, 16, generator=gen)},
+        },
         batch_size=[rows],
     )
     path = os.path.join(scratch, "data.h5")
@@ -149,8 +161,12 @@ def test_h5_read_rows(benchmark, impl, h5_file):
     import h5py
 
     path, ram = h5_file
-    index = torch.randint(ram.batch_size[0], (64,), generator=torch.Generator().manual_seed(2))
-    if impl == "floor":  # h5py by hand: sorted unique rows of each dataset, then reorder
+    index = torch.randint(
+        ram.batch_size[0], (64,), generator=torch.Generator().manual_seed(2)
+    )
+    if (
+        impl == "floor"
+    ):  # h5py by hand: sorted unique rows of each dataset, then reorder
         file = h5py.File(path, "r")
         uniq, inverse = torch.unique(index, return_inverse=True)
         rows = uniq.numpy()
@@ -222,7 +238,9 @@ def memmap_tensor():
 
 @pytest.fixture
 def td_memmap():
-    return TensorDict({str(i): torch.zeros(3, 40) + i for i in range(30)}, [3, 40]).memmap_()
+    return TensorDict(
+        {str(i): torch.zeros(3, 40) + i for i in range(30)}, [3, 40]
+    ).memmap_()
 
 
 def test_mmt_creation(benchmark):
@@ -271,20 +289,26 @@ def _weights(model):
 
 def test_serialize_model(benchmark, model, scratch, full):
     path = _fresh(scratch)
-    benchmark.pedantic(lambda: _weights(model).memmap(path, num_threads=32), rounds=5 if full else 1)
+    benchmark.pedantic(
+        lambda: _weights(model).memmap(path, num_threads=32), rounds=5 if full else 1
+    )
 
 
 def test_serialize_weights(benchmark, model, scratch, full):
     weights = _weights(model)
     path = _fresh(scratch)
-    benchmark.pedantic(lambda: weights.memmap(path, num_threads=32), rounds=5 if full else 1)
+    benchmark.pedantic(
+        lambda: weights.memmap(path, num_threads=32), rounds=5 if full else 1
+    )
 
 
 def test_serialize_weights_returnearly(benchmark, model, scratch, full):
     weights = _weights(model)
     futures = []
     benchmark.pedantic(
-        lambda: futures.append(weights.memmap(_fresh(scratch), num_threads=32, return_early=True)),
+        lambda: futures.append(
+            weights.memmap(_fresh(scratch), num_threads=32, return_early=True)
+        ),
         rounds=5 if full else 1,
     )
     for future in futures:
@@ -297,4 +321,6 @@ def test_serialize_weights_filesystem(benchmark, model, full):
 
 
 def test_serialize_model_filesystem(benchmark, model, full):
-    benchmark.pedantic(lambda: _weights(model).memmap(num_threads=32), rounds=5 if full else 1)
+    benchmark.pedantic(
+        lambda: _weights(model).memmap(num_threads=32), rounds=5 if full else 1
+    )

@@ -62,9 +62,11 @@ def floor_pieces(d, fn, count):
 def floor_combine(ds, fn):
     first = ds[0]
     return {
-        k: floor_combine([d[k] for d in ds], fn)
-        if isinstance(v, dict)
-        else fn([d[k] for d in ds])
+        k: (
+            floor_combine([d[k] for d in ds], fn)
+            if isinstance(v, dict)
+            else fn([d[k] for d in ds])
+        )
         for k, v in first.items()
     }
 

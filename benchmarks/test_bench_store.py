@@ -207,8 +207,8 @@ def test_to_store_1mb(benchmark, impl, client):
     td = TensorDict(x=torch.randn(1024, 256), batch_size=[1024])  # 1 MiB
     made = []
 
-    def by_hand():
-        key = "bench:{one-set}"
+    def by_hand():  # a new key, as to_store makes new keys (the server allocates alike)
+        key = f"bench:{{one-set}}:{len(made)}"
         made.append(key)
         client.set(key, memoryview(td["x"].numpy()).cast("B"))
 
@@ -221,8 +221,9 @@ def test_to_store_1mb(benchmark, impl, client):
             item = made.pop()
             if isinstance(item, str):
                 client.delete(item)
-            else:
-                item.clear_redis()
+            else:  # every key of the store (clear_redis keeps its record)
+                names = item._server.names
+                client.delete(names.meta, names.ver, names.data(("x",)))
         return (), {}
 
     benchmark.pedantic(

@@ -73,15 +73,19 @@ def path_of(name) -> tuple:
 class Names:
     """The server keys of one store."""
 
-    __slots__ = ("ns", "meta", "ver")
+    __slots__ = ("ns", "meta", "ver", "_data")
 
     def __init__(self, prefix: str, td_id: str) -> None:
         self.ns = f"{prefix}:{{{td_id}}}"
         self.meta = f"{self.ns}:meta"
         self.ver = f"{self.ns}:ver"
+        self._data: dict = {}
 
     def data(self, path: tuple) -> str:
-        return f"{self.ns}:d:{field(path)}"
+        name = self._data.get(path)
+        if name is None:
+            name = self._data[path] = f"{self.ns}:d:{field(path)}"
+        return name
 
 
 def tensor_record(value: Tensor) -> dict:
