@@ -269,6 +269,12 @@ class _Server:
         last in one command, is what makes it visible) sends them as one pipeline."""
         pipe = self.client.pipeline(transaction=atomic)
         out = build(pipe)
+        if not atomic:  # a new store: version 0 (no key) is its first, nothing to bump
+            results = self.execute(pipe)
+            self.meta, self.ver = {}, 0
+            self.wrote(1, changes)
+            self.ver = 0
+            return out, results
         pipe.incr(self.names.ver)
         results = self.execute(pipe)
         self.wrote(int(results[-1]), changes)
