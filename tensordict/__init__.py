@@ -114,6 +114,9 @@ __all__ = [
     "from_csv",
     "from_zarr",
     "to_arrow",
+    # tensordicts on a Redis-compatible server (tensordict/store/)
+    "LazyStackedTensorDictStore",
+    "TensorDictStore",
     "KEY_SEPARATOR",
     "LazyStackedTensorDict",
     "NO_DEFAULT",

@@ -924,7 +924,18 @@ class PersistenceMixin:
         """Upload this tensordict to a Redis-compatible server (one transaction) and
         return the :class:`~tensordict.TensorDictStore` over it (a
         :class:`~tensordict.LazyStackedTensorDictStore` for a lazy stack); needs
-        ``pip install tensordict[store]``."""
+        ``pip install tensordict[store]``.
+
+        Example:
+            >>> from tensordict.store._server import LocalServer
+            >>> td = TensorDict(obs=torch.arange(6.0).view(3, 2), batch_size=[3])
+            >>> with LocalServer() as server:
+            ...     store = td.to_store(port=server.port)
+            ...     print(store[1]["obs"])
+            ...     store.clear_redis()
+            ...     store.close()
+            tensor([2., 3.])
+        """
         store = container_class("TensorDictStore").from_tensordict(
             self,
             backend=backend,

@@ -392,9 +392,13 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             kept and checked against the store's version in the same round trip.
         **redis_kwargs: passed to ``redis.Redis``.
 
-    >>> store = TensorDictStore(port=6379, batch_size=[100])  # doctest: +SKIP
-    >>> store["obs"] = torch.zeros(100, 84)  # doctest: +SKIP
-    >>> store[3:5]["obs"].shape  # doctest: +SKIP
+    >>> from tensordict.store._server import LocalServer  # a throwaway local server
+    >>> with LocalServer() as server:
+    ...     store = TensorDictStore(port=server.port, batch_size=[100])
+    ...     store["obs"] = torch.zeros(100, 84)
+    ...     print(store[3:5]["obs"].shape)
+    ...     store.clear_redis()
+    ...     store.close()
     torch.Size([2, 84])
     """
 
