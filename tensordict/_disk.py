@@ -858,6 +858,12 @@ def read_meta(folder: Path) -> dict:
         ) from None
     except IsADirectoryError:
         raise SavedDataError(f"{path} is a folder, not a metadata file") from None
+    return parse_meta(text, path)
+
+
+def parse_meta(text: bytes, path) -> dict:
+    """The checked metadata in ``text``, read from ``path`` (a file, or a member of
+    an archive: named in the errors)."""
     try:
         meta = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from tensordict import _disk, _errors, _pickle
+from tensordict import _archive, _disk, _errors, _pickle
 from tensordict import memmap as _memmap
 from tensordict._disk import PickledValueWarning, SavedDataError
 from tensordict._keys import unravel_key_to_tuple
@@ -177,30 +177,52 @@ def _data_bytes(td) -> int:
     )
 
 
-def _refuse_archive(archive, compression) -> None:
-    if archive or compression is not None:
-        raise NotImplementedError(
-            "single-file archives (archive=True, compression=...) are not supported: "
-            "save to a folder instead"
+def _wants_archive(prefix, archive, compression) -> bool:
+    """Whether a save to ``prefix`` writes a single-file archive (``archive=True``,
+    or a ``.tdz`` path); ``compression`` only goes with one."""
+    if not _archive.wants_archive(prefix, archive):
+        if compression is not None:  # 0.15.3's words first
+            raise ValueError(
+                "compression is only supported when writing a memmap archive (pass "
+                "archive=True or use a '.tdz' prefix); a folder's files are written "
+                "uncompressed"
+            )
+        return False
+    if prefix is None:
+        raise ValueError(
+            "archive=True needs a path: pass the archive's file name as prefix "
+            "(e.g. 'data.tdz')"
         )
+    return True
+
+
+def _save_archive(td, prefix, *, like, locked, compression, existsok):
+    """Write ``td`` as the archive ``prefix`` and return it loaded from there (its
+    leaves map the archive; with ``like``, zeros that write into the archive)."""
+    plan = _disk.plan_tree(td, _KINDS, like, encode_values=True)
+    for folder in plan.folders:
+        folder.meta["locked"] = locked
+    dst = _archive.write_plan(plan=plan, dst=prefix, compression=compression, existsok=existsok)
+    return _load(dst, None, False, None, None, "r+" if like else None, False)
 
 
 # ----------------------------------------------------------------------------- reading
 
 
-def _read(folder: Path, allow_pickle: bool, mode) -> Any:
-    """The container saved in ``folder`` (recursively), checked against its metadata."""
-    meta = _disk.read_meta(folder)
+def _read(folder: Path, allow_pickle: bool, mode, src=_archive.FOLDERS) -> Any:
+    """The container saved in ``folder`` (recursively), checked against its metadata;
+    ``src`` reads the files (a folder's, or an archive's members)."""
+    meta = src.read_meta(folder)
     cls_name = meta.get("class")
     batch_size = _disk.check_shape(meta.get("batch_size"), folder, "<batch_size>")
     device = _read_device(meta.get("device"), folder)
     if cls_name == "LazyStackedTensorDict":
-        td = _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size)
+        td = _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size, src)
     elif cls_name == "NonTensorStack":
-        values = _disk.read_value(folder, meta.get("values") or {}, allow_pickle, "<values>")
+        values = src.read_value(folder, meta.get("values") or {}, allow_pickle, "<values>")
         td = _non_tensor_stack(values, batch_size, device, folder, "<values>")
     elif cls_name == "TensorDict":
-        td = _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device)
+        td = _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device, src)
     else:
         raise SavedDataError(
             f"{folder / _disk.META}: unknown class {cls_name!r} (expected TensorDict, "
@@ -232,11 +254,10 @@ def _read_device(value, folder: Path):
     return torch.device("cpu") if device.type != "cpu" else device
 
 
-def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
+def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device, src):
     entries = _disk.field_of(meta, "entries", list, folder)
     n = len(batch_size)
     storage: dict = {}
-    folder_name = str(folder)
     shared = _disk.shared_for(mode)
     for entry in entries:
         if type(entry) is not dict or type(entry.get("key")) is not str:
@@ -246,7 +267,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
             raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
         kind = entry.get("kind")
         if kind == "tensor":
-            value = _disk.map_leaf(folder_name, entry, shared)
+            value = src.map_leaf(folder, entry, shared)
             if n and value.shape[:n] != batch_size:
                 raise SavedDataError(
                     f"the entry {key!r} ({folder / entry['file']}) has shape "
@@ -255,7 +276,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
                 )
         elif kind == "nested":
             name = _disk.check_name(entry.get("dir"), folder, key)
-            value = _read(folder / name, allow_pickle, mode)
+            value = _read(folder / name, allow_pickle, mode, src)
             if value.batch_size[:n] != batch_size:
                 raise SavedDataError(
                     f"the nested entry {key!r} ({folder / name}) has batch size "
@@ -263,9 +284,9 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
                     f"size {tuple(batch_size)} of {folder / _disk.META}"
                 )
         elif kind == "value":
-            value = _disk.read_value(folder, entry, allow_pickle, key)
+            value = src.read_value(folder, entry, allow_pickle, key)
         elif kind == "value_stack":
-            values = _disk.read_value(folder, entry, allow_pickle, key)
+            values = src.read_value(folder, entry, allow_pickle, key)
             shape = _disk.check_shape(entry.get("batch_size"), folder, key)
             value = _non_tensor_stack(values, shape, device, folder, key)
         else:
@@ -276,11 +297,11 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device):
     return container_class("TensorDict")._from_storage(storage, batch_size, device, None)
 
 
-def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size):
+def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size, src):
     members = _disk.field_of(meta, "members", list, folder)
     stack_dim = _disk.field_of(meta, "stack_dim", int, folder)
     tds = [
-        _read(folder / _disk.check_name(name, folder, i), allow_pickle, mode)
+        _read(folder / _disk.check_name(name, folder, i), allow_pickle, mode, src)
         for i, name in enumerate(members)
     ]
     cls = container_class("LazyStackedTensorDict")
@@ -342,10 +363,10 @@ def _all_tensorclasses():
 
 def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle):
     """``load_memmap``: read the folder, move to ``device``, or load into ``out``."""
-    folder = Path(os.fspath(prefix))
+    folder, src = _source(prefix, mode)
     if subpath is not None:
-        folder = _subfolder(folder, subpath)
-    result = _read(folder, bool(allow_pickle), mode)
+        folder = _subfolder(folder, subpath, src)
+    result = _read(folder, bool(allow_pickle), mode, src)
     if device is not None:
         result = result.to(device, non_blocking=non_blocking)
     if out is not None:
@@ -354,10 +375,20 @@ def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle):
     return result
 
 
-def _subfolder(folder: Path, subpath) -> Path:
+def _source(prefix, mode):
+    """The folder to read and what reads its files: ``prefix`` itself, or the root of
+    the archive ``prefix`` (a file: see :mod:`tensordict._archive`)."""
+    folder = Path(os.path.abspath(os.fspath(prefix)))
+    if folder.is_file() and _archive.is_memmap_archive(folder):
+        src = _archive.ArchiveSource(folder, mode)
+        return src.path, src
+    return Path(os.fspath(prefix)), _archive.FOLDERS
+
+
+def _subfolder(folder: Path, subpath, src) -> Path:
     """The folder of the nested entry ``subpath`` (looked up in the metadata)."""
     for key in unravel_key_to_tuple(subpath):
-        meta = _disk.read_meta(folder)
+        meta = src.read_meta(folder)
         for entry in meta.get("entries") or ():
             if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
                 folder = folder / _disk.check_name(entry.get("dir"), folder, key)
@@ -516,7 +547,22 @@ class PersistenceMixin:
         ...     print(saved.is_memmap(), td.is_memmap(), saved["a"].tolist())
         True False [0, 1, 2]
         """
-        _refuse_archive(archive, compression)
+        if _wants_archive(prefix, archive, compression):
+            source = self._memmap_copy_source()
+
+            def run():
+                return _save_archive(
+                    source,
+                    prefix,
+                    like=False,
+                    locked=self.is_locked,
+                    compression=compression,
+                    existsok=existsok,
+                )
+
+            if return_early and num_threads > 1:
+                return _disk.in_background(run, _data_bytes(self))
+            return run()
         copy = self._memmap_copy_source()
 
         def run():
@@ -595,7 +641,18 @@ class PersistenceMixin:
         ...     print(data.batch_size, int(data["image"].sum()))
         torch.Size([1000]) 64
         """
-        _refuse_archive(archive, None)
+        if _wants_archive(prefix, archive, None):
+            result = _save_archive(
+                self._memmap_copy_source(),
+                prefix,
+                like=True,
+                locked=self.is_locked,
+                compression=None,
+                existsok=existsok,
+            )
+            if return_early and num_threads > 1:
+                return _disk.in_background(lambda: result, 0)
+            return result
         copy = self._memmap_copy_source()
 
         def run():
@@ -852,7 +909,8 @@ class PersistenceMixin:
         >>> td.load_memmap_("saved")["a"].tolist()
         [0, 1, 2]
         """
-        loaded = _read(Path(os.fspath(prefix)), bool(allow_pickle), mode)
+        folder, src = _source(prefix, mode)
+        loaded = _read(folder, bool(allow_pickle), mode, src)
         _load_into(self, loaded)
         return self
 
