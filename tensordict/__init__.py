@@ -60,6 +60,13 @@ from tensordict.nn import (  # modules of tensordicts (tensordict/nn, docs/nn.md
 
 from tensordict.memmap import MemoryMappedTensor
 from tensordict._persistence import load, load_memmap, memmap, save
+from tensordict._persistence import (  # single-file archives (docs/persistence.md)
+    append_memmap,
+    is_memmap_archive,
+    pack_memmap,
+    refresh_archive_checksums,
+    unpack_memmap,
+)
 from tensordict.persistent import PersistentTensorDict, from_h5
 
 # --- store (issue 29): tensordicts on a Redis-compatible server (docs/persistence.md)
@@ -170,6 +177,11 @@ __all__ = [
     "load_memmap",
     "memmap",
     "save",
+    "append_memmap",
+    "is_memmap_archive",
+    "pack_memmap",
+    "refresh_archive_checksums",
+    "unpack_memmap",
     # parameters of nn.Modules as tensordicts (tensordict/_module_state.py, tensordict/nn)
     "TensorClassModuleBase",
     "TensorClassModuleWrapper",

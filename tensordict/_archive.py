@@ -564,3 +564,143 @@ class FolderSource:
 
 
 FOLDERS = FolderSource()
+
+
+# ----------------------------------------------------------------------------- appending
+
+
+def append_memmap(prefix, rows, *, allow_pickle: bool | None = None, kinds=None) -> None:
+    """Append ``rows`` along the first batch dim of the tensordict saved in the folder
+    ``prefix``: every check runs before the first byte is written; the leaf files
+    grow, then the ``meta.json`` files are replaced (all written beside their
+    targets first, the top one replaced first). A failed write truncates the files
+    back. ``kinds`` tells containers apart (see :class:`tensordict._disk.Kinds`)."""
+    folder = Path(os.fspath(prefix))
+    if not folder.is_dir() or not (folder / META).is_file():
+        raise ValueError(
+            f"append_memmap appends to a directory written by save or memmap, and "
+            f"{prefix} is not one. An archive cannot grow: unpack it with "
+            f"unpack_memmap first."
+        )
+    leaves: list = []  # (file, tensor)
+    metas: list = []  # (folder, new metadata), top first
+    _plan_append(folder, rows, kinds, bool(allow_pickle), leaves, metas, None)
+    grown: list = []
+    try:
+        for path, tensor in leaves:
+            size = os.stat(path).st_size
+            with open(path, "ab") as handle:
+                grown.append((path, size))
+                for chunk in tensor_chunks(tensor, 0):
+                    handle.write(chunk)
+    except BaseException:
+        for path, size in grown:
+            os.truncate(path, size)
+        raise
+    partials = []
+    for where, meta in metas:
+        partial = where / f".{META}.append.tmp"
+        partial.write_text(json.dumps(meta))
+        partials.append((partial, where / META))
+    for partial, target in partials:
+        os.replace(partial, target)
+
+
+def _plan_append(folder, rows, kinds, allow_pickle, leaves, metas, count) -> None:
+    meta = _disk.read_meta(folder)
+    cls = meta.get("class")
+    if cls != "TensorDict":
+        raise ValueError(
+            f"append_memmap: {folder} holds a {cls}, which cannot grow (only "
+            f"tensordicts and tensorclasses can: a NonTensorStack or a lazy stack "
+            f"cannot)"
+        )
+    if kinds.is_tensorclass(rows):
+        rows = rows._tensordict
+    if not kinds.is_container(rows):
+        raise ValueError(
+            f"append_memmap: rows must be a tensordict or a tensorclass, got "
+            f"{type(rows).__name__} for {folder}"
+        )
+    saved = _disk.check_shape(meta.get("batch_size"), folder, "<batch_size>")
+    new = rows.batch_size
+    if not saved or len(new) != len(saved) or new[1:] != saved[1:]:
+        raise ValueError(
+            f"Cannot append rows of batch size {tuple(new)} to the tensordict saved in "
+            f"{folder}, of batch size {tuple(saved)}: the batch sizes may differ in "
+            f"their first dimension only"
+        )
+    if count is not None and new[0] != count:
+        raise ValueError(
+            f"append_memmap: the nested rows at {folder} have {new[0]} rows, not {count}"
+        )
+    count = new[0]
+    entries = _disk.field_of(meta, "entries", list, folder)
+    saved_keys = sorted(e.get("key") for e in entries)
+    row_keys = sorted(rows._own_keys())
+    if saved_keys != row_keys:
+        raise ValueError(
+            f"Cannot append rows with the keys {row_keys} to the saved tensordict, "
+            f"which has the keys {saved_keys} ({folder})."
+        )
+    metas.append((folder, meta))
+    meta["batch_size"] = [saved[0] + count, *saved[1:]]
+    for entry in entries:
+        key = entry["key"]
+        value = rows._get_str(key, None)
+        kind = entry.get("kind")
+        if kind == "tensor":
+            shape = _disk.check_shape(entry.get("shape"), folder, key)
+            dtype = _disk._DTYPES.get(entry.get("dtype"))
+            if (
+                not isinstance(value, Tensor)
+                or value.dtype != dtype
+                or value.shape[1:] != shape[1:]
+            ):
+                described = (
+                    f"of dtype {value.dtype} and shape {tuple(value.shape)}"
+                    if isinstance(value, Tensor)
+                    else f"of type {type(value).__name__}"
+                )
+                raise ValueError(
+                    f"Cannot append rows {described} to the entry {key!r}, of dtype "
+                    f"{dtype} and shape {tuple(shape)} ({folder})."
+                )
+            file = folder / _disk.check_name(entry.get("file"), folder, key)
+            leaves.append((file, value))
+            entry["shape"] = [shape[0] + count, *shape[1:]]
+        elif kind == "nested":
+            sub = folder / _disk.check_name(entry.get("dir"), folder, key)
+            _plan_append(sub, value, kinds, allow_pickle, leaves, metas, count)
+        elif kind == "value":
+            stored = _disk.read_value(folder, entry, allow_pickle, key)
+            given = _non_tensor_values(value, kinds)
+            if given is None or any(item != stored for item in given):
+                raise ValueError(
+                    f"Cannot append rows whose non-tensor entry {key!r} differs from "
+                    f"the saved value {stored!r} ({folder}): a non-tensor entry stays "
+                    f"as saved"
+                )
+        else:
+            raise ValueError(
+                f"append_memmap: the entry {key!r} of {folder} ({kind}) cannot grow "
+                f"(a NonTensorStack or a lazy stack cannot)"
+            )
+
+
+def _non_tensor_values(value, kinds):
+    """The values of a non-tensor entry of the rows (one, or a stack's), or None."""
+    if isinstance(value, Tensor):
+        return None
+    if kinds.is_non_tensor_stack(value):
+        out, stack = [], [value.tolist()]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            else:
+                out.append(item)
+        return out
+    if getattr(value, "_is_non_tensor", False):
+        return [value.data]
+    return [value]

@@ -38,6 +38,11 @@ __all__ = [
     "PersistenceMixin",
     "PickledValueWarning",
     "SavedDataError",
+    "append_memmap",
+    "is_memmap_archive",
+    "pack_memmap",
+    "refresh_archive_checksums",
+    "unpack_memmap",
     "load",
     "load_memmap",
     "memmap",
@@ -1192,3 +1197,19 @@ def load_memmap(
 
 
 load = load_memmap
+
+
+# ----------------------------------------------------------------------------- archives
+
+
+def append_memmap(prefix, rows, *, allow_pickle: bool | None = None) -> None:
+    """Append ``rows`` along the first batch dimension of the tensordict saved in the
+    folder ``prefix`` (see ``docs/persistence.md``): all checks run before the first
+    byte is written; an archive cannot grow (unpack it first)."""
+    _archive.append_memmap(prefix, rows, allow_pickle=allow_pickle, kinds=_KINDS)
+
+
+pack_memmap = _archive.pack_memmap
+unpack_memmap = _archive.unpack_memmap
+is_memmap_archive = _archive.is_memmap_archive
+refresh_archive_checksums = _archive.refresh_archive_checksums
