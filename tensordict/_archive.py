@@ -128,7 +128,9 @@ class _Writer:
         info.file_size = nbytes
         zip64 = nbytes * 1.05 > zipfile.ZIP64_LIMIT  # as ZipFile decides
         offset = self.file.tell()
-        fixed = offset + _LOCAL.size + len(name.encode("utf-8")) + 4 + (20 if zip64 else 0)
+        fixed = (
+            offset + _LOCAL.size + len(name.encode("utf-8")) + 4 + (20 if zip64 else 0)
+        )
         info.extra = struct.pack("<HH", _PAD_ID, -fixed % ALIGN) + bytes(-fixed % ALIGN)
         with self.zip.open(info, "w", force_zip64=zip64) as out:
             for chunk in chunks:
@@ -198,7 +200,9 @@ def _atomic_write(dst: Path, write) -> None:
         raise
 
 
-def write_plan(dst, plan, *, compression=None, compresslevel=None, existsok=True) -> Path:
+def write_plan(
+    dst, plan, *, compression=None, compresslevel=None, existsok=True
+) -> Path:
     """Write the folder plan ``plan`` (:func:`tensordict._disk.plan_tree`) as the
     archive ``dst``: each folder's ``meta.json`` and pickle files, then the leaves."""
     dst = Path(os.path.abspath(os.fspath(dst)))
@@ -207,16 +211,20 @@ def write_plan(dst, plan, *, compression=None, compresslevel=None, existsok=True
 
     def write(fileobj):
         writer = _Writer(fileobj, kind, compresslevel)
-        for folder in plan.folders:
-            base = f"{folder.path}/" if folder.path else ""
-            data = json.dumps(folder.meta).encode()
-            writer.add(base + META, len(data), (data,), payload=False)
-            for file, blob in folder.pickles.items():
-                writer.add(base + file, len(blob), (blob,), payload=False)
-        for job in plan.leaves:
-            nbytes = job.shape.numel() * job.dtype.itemsize
-            writer.add(job.path, nbytes, tensor_chunks(job.source, nbytes), payload=True)
-        writer.close()
+        try:
+            for folder in plan.folders:
+                base = f"{folder.path}/" if folder.path else ""
+                data = json.dumps(folder.meta).encode()
+                writer.add(base + META, len(data), (data,), payload=False)
+                for file, blob in folder.pickles.items():
+                    writer.add(base + file, len(blob), (blob,), payload=False)
+            for job in plan.leaves:
+                nbytes = job.shape.numel() * job.dtype.itemsize
+                writer.add(
+                    job.path, nbytes, tensor_chunks(job.source, nbytes), payload=True
+                )
+        finally:
+            writer.close()  # on failure too: the partial file is then removed
 
     _atomic_write(dst, write)
     if plan.pickled_keys:
@@ -262,12 +270,14 @@ def pack_memmap(prefix, archive_path, *, compression=None, compresslevel=None) -
 
     def write(fileobj):
         writer = _Writer(fileobj, kind, compresslevel)
-        for name, path in files:
-            with open(path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                chunks = iter(lambda: handle.read(_CHUNK), b"")
-                writer.add(name, size, chunks, payload=name.endswith(".memmap"))
-        writer.close()
+        try:
+            for name, path in files:
+                with open(path, "rb") as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    chunks = iter(lambda: handle.read(_CHUNK), b"")
+                    writer.add(name, size, chunks, payload=name.endswith(".memmap"))
+        finally:
+            writer.close()
 
     _atomic_write(dst, write)
     return dst
@@ -374,7 +384,9 @@ def refresh_archive_checksums(archive_path) -> Path:
             while left:
                 chunk = handle.read(min(left, _CHUNK))
                 if not chunk:
-                    raise SavedDataError(f"{path}: the member {info.filename!r} is truncated")
+                    raise SavedDataError(
+                        f"{path}: the member {info.filename!r} is truncated"
+                    )
                 crc = zlib.crc32(chunk, crc)
                 left -= len(chunk)
             if crc != info.CRC:
@@ -391,7 +403,9 @@ def _data_offset(handle, info, path) -> int:
     handle.seek(info.header_offset)
     head = handle.read(_LOCAL.size)
     if len(head) != _LOCAL.size or head[:4] != b"PK\x03\x04":
-        raise SavedDataError(f"{path}: the local header of {info.filename!r} is damaged")
+        raise SavedDataError(
+            f"{path}: the local header of {info.filename!r} is damaged"
+        )
     n, e = struct.unpack("<2H", head[26:30])
     return info.header_offset + _LOCAL.size + n + e
 
@@ -405,8 +419,11 @@ class ArchiveSource:
     (shared with ``mode="r+"``, copy-on-write otherwise) and leaves are tensors over
     that mapping."""
 
-    def __init__(self, path, mode: str | None):
+    def __init__(self, path, mode: str | None, known: dict | None = None):
         self.path = Path(os.path.abspath(os.fspath(path)))
+        # member name -> value: the pickled values of an archive this process just
+        # wrote, given back as they were instead of unpickled
+        self.known = known or {}
         _disk.shared_for(mode)  # checks the mode
         if mode == "r+":
             mark_stale(self.path)
@@ -415,7 +432,11 @@ class ArchiveSource:
                 self.infos = {info.filename: info for info in zf.infolist()}
                 self.stale = zf.comment == COMMENT_STALE
         except zipfile.BadZipFile as err:
-            raise SavedDataError(f"{self.path} is not a readable zip archive ({err})") from None
+            raise SavedDataError(
+                f"{self.path} is a file, but not a readable tensordict archive ({err}): "
+                f"it is truncated or damaged, or not an archive (saved tensordicts are "
+                f"folders or zip archives)"
+            ) from None
         size = os.stat(self.path).st_size
         self.flat = torch.from_file(
             str(self.path), shared=mode == "r+", size=size, dtype=torch.uint8
@@ -431,7 +452,9 @@ class ArchiveSource:
     def _info(self, name: str, what: str):
         info = self.infos.get(name)
         if info is None:
-            raise SavedDataError(f"the archive {self.path} has no member {name!r} ({what})")
+            raise SavedDataError(
+                f"the archive {self.path} has no member {name!r} ({what})"
+            )
         return info
 
     def _offset(self, info) -> int:
@@ -490,7 +513,9 @@ class ArchiveSource:
                 f"{folder} does not hold a saved tensordict: the archive {self.path} "
                 f"has no member {name!r}"
             )
-        return _disk.parse_meta(self.read_bytes(name, "metadata"), f"{self.path}::{name}")
+        return _disk.parse_meta(
+            self.read_bytes(name, "metadata"), f"{self.path}::{name}"
+        )
 
     def map_leaf(self, folder: Path, entry: dict, shared) -> Tensor:
         key = entry.get("key")
@@ -531,6 +556,8 @@ class ArchiveSource:
             raise SavedDataError(f"{folder / META}: the entry {key!r} has no value")
         file = _disk.check_name(entry["pickle"], folder, key)
         name = self._name(folder, file)
+        if name in self.known:
+            return self.known[name]
         if not allow_pickle:
             raise SavedDataError(
                 f"the entry {key!r} is a non-tensor value saved with pickle in the "
@@ -569,7 +596,9 @@ FOLDERS = FolderSource()
 # ----------------------------------------------------------------------------- appending
 
 
-def append_memmap(prefix, rows, *, allow_pickle: bool | None = None, kinds=None) -> None:
+def append_memmap(
+    prefix, rows, *, allow_pickle: bool | None = None, kinds=None
+) -> None:
     """Append ``rows`` along the first batch dim of the tensordict saved in the folder
     ``prefix``: every check runs before the first byte is written; the leaf files
     grow, then the ``meta.json`` files are replaced (all written beside their
@@ -704,3 +733,24 @@ def _non_tensor_values(value, kinds):
     if getattr(value, "_is_non_tensor", False):
         return [value.data]
     return [value]
+
+
+def pickled_values(plan) -> dict:
+    """Member name -> value, for the values ``plan`` pickles (its containers hold
+    them): what loading an archive just written from ``plan`` gives back."""
+    out = {}
+    for folder in plan.folders:
+        base = f"{folder.path}/" if folder.path else ""
+        values = folder.meta.get("values")
+        if isinstance(values, dict) and "pickle" in values:
+            out[base + values["pickle"]] = folder.container.tolist()
+        for entry in folder.meta.get("entries") or ():
+            if "pickle" not in entry:
+                continue
+            value = folder.container._get_str(entry["key"], None)
+            if entry["kind"] == "value_stack":
+                value = value.tolist()
+            elif getattr(value, "_is_non_tensor", False):
+                value = value.data
+            out[base + entry["pickle"]] = value
+    return out
