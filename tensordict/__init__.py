@@ -98,6 +98,24 @@ from_struct_array = TensorDict.from_struct_array
 from_tuple = TensorDict.from_tuple
 from tensordict import _functorch, _vmap
 
+# ---- issue 29: 0.15.3's remaining small helpers and classes (docs/compatibility.md)
+from tensordict import tensordict  # noqa: F401  (the old module path, as an attribute)
+from tensordict._collate import collate, group_by, unpad_sequence
+from tensordict._compat import _default_is_leaf as default_is_leaf
+from tensordict._modes import get_defaults_to_none
+from tensordict._pack import PackLayout
+from tensordict._tensorcollection import TensorCollection
+from tensordict.tensorclass import NonTensorDataBase, TensorAttrs
+from tensordict.utils import (
+    is_bool,
+    is_floating,
+    is_inexact,
+    is_integer,
+    parse_tensor_dict_string,
+)
+
+# ---- end of issue 29's block
+
 register_nodes()  # TensorDict, LazyStackedTensorDict and tensorclasses as pytree nodes
 _vmap.install()  # torch.vmap maps a tensordict along its batch dims, in one piece
 _functorch.install()  # torch.func.functional_call takes a tensordict of parameters
@@ -189,4 +207,20 @@ __all__ = [
     "as_tensordict_module",
     "from_module",
     "from_modules",
+    # issue 29: single-file archives are listed with the data on disk above; these
+    # are 0.15.3's remaining helpers and classes
+    "NonTensorDataBase",
+    "PackLayout",
+    "TensorAttrs",
+    "TensorCollection",
+    "collate",
+    "default_is_leaf",
+    "get_defaults_to_none",
+    "group_by",
+    "is_bool",
+    "is_floating",
+    "is_inexact",
+    "is_integer",
+    "parse_tensor_dict_string",
+    "unpad_sequence",
 ]

@@ -183,6 +183,32 @@ class ConversionMethods:
             return out.to_zarr(kwargs["filename"], **options)
         return out
 
+    def from_dict_instance(
+        self,
+        input_dict,
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size=None,
+        device=None,
+        batch_dims=None,
+        names=None,
+    ):
+        """A :class:`~tensordict.TensorDict` built from ``input_dict`` as
+        :meth:`~tensordict.TensorDict.from_dict` builds it, except that a nested dict
+        whose key is a tensorclass in this tensordict becomes that tensorclass
+        (recursively): the inverse of :meth:`to_dict` for tensorclass entries. The
+        values of this tensordict are not used."""
+        out = container_class("TensorDict").from_dict(
+            input_dict,
+            auto_batch_size=auto_batch_size,
+            batch_size=batch_size,
+            device=device,
+            batch_dims=batch_dims,
+            names=names,
+        )
+        _as_classes_of(self, out)
+        return out
+
     @classmethod
     def from_namedtuple(
         cls,
@@ -522,3 +548,32 @@ def _set_device_tree(td, device) -> None:
     for value in td._own_values():
         if isinstance(value, TensorCollection) and not value._is_non_tensor:
             _set_device_tree(value, device)
+
+
+def _as_classes_of(template, out) -> None:
+    """Turn the nested TensorDicts of ``out`` whose key holds a tensorclass in
+    ``template`` into that tensorclass (innermost first)."""
+    template = (
+        template._tensordict
+        if getattr(type(template), "_is_tensorclass", False)
+        else template
+    )
+    for key in list(out.keys()):
+        value = out.get(key)
+        mine = template.get(key, None) if key in template.keys() else None
+        if (
+            mine is None
+            or not isinstance(value, TensorCollection)
+            or getattr(value, "_is_non_tensor", False)
+        ):
+            continue
+        if not isinstance(mine, TensorCollection) and not getattr(
+            type(mine), "_is_tensorclass", False
+        ):
+            continue
+        _as_classes_of(mine, value)
+        cls = type(mine)
+        if getattr(cls, "_is_tensorclass", False) and not getattr(
+            mine, "_is_non_tensor", False
+        ):
+            out.set(key, cls._from_td(value))

@@ -23,6 +23,7 @@ import copy
 import functools
 import os
 import threading
+import warnings
 from typing import Any, Callable, ClassVar
 
 _UNSET = object()
@@ -95,7 +96,9 @@ class _ModeSwitch:
         self._tokens: list = []  # one per enter/set not yet exited/unset
         # the change a plain call made; the first enter/set/unset/decoration takes it
         self._pending = (
-            self._setting.replace(self.mode, thread_local) if self._applies_when_made else None
+            self._setting.replace(self.mode, thread_local)
+            if self._applies_when_made
+            else None
         )
 
     @staticmethod
@@ -110,7 +113,9 @@ class _ModeSwitch:
         return twin
 
     def __enter__(self) -> "_ModeSwitch":
-        if self._pending is not None:  # the plain call set it: leaving restores before it
+        if (
+            self._pending is not None
+        ):  # the plain call set it: leaving restores before it
             token, self._pending = self._pending, None
             self._setting.replace(self.mode, self.thread_local)
             self._tokens.append(token)
@@ -274,3 +279,17 @@ def set_get_defaults_to_none(set_to_none: bool = True) -> None:
     True
     """
     _GET_DEFAULTS_TO_NONE.value = bool(set_to_none)
+
+
+def get_defaults_to_none(set_to_none: bool = True) -> bool:
+    """Whether ``td.get(missing_key)`` returns ``None`` (see
+    :func:`set_get_defaults_to_none`); ``set_to_none`` is ignored, as in 0.15.3,
+    which deprecates both functions (``td[key]`` raises a ``KeyError`` for a missing
+    key)."""
+    warnings.warn(
+        "get_defaults_to_none() is deprecated and will be removed in TensorDict 0.17. "
+        "Use td[key] to raise a KeyError for a missing key instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _GET_DEFAULTS_TO_NONE.value

@@ -22,6 +22,15 @@ class TensorCollection:
 
     __slots__ = ()
 
+    def __init__(self, *args, **kwargs) -> None:
+        # only TensorCollection() itself gets here: subclasses have their __init__
+        if type(self) is TensorCollection:
+            raise NotImplementedError(
+                "TensorCollection is an abstract base class and cannot be instantiated "
+                "directly: build a TensorDict, a lazy stack or a tensorclass"
+            )
+        super().__init__()
+
 
 class _NoDefault(enum.IntEnum):
     ZERO = 0

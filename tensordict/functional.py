@@ -247,3 +247,7 @@ def pad_sequence(
         out.update(result, inplace=True)
         return out
     return result
+
+
+# batches of samples (tensordict/_collate.py), under 0.15.3's import path
+from tensordict._collate import collate, group_by, unpad_sequence  # noqa: E402,F401

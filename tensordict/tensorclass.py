@@ -1923,3 +1923,45 @@ def _fit(values: np.ndarray, shape: tuple) -> Any:
         if _all_same(flat):
             return _object_array(flat[0], shape)
         return flat
+
+
+# ----------------------------------------------------------------------------- 0.15.3's
+# smaller public classes (issue 29)
+
+
+class _NonTensorDataBaseMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, NonTensorData)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return sub is cls or (isinstance(sub, type) and issubclass(sub, NonTensorData))
+
+    def __call__(cls, *args, **kwargs):
+        return NonTensorData(*args, **kwargs)
+
+
+class NonTensorDataBase(metaclass=_NonTensorDataBaseMeta):
+    """The base of the entries that hold one Python object instead of a tensor:
+    :class:`NonTensorData` (one value per batch element) and :class:`MetaData` (one
+    value for the whole batch) are its subclasses for ``isinstance``/``issubclass``,
+    and calling it builds a :class:`NonTensorData`. Here ``MetaData`` derives from
+    ``NonTensorData``, so this base is virtual (see ``docs/compatibility.md``).
+
+    >>> isinstance(NonTensorData("x"), NonTensorDataBase), issubclass(MetaData, NonTensorDataBase)
+    (True, True)
+    """
+
+
+@register
+class TensorAttrs(TensorClass):
+    """The device, dtype and shape of one tensor: what :meth:`TensorDictBase.attrs`
+    records per leaf. The fields start with ``tgt_`` so that they do not hide the
+    tensorclass's own ``device`` and ``shape``.
+
+    >>> TensorAttrs(tgt_dtype=torch.int32, batch_size=[]).tgt_dtype
+    torch.int32
+    """
+
+    tgt_device: Any = None
+    tgt_dtype: Any = None
+    tgt_shape: Any = None

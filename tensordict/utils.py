@@ -19,6 +19,7 @@ from tensordict.base import (
     is_tensor_collection,
 )  # noqa: F401
 
+from tensordict._parse_repr import parse_tensor_dict_string  # noqa: F401
 from tensordict._linked_list import (
     LinkedList,
 )  # noqa: F401  (td[key] of a NonTensorStack)
@@ -371,3 +372,51 @@ NUMPY_TO_TORCH_DTYPE_DICT = {
 }
 #: torch dtype -> numpy dtype (the inverse of ``NUMPY_TO_TORCH_DTYPE_DICT``)
 TORCH_TO_NUMPY_DTYPE_DICT = {t: n for n, t in NUMPY_TO_TORCH_DTYPE_DICT.items()}
+
+
+# ----------------------------------------------------------------------------- dtype
+# predicates: ``fn(value)`` or ``fn(key, value)`` (as ``filter``/``select`` callbacks
+# pass them), testing the last argument's dtype
+
+
+def _dtype_of(args, name: str):
+    if not args:
+        raise TypeError(
+            f"{name}() takes the value to test (and optionally a key before it)"
+        )
+    value = args[-1]
+    try:
+        return value.dtype
+    except AttributeError:
+        raise AttributeError(
+            f"'{type(value).__name__}' object has no attribute 'dtype': {name} tests "
+            f"a tensor (or a tensordict), got {type(value).__name__}"
+        ) from None
+
+
+def is_bool(*args) -> bool:
+    """Whether the last argument's dtype is ``torch.bool``."""
+    return _dtype_of(args, "is_bool") == torch.bool
+
+
+def is_floating(*args) -> bool:
+    """Whether the last argument has a floating-point dtype (not complex)."""
+    dtype = _dtype_of(args, "is_floating")
+    return dtype is not None and dtype.is_floating_point
+
+
+def is_inexact(*args) -> bool:
+    """Whether the last argument has a floating-point or complex dtype."""
+    dtype = _dtype_of(args, "is_inexact")
+    return dtype is not None and (dtype.is_floating_point or dtype.is_complex)
+
+
+def is_integer(*args) -> bool:
+    """Whether the last argument has an integer dtype (signed or unsigned; not bool)."""
+    dtype = _dtype_of(args, "is_integer")
+    return (
+        dtype is not None
+        and dtype != torch.bool
+        and not dtype.is_floating_point
+        and not dtype.is_complex
+    )
