@@ -96,9 +96,7 @@ class _ModeSwitch:
         self._tokens: list = []  # one per enter/set not yet exited/unset
         # the change a plain call made; the first enter/set/unset/decoration takes it
         self._pending = (
-            self._setting.replace(self.mode, thread_local)
-            if self._applies_when_made
-            else None
+            self._setting.replace(self.mode, thread_local) if self._applies_when_made else None
         )
 
     @staticmethod
@@ -113,9 +111,7 @@ class _ModeSwitch:
         return twin
 
     def __enter__(self) -> "_ModeSwitch":
-        if (
-            self._pending is not None
-        ):  # the plain call set it: leaving restores before it
+        if self._pending is not None:  # the plain call set it: leaving restores before it
             token, self._pending = self._pending, None
             self._setting.replace(self.mode, self.thread_local)
             self._tokens.append(token)

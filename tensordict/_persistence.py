@@ -246,9 +246,7 @@ def _read(folder: Path, allow_pickle: bool, mode, src=_archive.FOLDERS) -> Any:
         try:
             td.names = names
         except (ValueError, TypeError) as err:
-            raise SavedDataError(
-                f"{folder / _disk.META}: bad names {names!r}: {err}"
-            ) from None
+            raise SavedDataError(f"{folder / _disk.META}: bad names {names!r}: {err}") from None
     _mark(td, folder)
     tc_name = meta.get("tensorclass")
     if tc_name is not None:
@@ -279,9 +277,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device, src):
             raise SavedDataError(f"{folder / _disk.META}: a bad entry {entry!r}")
         key = entry["key"]
         if key in storage:
-            raise SavedDataError(
-                f"{folder / _disk.META}: the key {key!r} appears twice"
-            )
+            raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
         kind = entry.get("kind")
         if kind == "tensor":
             value = src.map_leaf(folder, entry, shared)
@@ -311,9 +307,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device, src):
                 f"{folder / _disk.META}: the entry {key!r} has an unknown kind {kind!r}"
             )
         storage[key] = value
-    return container_class("TensorDict")._from_storage(
-        storage, batch_size, device, None
-    )
+    return container_class("TensorDict")._from_storage(storage, batch_size, device, None)
 
 
 def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size, src):
@@ -332,9 +326,7 @@ def _read_lazy_stack(folder, meta, allow_pickle, mode, batch_size, src):
             batch_size=batch_size if not tds else None,
         )
     except (RuntimeError, ValueError, TypeError) as err:
-        raise SavedDataError(
-            f"{folder / _disk.META}: the members do not stack: {err}"
-        ) from None
+        raise SavedDataError(f"{folder / _disk.META}: the members do not stack: {err}") from None
     if stack.batch_size != batch_size:
         raise SavedDataError(
             f"{folder / _disk.META}: the members stack to batch size "
@@ -411,11 +403,7 @@ def _subfolder(folder: Path, subpath, src) -> Path:
     for key in unravel_key_to_tuple(subpath):
         meta = src.read_meta(folder)
         for entry in meta.get("entries") or ():
-            if (
-                isinstance(entry, dict)
-                and entry.get("key") == key
-                and entry.get("kind") == "nested"
-            ):
+            if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
                 folder = folder / _disk.check_name(entry.get("dir"), folder, key)
                 break
         else:
@@ -718,11 +706,7 @@ class PersistenceMixin:
         """``self`` is ``parent[index]``: a view of a memory-mapped tensordict is
         memory-mapped too, and locked, as users of 0.15.3 expect (it has no folder
         of its own: ``saved_path`` is None)."""
-        if (
-            _keeps_file_views(index)
-            and parent.is_locked
-            and _marked(parent) is not None
-        ):
+        if _keeps_file_views(index) and parent.is_locked and _marked(parent) is not None:
             _mark(self, _ANONYMOUS)
             self._is_locked = True  # nested views were locked when they were indexed
 
@@ -1118,9 +1102,7 @@ def _new_nested_memmap(parent, key: str):
         name = _new_file_name(meta, key, "")
         sub = folder / name
         sub.mkdir(exist_ok=True)
-        _disk.rewrite_meta(
-            sub, _disk.empty_meta(list(nested.batch_size), nested.device)
-        )
+        _disk.rewrite_meta(sub, _disk.empty_meta(list(nested.batch_size), nested.device))
         meta["entries"].append({"key": key, "kind": "nested", "dir": name})
         _disk.rewrite_meta(folder, meta)
         _mark(nested, sub)
