@@ -2115,9 +2115,18 @@ def _walk_custom(td, include_nested, leaves_only, is_leaf, prefix, out, with_val
                     _walk_nested(value, leaves_only, is_leaf, full, out, with_values)
             if leaves_only:
                 continue
-        elif leaves_only and not is_leaf(type(value)):
+        elif leaves_only and not is_leaf(_entry_class(value)):
             continue
         out.append((name, value) if with_values else name)
+
+
+def _entry_class(value) -> type:
+    """The class ``is_leaf`` is given for an entry, as :meth:`entry_class` says it:
+    ``NonTensorData`` for a non-tensor value kept as the value itself (0.15.3 stores
+    it wrapped, so ``default_is_leaf`` skips it)."""
+    if not isinstance(value, Tensor) and not _is_node(value):
+        return container_class("NonTensorData")
+    return type(value)
 
 
 def _sort_key(key) -> str:
