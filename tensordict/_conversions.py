@@ -198,16 +198,17 @@ class ConversionMethods:
         whose key is a tensorclass in this tensordict becomes that tensorclass
         (recursively): the inverse of :meth:`to_dict` for tensorclass entries. The
         values of this tensordict are not used."""
-        out = container_class("TensorDict").from_dict(
-            input_dict,
+        converted = _as_classes_of(
+            self, input_dict, auto_batch_size, batch_dims, device
+        )
+        return container_class("TensorDict").from_dict(
+            converted,
             auto_batch_size=auto_batch_size,
             batch_size=batch_size,
             device=device,
             batch_dims=batch_dims,
             names=names,
         )
-        _as_classes_of(self, out)
-        return out
 
     @classmethod
     def from_namedtuple(
@@ -550,30 +551,31 @@ def _set_device_tree(td, device) -> None:
             _set_device_tree(value, device)
 
 
-def _as_classes_of(template, out) -> None:
-    """Turn the nested TensorDicts of ``out`` whose key holds a tensorclass in
-    ``template`` into that tensorclass (innermost first)."""
-    template = (
-        template._tensordict
-        if getattr(type(template), "_is_tensorclass", False)
-        else template
-    )
-    for key in list(out.keys()):
-        value = out.get(key)
-        mine = template.get(key, None) if key in template.keys() else None
-        if (
-            mine is None
-            or not isinstance(value, TensorCollection)
-            or getattr(value, "_is_non_tensor", False)
-        ):
+def _as_classes_of(template, input_dict, auto_batch_size, batch_dims, device) -> dict:
+    """``input_dict`` with each nested dict whose key holds a tensorclass in
+    ``template`` built as that tensorclass (by its own ``from_dict``, so its field
+    annotations apply: an ``int`` field stays an int), innermost first."""
+    if getattr(type(template), "_is_tensorclass", False):
+        template = template._tensordict
+    out = {}
+    for key, value in input_dict.items():
+        mine = None
+        if isinstance(value, dict) and isinstance(key, str):
+            mine = template._get_str(key, None, missing_ok=True)
+        if mine is None or getattr(mine, "_is_non_tensor", False):
+            out[key] = value
             continue
-        if not isinstance(mine, TensorCollection) and not getattr(
-            type(mine), "_is_tensorclass", False
-        ):
+        if not hasattr(mine, "batch_size") or isinstance(mine, torch.Tensor):
+            out[key] = value
             continue
-        _as_classes_of(mine, value)
+        value = _as_classes_of(mine, value, auto_batch_size, batch_dims, device)
         cls = type(mine)
-        if getattr(cls, "_is_tensorclass", False) and not getattr(
-            mine, "_is_non_tensor", False
-        ):
-            out.set(key, cls._from_td(value))
+        if getattr(cls, "_is_tensorclass", False):
+            value = cls.from_dict(
+                value,
+                auto_batch_size=auto_batch_size,
+                batch_dims=batch_dims,
+                device=device,
+            )
+        out[key] = value
+    return out
