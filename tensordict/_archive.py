@@ -4,7 +4,7 @@ folder form (:mod:`tensordict._disk`), so that ``unzip`` gives the folder back.
 Layout. Every member is stored at an offset that is a multiple of 64 bytes: the
 padding goes into an extra field (header id ``0x6474``, ``"td"``) of the member's local
 header, which zip readers skip. Tensor payloads (``*.memmap`` members) are stored
-uncompressed unless the caller asks for compression, so :class:`ArchiveSource` maps
+uncompressed unless the caller asks for compression, so :class:`_ArchiveReader` maps
 the archive file once and makes each leaf a tensor over that mapping at the member's
 offset: no copy. Compressed members are decompressed in memory.
 
@@ -31,6 +31,7 @@ import struct
 import uuid
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from tensordict.memmap import _on_storage
 
 __all__ = [
     "SUFFIX",
-    "ArchiveSource",
+    "_ArchiveReader",
     "is_memmap_archive",
     "pack_memmap",
     "refresh_archive_checksums",
@@ -413,7 +414,7 @@ def _data_offset(handle, info, path) -> int:
 # ----------------------------------------------------------------------------- reading
 
 
-class ArchiveSource:
+class _ArchiveReader:
     """The members of one archive, read for :func:`tensordict._persistence._read`:
     folders are ``Path(archive) / member folder``; the archive is mapped once
     (shared with ``mode="r+"``, copy-on-write otherwise) and leaves are tensors over
@@ -424,18 +425,18 @@ class ArchiveSource:
         # member name -> value: the pickled values of an archive this process just
         # wrote, given back as they were instead of unpickled
         self.known = known or {}
+        self.meta_only = False  # device="meta": shapes and dtypes, no data read
+        self._inflated: dict = {}  # member name -> bytes (prefetch_compressed)
         _disk.shared_for(mode)  # checks the mode
-        if mode == "r+":
-            mark_stale(self.path)
         try:
             with zipfile.ZipFile(self.path) as zf:
                 self.infos = {info.filename: info for info in zf.infolist()}
                 self.stale = zf.comment == COMMENT_STALE
         except zipfile.BadZipFile as err:
             raise SavedDataError(
-                f"{self.path} is a file, but not a readable tensordict archive ({err}): "
-                f"it is truncated or damaged, or not an archive (saved tensordicts are "
-                f"folders or zip archives)"
+                f"{self.path} is not a memory-mapped tensordict: it is a file but not "
+                f"a readable archive ({err}); it is truncated or damaged, or not an "
+                f"archive (saved tensordicts are folders or zip archives)"
             ) from None
         size = os.stat(self.path).st_size
         self.flat = torch.from_file(
@@ -443,6 +444,44 @@ class ArchiveSource:
         )
         self._bytes = self.flat.numpy()
         self._offsets: dict = {}
+        if mode == "r+":
+            self._check_writable()
+            mark_stale(self.path)
+            self.stale = True
+
+    def _check_writable(self) -> None:
+        """``mode="r+"`` maps the payloads shared: each must be stored and aligned."""
+        for name, info in self.infos.items():
+            if not name.endswith(".memmap") or not info.file_size:
+                continue
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise RuntimeError(
+                    f"cannot load {self.path} with mode='r+': its member {name!r} is "
+                    f"compressed, so writes cannot go through to the file; load it "
+                    f"without mode='r+' (the leaves are then read into memory)"
+                )
+            if self._offset(info) % ALIGN:
+                raise RuntimeError(
+                    f"cannot load {self.path} with mode='r+': its member {name!r} is "
+                    f"not aligned to {ALIGN} bytes (an archive made by another zip "
+                    f"tool); repack it with tensordict.pack_memmap"
+                )
+
+    def prefetch_compressed(self, num_threads: int) -> None:
+        """Decompress every compressed payload with ``num_threads`` threads, ahead of
+        the leaves that read them (``load_memmap(..., num_threads=n)``)."""
+        names = [
+            name
+            for name, info in self.infos.items()
+            if name.endswith(".memmap") and info.compress_type != zipfile.ZIP_STORED
+        ]
+        if not names:
+            return
+        with ThreadPoolExecutor(max(1, num_threads)) as pool:  # zlib frees the GIL
+            for name, data in zip(
+                names, pool.map(lambda n: self._inflate(self.infos[n]), names)
+            ):
+                self._inflated[name] = data
 
     # the folder argument of the methods: Path(archive) / "nested/folder"
     def _name(self, folder: Path, file: str) -> str:
@@ -536,10 +575,13 @@ class ArchiveSource:
                 f"{info.file_size} bytes, but dtype {dtype} and shape {tuple(shape)} "
                 f"need {nbytes}: it does not belong to this metadata"
             )
+        if self.meta_only:
+            return torch.empty(shape, dtype=dtype, device="meta")
         if nbytes == 0:
             return torch.empty(shape, dtype=dtype)
         if info.compress_type != zipfile.ZIP_STORED:
-            data = bytearray(self._inflate(info))
+            data = self._inflated.pop(name, None)
+            data = bytearray(data if data is not None else self._inflate(info))
             return torch.frombuffer(data, dtype=dtype).reshape(shape)
         offset = self._offset(info)
         if not self.stale:

@@ -211,7 +211,7 @@ def _save_archive(td, prefix, *, like, locked, compression, existsok):
         plan=plan, dst=prefix, compression=compression, existsok=existsok
     )
     # the values just pickled come back as they are (nothing is unpickled)
-    src = _archive.ArchiveSource(
+    src = _archive._ArchiveReader(
         dst, "r+" if like else None, _archive.pickled_values(plan)
     )
     return _read(src.path, False, "r+" if like else None, src)
@@ -374,9 +374,14 @@ def _all_tensorclasses():
         stack.extend(cls.__subclasses__())
 
 
-def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle):
+def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads=0):
     """``load_memmap``: read the folder, move to ``device``, or load into ``out``."""
     folder, src = _source(prefix, mode)
+    if src is not _archive.FOLDERS:
+        if device is not None and torch.device(device).type == "meta":
+            src.meta_only = True  # shapes and dtypes only: no payload is read
+        elif num_threads and num_threads > 1:
+            src.prefetch_compressed(num_threads)
     if subpath is not None:
         folder = _subfolder(folder, subpath, src)
     result = _read(folder, bool(allow_pickle), mode, src)
@@ -393,22 +398,45 @@ def _source(prefix, mode):
     the archive ``prefix`` (a file: see :mod:`tensordict._archive`)."""
     folder = Path(os.path.abspath(os.fspath(prefix)))
     if folder.is_file():  # an archive (or a damaged one: the source says so)
-        src = _archive.ArchiveSource(folder, mode)
+        src = _archive._ArchiveReader(folder, mode)
         return src.path, src
     return Path(os.fspath(prefix)), _archive.FOLDERS
 
 
 def _subfolder(folder: Path, subpath, src) -> Path:
-    """The folder of the nested entry ``subpath`` (looked up in the metadata)."""
-    for key in unravel_key_to_tuple(subpath):
+    """The folder of the nested entry ``subpath`` (looked up in the metadata): a key,
+    a tuple of keys (nested tuples are flattened), or a ``"a/b"`` path; a lazy stack's
+    member is named by its index (``"1/sub"``)."""
+    parts = [
+        piece
+        for key in unravel_key_to_tuple(subpath)
+        for piece in (key.split("/") if isinstance(key, str) else (str(key),))
+        if piece
+    ]
+    for key in parts:
         meta = src.read_meta(folder)
         for entry in meta.get("entries") or ():
             if isinstance(entry, dict) and entry.get("key") == key and entry.get("kind") == "nested":
                 folder = folder / _disk.check_name(entry.get("dir"), folder, key)
                 break
         else:
-            raise KeyError(f"no nested tensordict {key!r} saved in {folder}")
+            members = meta.get("members")
+            if isinstance(members, list) and key in members:
+                folder = folder / _disk.check_name(key, folder, key)
+                continue
+            raise SubpathError(
+                f"No tensordict found under subpath {subpath!r}: {folder} has no "
+                f"nested tensordict {key!r}"
+            )
     return folder
+
+
+class SubpathError(KeyError, ValueError):
+    """``load_memmap(subpath=...)`` names no saved nested tensordict (a ``KeyError``
+    as before, and the ``ValueError`` 0.15.3 raises)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def _load_into(target, loaded) -> None:
@@ -655,6 +683,11 @@ class PersistenceMixin:
         torch.Size([1000]) 64
         """
         if _wants_archive(prefix, archive, None):
+            if return_early and num_threads > 1:  # 0.15.3's refusal
+                raise NotImplementedError(
+                    "memmap_like to an archive does not support return_early: the "
+                    "buffer is written at once (zeros), call it without return_early"
+                )
             result = _save_archive(
                 self._memmap_copy_source(),
                 prefix,
@@ -663,8 +696,6 @@ class PersistenceMixin:
                 compression=None,
                 existsok=existsok,
             )
-            if return_early and num_threads > 1:
-                return _disk.in_background(lambda: result, 0)
             return result
         copy = self._memmap_copy_source()
 
@@ -887,7 +918,9 @@ class PersistenceMixin:
         >>> TensorDict.load_memmap("saved")["a"].tolist()
         [0, 1, 2]
         """
-        result = _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle)
+        result = _load(
+            prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads
+        )
         if (
             out is None
             and getattr(cls, "_is_tensorclass", False)
@@ -1201,7 +1234,9 @@ def load_memmap(
     >>> back.batch_size, back["a"].tolist()
     (torch.Size([3]), [0, 1, 2])
     """
-    return _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle)
+    return _load(
+        prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads
+    )
 
 
 load = load_memmap

@@ -367,3 +367,103 @@ def test_nothing_is_unpickled_unless_asked(tmp_path, monkeypatch):
         TensorDict.load(tmp_path / "p.tdz")
     # the save itself gives the value back without unpickling it
     assert td.save(tmp_path / "q.tdz")["obj"] == frozenset({3})
+
+
+def _foreign_zip(folder: Path, path: Path) -> Path:
+    """The files of ``folder`` zipped by Python's zipfile (no alignment)."""
+    with zipfile.ZipFile(path, "w") as zf:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                zf.write(file, file.relative_to(folder).as_posix())
+    return path
+
+
+def test_a_zip_made_by_another_tool_loads_by_copy(tmp_path):
+    td = _td()
+    td.memmap(tmp_path / "plain")
+    foreign = _foreign_zip(tmp_path / "plain", tmp_path / "foreign.zip")
+    assert is_memmap_archive(foreign)
+    assert (TensorDict.load_memmap(foreign) == td).all()
+    with pytest.raises(RuntimeError, match="is not aligned"):
+        TensorDict.load_memmap(foreign, mode="r+")
+    with zipfile.ZipFile(foreign) as zf:
+        assert zf.comment == b""  # nothing was marked
+
+
+def test_mode_r_plus_refuses_compressed_payloads(tmp_path):
+    path = tmp_path / "c.tdz"
+    _td().save(path, compression="deflate")
+    with pytest.raises(RuntimeError, match="is compressed"):
+        TensorDict.load_memmap(path, mode="r+")
+    with pytest.raises(ValueError, match="mode must be"):
+        TensorDict.load_memmap(path, mode="w")
+
+
+def test_meta_device_reads_no_payload(tmp_path, monkeypatch):
+    path = tmp_path / "x.tdz"
+    _td().save(path, compression="deflate")
+    from tensordict import _archive
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a payload was read for a meta load")
+
+    monkeypatch.setattr(_archive._ArchiveReader, "_inflate", no_reading)
+    monkeypatch.setattr(_archive._ArchiveReader, "prefetch_compressed", no_reading)
+    meta = TensorDict.load_memmap(path, device="meta", num_threads=4)
+    assert meta["a"].device.type == "meta" and meta["a"].shape == (3, 4)
+    assert meta["nested", "b"].dtype == torch.int64
+
+
+def test_compressed_payloads_load_with_threads(tmp_path):
+    td = TensorDict(
+        a=torch.randn(100, 10),
+        b=TensorDict({f"t{i}": torch.randn(100) for i in range(8)}, batch_size=[100]),
+        batch_size=[100],
+    )
+    td.save(tmp_path / "c.tdz", compression="deflate")
+    assert (TensorDict.load_memmap(tmp_path / "c.tdz", num_threads=4) == td).all()
+    part = TensorDict.load_memmap(tmp_path / "c.tdz", subpath="b", num_threads=4)
+    assert (part == td["b"]).all()
+
+
+@pytest.mark.parametrize("archive", [True, False])
+def test_subpath_forms(tmp_path, archive):
+    td = tensordict.lazy_stack(
+        [
+            TensorDict(
+                x=torch.full((2,), float(i)),
+                sub=TensorDict(y=torch.ones(2) * i, batch_size=[2]),
+                batch_size=[2],
+            )
+            for i in range(3)
+        ]
+    )
+    prefix = tmp_path / ("saved.tdz" if archive else "saved")
+    td.save(prefix)
+    for subpath in ("1/sub", ("1", "sub"), ("1", ("sub",))):
+        assert (TensorDict.load_memmap(prefix, subpath=subpath)["y"] == 1).all()
+    for error in (ValueError, KeyError):
+        with pytest.raises(error, match="No tensordict found under subpath"):
+            TensorDict.load_memmap(prefix, subpath="does/not/exist")
+
+
+def test_views_are_resolved_and_bad_files_named(tmp_path):
+    conj = torch.tensor([1 + 2j, 3 + 4j]).conj()
+    loaded = TensorDict(x=conj).save(tmp_path / "c.tdz")
+    assert torch.equal(loaded["x"], conj.resolve_conj())
+    neg = torch.tensor([1.0, 2.0])._neg_view()
+    loaded = TensorDict(x=neg).save(tmp_path / "n.tdz")
+    assert loaded["x"].tolist() == [-1.0, -2.0]
+    bad = tmp_path / "bad.tdz"
+    bad.write_bytes(b"not a zip file")
+    with pytest.raises(ValueError, match="not a memory-mapped tensordict"):
+        TensorDict.load_memmap(bad)
+
+
+def test_memmap_like_archive_refuses_return_early(tmp_path):
+    td = TensorDict(a=torch.randn(3))
+    td.memmap_like(tmp_path / "buf.tdz")
+    with pytest.raises(RuntimeError, match="already exists"):
+        td.memmap_like(tmp_path / "buf.tdz", existsok=False)
+    with pytest.raises(NotImplementedError, match="return_early"):
+        td.memmap_like(tmp_path / "buf.tdz", num_threads=2, return_early=True)
