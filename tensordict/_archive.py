@@ -623,9 +623,8 @@ class FolderSource:
     def read_meta(folder: Path) -> dict:
         return _disk.read_meta(folder)
 
-    @staticmethod
-    def map_leaf(folder: Path, entry: dict, shared) -> Tensor:
-        return _disk.map_leaf(str(folder), entry, shared)
+    # (folder as a str, entry, shared): called once per leaf, so no wrapper
+    map_leaf = staticmethod(_disk.map_leaf)
 
     @staticmethod
     def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:

@@ -272,6 +272,8 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device, src):
     n = len(batch_size)
     storage: dict = {}
     shared = _disk.shared_for(mode)
+    map_leaf = src.map_leaf  # a folder's files are named by the folder as a str
+    where = str(folder) if src is _archive.FOLDERS else folder
     for entry in entries:
         if type(entry) is not dict or type(entry.get("key")) is not str:
             raise SavedDataError(f"{folder / _disk.META}: a bad entry {entry!r}")
@@ -280,7 +282,7 @@ def _read_tensordict(folder, meta, allow_pickle, mode, batch_size, device, src):
             raise SavedDataError(f"{folder / _disk.META}: the key {key!r} appears twice")
         kind = entry.get("kind")
         if kind == "tensor":
-            value = src.map_leaf(folder, entry, shared)
+            value = map_leaf(where, entry, shared)
             if n and value.shape[:n] != batch_size:
                 raise SavedDataError(
                     f"the entry {key!r} ({folder / entry['file']}) has shape "
