@@ -134,10 +134,13 @@ class _Writer:
         )
         info.extra = struct.pack("<HH", _PAD_ID, -fixed % ALIGN) + bytes(-fixed % ALIGN)
         with self.zip.open(info, "w", force_zip64=zip64) as out:
+            if self.file.tell() % ALIGN:  # the local header ZipFile wrote changed
+                raise RuntimeError(
+                    f"archive member {name} would not start at a multiple of {ALIGN} "
+                    f"bytes (zipfile wrote a local header of an unexpected size)"
+                )
             for chunk in chunks:
                 out.write(chunk)
-        if info.header_offset != offset:  # the layout ZipFile writes changed
-            raise RuntimeError(f"archive member {name} was not written where planned")
 
     def close(self) -> None:
         self.zip.close()
