@@ -93,7 +93,13 @@ def compression_type(compression) -> int:
 
 def is_memmap_archive(path) -> bool:
     """True when ``path`` is a zip file with a top-level ``meta.json`` (a saved
-    tensordict archive); a folder, a missing path or any other file gives False."""
+    tensordict archive); a folder, a missing path or any other file gives False.
+
+    >>> _ = TensorDict(a=torch.zeros(3)).save("td.tdz")
+    >>> _ = TensorDict(a=torch.zeros(3)).save("td_folder")
+    >>> is_memmap_archive("td.tdz"), is_memmap_archive("td_folder")
+    (True, False)
+    """
     path = Path(os.fspath(path))
     if not path.is_file():
         return False
@@ -244,7 +250,16 @@ def write_plan(
 
 def pack_memmap(prefix, archive_path, *, compression=None, compresslevel=None) -> Path:
     """The folder ``prefix`` of a saved tensordict, written as the archive
-    ``archive_path`` (see the module docstring); returns its path."""
+    ``archive_path`` (see the module docstring); returns its path. ``compression``
+    (``"stored"``, ``"deflate"``, ``"bzip2"``, ``"lzma"`` or a zipfile constant) and
+    ``compresslevel`` apply to the tensor payloads. ``ValueError`` if ``prefix`` is
+    not a saved folder or the archive would be inside it.
+
+    >>> _ = TensorDict(a=torch.arange(3)).memmap("folder")
+    >>> path = pack_memmap("folder", "packed.tdz")
+    >>> TensorDict.load_memmap(path)["a"].tolist()
+    [0, 1, 2]
+    """
     src = Path(os.path.abspath(os.fspath(prefix)))
     dst = Path(os.path.abspath(os.fspath(archive_path)))
     if not src.is_dir():
@@ -314,7 +329,14 @@ def _member_path(name: str, archive: Path) -> Path:
 
 def unpack_memmap(archive_path, prefix) -> Path:
     """Extract the archive ``archive_path`` into the folder ``prefix`` (checking every
-    member's CRC-32), which it replaces atomically; returns the folder's path."""
+    member's CRC-32), which it replaces atomically; returns the folder's path.
+    ``ValueError`` if ``archive_path`` is not an archive, ``SavedDataError`` if a
+    member is damaged.
+
+    >>> _ = TensorDict(a=torch.zeros(3)).save("td.tdz")
+    >>> sorted(p.name for p in unpack_memmap("td.tdz", "td").iterdir())
+    ['a.memmap', 'meta.json']
+    """
     archive = _check_archive(archive_path, "unpack_memmap")
     dst = Path(os.path.abspath(os.fspath(prefix)))
     _disk.check_target(dst, True)
@@ -360,7 +382,17 @@ def mark_stale(path) -> None:
 def refresh_archive_checksums(archive_path) -> Path:
     """Recompute, in place, the CRC-32 of every uncompressed member of the archive
     whose bytes changed (writes through ``load_memmap(..., mode="r+")``); returns
-    the archive's path."""
+    the archive's path. ``ValueError`` if ``archive_path`` is not an archive.
+
+    >>> import zipfile
+    >>> _ = TensorDict(a=torch.zeros(3)).save("td.tdz")
+    >>> _ = TensorDict.load_memmap("td.tdz", mode="r+")["a"].add_(1)
+    >>> zipfile.ZipFile("td.tdz").testzip()
+    'a.memmap'
+    >>> _ = refresh_archive_checksums("td.tdz")
+    >>> print(zipfile.ZipFile("td.tdz").testzip())
+    None
+    """
     path = _check_archive(archive_path, "refresh_archive_checksums")
     with zipfile.ZipFile(path) as zf:
         infos = zf.infolist()

@@ -179,7 +179,7 @@ def unpad_sequence(
     ``"masks"`` entry of ``padded`` (dropped from the result). Returns a lazy stack
     of the samples, whose entries are views of ``padded``.
 
-    >>> seqs = [TensorDict(obs=torch.ones(n, 2), batch_size=[n]) for n in (1, 3)]
+    >>> seqs = [TensorDict(obs=torch.ones(n, 2)) for n in (1, 3)]
     >>> out = unpad_sequence(pad_sequence(seqs, return_mask=True))
     >>> [s["obs"].shape[0] for s in out.tensordicts]
     [1, 3]

@@ -197,7 +197,15 @@ class ConversionMethods:
         :meth:`~tensordict.TensorDict.from_dict` builds it, except that a nested dict
         whose key is a tensorclass in this tensordict becomes that tensorclass
         (recursively): the inverse of :meth:`to_dict` for tensorclass entries. The
-        values of this tensordict are not used."""
+        values of this tensordict are not used.
+
+        >>> @tensorclass
+        ... class Point:
+        ...     x: torch.Tensor
+        >>> td = TensorDict(p=Point(x=torch.zeros(3), batch_size=[3]), batch_size=[3])
+        >>> type(td.from_dict_instance({"p": {"x": torch.ones(3)}})["p"]).__name__
+        'Point'
+        """
         converted = _as_classes_of(
             self, input_dict, auto_batch_size, batch_dims, device
         )

@@ -281,7 +281,14 @@ def get_defaults_to_none(set_to_none: bool = True) -> bool:
     """Whether ``td.get(missing_key)`` returns ``None`` (see
     :func:`set_get_defaults_to_none`); ``set_to_none`` is ignored, as in 0.15.3,
     which deprecates both functions (``td[key]`` raises a ``KeyError`` for a missing
-    key)."""
+    key): it warns with a ``DeprecationWarning``.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     get_defaults_to_none()
+    True
+    """
     warnings.warn(
         "get_defaults_to_none() is deprecated and will be removed in TensorDict 0.17. "
         "Use td[key] to raise a KeyError for a missing key instead.",

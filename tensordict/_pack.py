@@ -44,6 +44,12 @@ class PackLayout:
     ``(key, batch_shape, cls)`` per nested tensordict (its batch shape after the root's
     batch dims; ``cls`` its tensorclass or ``None``); ``device``; ``cls``: the root's
     tensorclass or ``None``. ``offsets`` and ``numel`` are derived.
+
+    >>> layout = PackLayout(keys=("a", ("b", "c")), shapes=([2], []))
+    >>> layout.offsets, layout.numel
+    ((0, 2), 3)
+    >>> layout.unpack(torch.arange(6.0).reshape(2, 3))["b", "c"].tolist()
+    [2.0, 5.0]
     """
 
     keys: tuple
@@ -236,7 +242,12 @@ class PackMethods:
     def clear_refs_for_compile_(self):
         """Forget the last ``lock_``/``unlock_`` recorded for their ``with`` form, here
         and in every nested tensordict, and return ``self`` (0.15.3's call before
-        returning a tensordict from a ``torch.compile``-d function)."""
+        returning a tensordict from a ``torch.compile``-d function).
+
+        >>> td = TensorDict(a=torch.zeros(2), batch_size=[2])
+        >>> td.clear_refs_for_compile_() is td
+        True
+        """
         stack = [self]
         while stack:
             td = _plain(stack.pop())

@@ -1250,7 +1250,15 @@ load = load_memmap
 def append_memmap(prefix, rows, *, allow_pickle: bool | None = None) -> None:
     """Append ``rows`` along the first batch dimension of the tensordict saved in the
     folder ``prefix`` (see ``docs/persistence.md``): all checks run before the first
-    byte is written; an archive cannot grow (unpack it first)."""
+    byte is written; an archive cannot grow (unpack it first). ``ValueError`` if
+    ``prefix`` is not a saved folder or the rows do not fit it (keys, dtypes,
+    trailing shapes, non-tensor values).
+
+    >>> _ = TensorDict(a=torch.zeros(3, 2), batch_size=[3]).save("rows")
+    >>> append_memmap("rows", TensorDict(a=torch.ones(2, 2), batch_size=[2]))
+    >>> load_memmap("rows")["a"].sum(-1).tolist()
+    [0.0, 0.0, 0.0, 2.0, 2.0]
+    """
     _archive.append_memmap(prefix, rows, allow_pickle=allow_pickle, kinds=_KINDS)
 
 

@@ -18,7 +18,12 @@ import enum
 
 
 class TensorCollection:
-    """Base class of every tensordict-like container (see the module docstring)."""
+    """Base class of every tensordict-like container (see the module docstring); it
+    cannot be built itself (``NotImplementedError``).
+
+    >>> isinstance(TensorDict(), TensorCollection), isinstance(torch.zeros(1), TensorCollection)
+    (True, False)
+    """
 
     __slots__ = ()
 

@@ -395,24 +395,44 @@ def _dtype_of(args, name: str):
 
 
 def is_bool(*args) -> bool:
-    """Whether the last argument's dtype is ``torch.bool``."""
+    """Whether the last argument's dtype is ``torch.bool`` (a key may come first);
+    ``AttributeError`` for a value without a dtype.
+
+    >>> is_bool(torch.zeros(2, dtype=torch.bool)), is_bool("mask", torch.zeros(2))
+    (True, False)
+    """
     return _dtype_of(args, "is_bool") == torch.bool
 
 
 def is_floating(*args) -> bool:
-    """Whether the last argument has a floating-point dtype (not complex)."""
+    """Whether the last argument has a floating-point dtype (not complex); a key may
+    come first; ``AttributeError`` for a value without a dtype.
+
+    >>> is_floating(torch.zeros(2)), is_floating("k", torch.zeros(2, dtype=torch.complex64))
+    (True, False)
+    """
     dtype = _dtype_of(args, "is_floating")
     return dtype is not None and dtype.is_floating_point
 
 
 def is_inexact(*args) -> bool:
-    """Whether the last argument has a floating-point or complex dtype."""
+    """Whether the last argument has a floating-point or complex dtype; a key may
+    come first; ``AttributeError`` for a value without a dtype.
+
+    >>> is_inexact(torch.zeros(2, dtype=torch.complex64)), is_inexact(torch.zeros(2, dtype=torch.int64))
+    (True, False)
+    """
     dtype = _dtype_of(args, "is_inexact")
     return dtype is not None and (dtype.is_floating_point or dtype.is_complex)
 
 
 def is_integer(*args) -> bool:
-    """Whether the last argument has an integer dtype (signed or unsigned; not bool)."""
+    """Whether the last argument has an integer dtype (signed or unsigned; not bool);
+    a key may come first; ``AttributeError`` for a value without a dtype.
+
+    >>> is_integer(torch.zeros(2, dtype=torch.uint8)), is_integer(torch.zeros(2, dtype=torch.bool))
+    (True, False)
+    """
     dtype = _dtype_of(args, "is_integer")
     return (
         dtype is not None
