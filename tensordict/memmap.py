@@ -18,14 +18,19 @@ Design notes:
   MemoryMappedTensors wherever the result is a view of the mapped storage.
 - The raw file holds the elements only (no header): dtype and shape come from the
   caller, or from a tensordict's ``meta.json``. The file size must match exactly.
-- Anonymous memory is an unnamed temporary file (``O_TMPFILE`` where the OS has it), so
-  that a very large tensor costs disk pages, not RAM, and only the pages written. Its
-  file descriptor is kept by an :class:`_AnonymousFile` shared by the tensor's views,
-  for other processes to map it.
+- Anonymous memory is an unnamed file (``O_TMPFILE`` where the OS has it) in shared
+  memory, ``/dev/shm`` (a tmpfs: RAM, never written back to a disk), when the tensor
+  fits there: its bytes are at most the free space of ``/dev/shm`` at the time it is
+  made, and at most :data:`SHARED_MEMORY_LIMIT` when that is set. A tensor that does
+  not fit goes to an unnamed file in the temporary folder (``tempfile.gettempdir()``)
+  instead, so that a tensor larger than the shared memory still works (it costs disk
+  pages, only those written). Its file descriptor is kept by an
+  :class:`_AnonymousFile` shared by the tensor's views, for other processes to map it.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import tempfile
@@ -86,6 +91,37 @@ class _PieceSize:
             cls.fast_bytes = 0
 
 
+# Where anonymous memory lives when it fits (see the module docstring), and an optional
+# cap on the bytes of one tensor there (None: the free space of the folder is the only
+# limit). A tmpfs holds its pages in RAM; a disk-backed file's dirty pages would be
+# written back to the disk, which slows every later write (issue 30).
+SHARED_MEMORY_DIR: str | None = "/dev/shm"
+SHARED_MEMORY_LIMIT: int | None = None
+
+
+def _fits_shared_memory(nbytes: int) -> bool:
+    folder = SHARED_MEMORY_DIR
+    limit = SHARED_MEMORY_LIMIT
+    if folder is None or (limit is not None and nbytes > limit):
+        return False
+    try:
+        st = os.statvfs(folder)
+    except OSError:  # no such folder here (not Linux)
+        return False
+    return nbytes <= st.f_bavail * st.f_frsize
+
+
+def _unnamed_file(directory: str) -> int | None:
+    """An unnamed file (``O_TMPFILE``) in ``directory``, or None where there is none."""
+    tmpfile = getattr(os, "O_TMPFILE", None)
+    if tmpfile is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(directory, tmpfile | os.O_RDWR, 0o600)
+    except OSError:  # a file system without O_TMPFILE support
+        return None
+
+
 class _AnonymousFile:
     """An unnamed temporary file holding the bytes of anonymous MemoryMappedTensors.
 
@@ -94,12 +130,13 @@ class _AnonymousFile:
     need it.
     """
 
-    __slots__ = ("fd", "nbytes", "path", "__weakref__")
+    __slots__ = ("fd", "nbytes", "path", "in_shared_memory", "__weakref__")
 
-    def __init__(self, fd: int, nbytes: int, path: str) -> None:
+    def __init__(self, fd: int, nbytes: int, path: str, in_shared_memory=False) -> None:
         self.fd = fd
         self.nbytes = nbytes
         self.path = path  # what torch.from_file opens to map it
+        self.in_shared_memory = in_shared_memory
 
     def __del__(self) -> None:
         try:
@@ -108,20 +145,19 @@ class _AnonymousFile:
             pass
 
     @classmethod
-    def create(cls, nbytes: int) -> "_AnonymousFile":
-        directory = tempfile.gettempdir()
-        tmpfile = getattr(os, "O_TMPFILE", None)
-        if tmpfile is not None and os.path.isdir("/proc/self/fd"):
-            try:
-                fd = os.open(directory, tmpfile | os.O_RDWR, 0o600)
-            except OSError:  # a file system without O_TMPFILE support
-                fd = None
-            if fd is not None:
-                os.ftruncate(fd, nbytes)
-                return cls(fd, nbytes, f"/proc/self/fd/{fd}")
+    def create(cls, nbytes: int, shared_memory: bool | None = None) -> "_AnonymousFile":
+        """An unnamed file of ``nbytes`` (zeros): in shared memory if
+        ``shared_memory`` (None: if it fits there), else in the temporary folder."""
+        if shared_memory is None:
+            shared_memory = _fits_shared_memory(nbytes)
+        directory = SHARED_MEMORY_DIR if shared_memory else tempfile.gettempdir()
+        fd = _unnamed_file(directory)
+        if fd is not None:
+            os.ftruncate(fd, nbytes)
+            return cls(fd, nbytes, f"/proc/self/fd/{fd}", shared_memory)
         fd, path = tempfile.mkstemp(prefix="tensordict-anon-", dir=directory)
         os.ftruncate(fd, nbytes)
-        return _NamedThenUnlinked(fd, nbytes, path)
+        return _NamedThenUnlinked(fd, nbytes, path, shared_memory)
 
     @classmethod
     def adopt(cls, fd: int, nbytes: int) -> "_AnonymousFile":
@@ -178,8 +214,25 @@ def _anonymous_bytes(nbytes: int, data: Tensor | None = None) -> tuple[Tensor, _
     """``nbytes`` of anonymous shared memory (zeros, or the elements of ``data``,
     written with ``write(2)``: faster than faulting every page of the mapping in)."""
     handle = _AnonymousFile.create(nbytes)
-    if data is not None and nbytes:
+    if handle.in_shared_memory and nbytes:
+        # Every page is given now, so that a full tmpfs fails here (ENOSPC: the
+        # tensor goes to the disk instead), never later as a SIGBUS in a page fault.
+        try:
+            if data is not None:
+                _write_tensor_to_fd(handle.fd, data)
+            else:
+                os.posix_fallocate(handle.fd, 0, nbytes)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.ENOMEM):
+                raise
+            if isinstance(handle, _NamedThenUnlinked):
+                os.unlink(handle.path)
+            handle = _AnonymousFile.create(nbytes, shared_memory=False)
+            if data is not None:
+                _write_tensor_to_fd(handle.fd, data)
+    elif data is not None and nbytes:
         _write_tensor_to_fd(handle.fd, data)
+    if data is not None and nbytes:
         os.lseek(handle.fd, 0, os.SEEK_SET)
     flat = _map_bytes(handle.path, nbytes, shared=True)
     if isinstance(handle, _NamedThenUnlinked):
