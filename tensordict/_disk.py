@@ -415,7 +415,7 @@ def stage_tree(
             _check_copy(job, dst, copy_existing)
         if folder_files:
             for folder in plan.folders:
-                _write_folder_files(folder, tmp, reuse)
+                _write_folder_files(folder, os.fspath(tmp), reuse)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -427,10 +427,11 @@ def finish_tree(staged: Staged, num_threads: int) -> None:
     then put its folder in place of the target in one step."""
     dst, tmp, reuse, plan = staged.dst, staged.tmp, staged.reuse, staged.plan
     try:
-        writes = [partial(_write_leaf, job, dst, tmp, reuse) for job in plan.leaves]
+        base, final = os.fspath(tmp), os.fspath(dst)
+        writes = [partial(_write_leaf, job, final, base, reuse) for job in plan.leaves]
         if not staged.folder_files_written:
             writes += [
-                partial(_write_folder_files, folder, tmp, reuse)
+                partial(_write_folder_files, folder, base, reuse)
                 for folder in plan.folders
             ]
         run_jobs(writes, num_threads)
@@ -493,18 +494,24 @@ def run_jobs(jobs: list, num_threads: int) -> list:
     return results
 
 
-def _write_folder_files(folder: FolderPlan, tmp: Path, reuse: bool) -> None:
+def _write_folder_files(folder: FolderPlan, tmp: str, reuse: bool) -> None:
     """The pickle files and ``meta.json`` of one folder of the plan."""
-    base = tmp / folder.path if folder.path else tmp
+    base = f"{tmp}/{folder.path}" if folder.path else tmp
     for file, data in folder.pickles.items():
-        _write_bytes(base / file, data, reuse)
-    _write_bytes(base / META, json.dumps(folder.meta).encode(), reuse)
+        _write_bytes(f"{base}/{file}", data, reuse)
+    _write_bytes(f"{base}/{META}", json.dumps(folder.meta).encode(), reuse)
 
 
-def _write_bytes(path: Path, data: bytes, reuse: bool) -> None:
+def _write_bytes(path: str, data: bytes, reuse: bool) -> None:
     fd = _open_unused(path) if reuse else None
     if fd is None:
-        path.write_bytes(data)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         return
     try:
         view = memoryview(data)
@@ -561,9 +568,9 @@ def _check_copy(job: LeafJob, dst: Path, copy_existing: bool) -> None:
     )
 
 
-def _write_leaf(job: LeafJob, dst: Path, tmp: Path, reuse: bool) -> None:
-    target = tmp / job.path
-    final = dst / job.path
+def _write_leaf(job: LeafJob, dst: str, tmp: str, reuse: bool) -> None:
+    target = f"{tmp}/{job.path}"
+    final = f"{dst}/{job.path}"
     nbytes = _memmap.nbytes_of(job.shape, job.dtype)
     if job.source is None:  # memmap_like: an existing file of the right size is kept
         if _same_size(final, nbytes) and _link(final, target, reuse):
@@ -573,7 +580,7 @@ def _write_leaf(job: LeafJob, dst: Path, tmp: Path, reuse: bool) -> None:
             _discard(target)  # truncating it would cut a reader's mapping short
         _memmap.allocate_file(target, nbytes)
         return
-    if _memmap.maps_whole_file(job.source, str(final)) and _link(final, target, reuse):
+    if _memmap.maps_whole_file(job.source, final) and _link(final, target, reuse):
         job.linked = True
         return
     fd = _open_unused(target) if reuse else None
@@ -586,9 +593,9 @@ def _write_leaf(job: LeafJob, dst: Path, tmp: Path, reuse: bool) -> None:
         os.close(fd)
 
 
-def _same_size(path: Path, nbytes: int) -> bool:
+def _same_size(path, nbytes: int) -> bool:
     try:
-        return path.stat().st_size == nbytes
+        return os.stat(path).st_size == nbytes
     except OSError:
         return False
 
