@@ -113,3 +113,45 @@ def test_return_early_lays_the_tree_out_in_the_call(tmp_path):
     # nothing left beside the targets but the spare tree of the re-saved one
     hidden = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
     assert all(name.startswith(".saved.") for name in hidden), hidden
+
+
+@needs_shm
+def test_a_released_shared_memory_file_is_reused_only_when_nobody_maps_it():
+    """Files of dropped anonymous tensors are kept for the next tensor of the same
+    size, but never one that something still maps (a plain view of its storage), and
+    never one made before a fork (the child may map it)."""
+    mm._Recycled.release()
+    n = 1 << 15  # 128 KiB of float32
+    a = MemoryMappedTensor.from_tensor(torch.arange(float(n)))
+    inode = os.fstat(a._handle.fd).st_ino
+    plain = torch.empty(0).set_(a.untyped_storage())  # maps it, holds no handle
+    del a
+    assert mm._Recycled.total == n * 4  # kept
+    b = MemoryMappedTensor.from_tensor(torch.ones(n))
+    assert os.fstat(b._handle.fd).st_ino != inode  # still mapped: not reused
+    assert plain[:3].tolist() == [0.0, 1.0, 2.0] and plain[-1].item() == n - 1
+    inode_b = os.fstat(b._handle.fd).st_ino
+    del b
+    c = MemoryMappedTensor.from_tensor(torch.full((n,), 7.0))
+    assert os.fstat(c._handle.fd).st_ino == inode_b  # nothing maps it: reused
+    assert torch.equal(c, torch.full((n,), 7.0))
+    zeros = MemoryMappedTensor.zeros(n)  # not written whole: never a reused file
+    assert zeros.sum().item() == 0
+    del c
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert mm._Recycled.total == n * 4  # kept before the fork: the parent keeps it
+    d = MemoryMappedTensor.from_tensor(torch.ones(n))
+    made_before_fork = d._handle.recyclable != mm._Recycled.generation
+    assert not made_before_fork  # d is new: made after the fork
+    e = MemoryMappedTensor.from_tensor(torch.ones(n))
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    kept = mm._Recycled.total
+    del e  # made before that fork: closed, not kept
+    assert mm._Recycled.total == kept
+    mm._Recycled.release()
