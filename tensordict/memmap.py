@@ -111,6 +111,8 @@ def _fits_shared_memory(nbytes: int) -> bool:
     limit = SHARED_MEMORY_LIMIT
     if folder is None or (limit is not None and nbytes > limit):
         return False
+    if nbytes <= _CHECKED_BYTES and _HAS_PROC_FD:
+        return True  # a full tmpfs still shows as ENOSPC when the bytes are given
     try:
         st = os.statvfs(folder)
     except OSError:  # no such folder here (not Linux)
@@ -118,10 +120,17 @@ def _fits_shared_memory(nbytes: int) -> bool:
     return nbytes <= st.f_bavail * st.f_frsize
 
 
+# Below this size the free space of the shared memory is not looked up first: the
+# bytes are given at once (written, or reserved with fallocate), and a full tmpfs
+# answers ENOSPC, which sends the tensor to the disk.
+_CHECKED_BYTES = 1 << 20
+_HAS_PROC_FD = os.path.isdir("/proc/self/fd")
+
+
 def _unnamed_file(directory: str) -> int | None:
     """An unnamed file (``O_TMPFILE``) in ``directory``, or None where there is none."""
     tmpfile = getattr(os, "O_TMPFILE", None)
-    if tmpfile is None or not os.path.isdir("/proc/self/fd"):
+    if tmpfile is None or not _HAS_PROC_FD:
         return None
     try:
         return os.open(directory, tmpfile | os.O_RDWR, 0o600)
@@ -248,8 +257,12 @@ class _AnonymousFile:
 
     def __del__(self) -> None:
         try:
-            if self.recyclable == _Recycled.generation and _Recycled.keep(
-                self.fd, self.nbytes
+            if (
+                self.recyclable == _Recycled.generation
+                and self.nbytes >= _RECYCLE_MIN_BYTES
+                and _Recycled.keep(
+                    self.fd, self.nbytes
+                )
             ):
                 return
         except Exception:  # interpreter shutdown: module state may be gone
@@ -266,7 +279,7 @@ class _AnonymousFile:
         """An unnamed file of ``nbytes`` (zeros, unless ``overwritten``: the caller
         writes every byte): in shared memory if ``shared_memory`` (None: if it fits
         there), else in the temporary folder."""
-        if overwritten and shared_memory is not False:
+        if overwritten and shared_memory is not False and nbytes >= _RECYCLE_MIN_BYTES:
             fd = _Recycled.take(nbytes)
             if fd is not None:
                 return cls(fd, nbytes, f"/proc/self/fd/{fd}", True)
@@ -358,8 +371,8 @@ def _anonymous_bytes(nbytes: int, data: Tensor | None = None) -> tuple[Tensor, _
                 _write_tensor_to_fd(handle.fd, data)
     elif data is not None and nbytes:
         _write_tensor_to_fd(handle.fd, data)
-    if data is not None and nbytes:
-        os.lseek(handle.fd, 0, os.SEEK_SET)
+    # (the descriptor's offset is left where the write ended: the file is mapped by
+    # its path, which opens it anew, and a reused file is rewound when taken)
     flat = _map_bytes(handle.path, nbytes, shared=True)
     if isinstance(handle, _NamedThenUnlinked):
         os.unlink(handle.path)
