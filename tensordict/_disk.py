@@ -836,7 +836,25 @@ def _remove_replaced(path: Path) -> None:
 
 
 def _remove_tree(path: Path) -> None:
+    _lowest_priority()
     shutil.rmtree(path, ignore_errors=True)
+
+
+_lowered = threading.local()
+
+
+def _lowest_priority() -> None:
+    """Run this thread (the remover of replaced trees) at the lowest CPU priority:
+    freeing a replaced tree's pages is never urgent, and on a busy machine it would
+    take CPU time from the saves that follow (Linux: a thread's nice value is its
+    own)."""
+    if getattr(_lowered, "done", False):
+        return
+    _lowered.done = True
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
 
 
 def finish_removals() -> None:
