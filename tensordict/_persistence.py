@@ -19,8 +19,8 @@ it was saved. See ``docs/persistence.md``.
 from __future__ import annotations
 
 import os
-from functools import partial
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
