@@ -123,6 +123,10 @@ def main(argv=None):
             f"| `{n}` | {', '.join(f'{x:.2f}' for x in ratios)} | "
             f"{statistics.median(ratios):.2f} | {mo:.3g} / {mr:.3g} |"
         )
+    for side, other in (("ours", "reference"), ("reference", "ours")):
+        only = [n for n in results[0][side] if n not in results[0][other]]
+        if only:  # skipped or failed on the other side (e.g. an optional dependency)
+            print(f"\nonly timed on {side}'s side: {', '.join(only)}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
