@@ -324,3 +324,27 @@ def test_serialize_model_filesystem(benchmark, model, full):
     benchmark.pedantic(
         lambda: _weights(model).memmap(num_threads=32), rounds=5 if full else 1
     )
+
+
+
+def test_serialize_from_module(benchmark, model, scratch, full):
+    """0.15.3's own form of ``serialize_model``: ``from_module``, then a save to the
+    same folder at every call (a checkpoint loop; issue 30)."""
+    path = _fresh(scratch)
+    benchmark.pedantic(
+        lambda: TensorDict.from_module(model).memmap(path, num_threads=32),
+        rounds=5 if full else 1,
+    )
+
+
+def test_serialize_weights_filesystem_kept(benchmark, model, full):
+    """Anonymous saves whose result lives until the next one is made (a buffer
+    swapped at each step): the shared-memory files still mapped are never reused, so
+    half the saves allocate fresh memory (issue 30)."""
+    weights = _weights(model)
+    kept = [None]
+
+    def save():
+        kept[0] = weights.memmap(num_threads=32)
+
+    benchmark.pedantic(save, rounds=5 if full else 1)

@@ -34,6 +34,7 @@ import atexit
 import ctypes
 import ctypes.util
 import hashlib
+import itertools
 import json
 import os
 import pickle
@@ -376,16 +377,25 @@ def check_target(dst: Path, existsok: bool) -> None:
         )
 
 
-def write_tree(
-    dst: Path,
-    plan: Plan,
-    *,
-    copy_existing: bool,
-    num_threads: int,
-) -> None:
-    """Write ``plan`` to the folder ``dst`` atomically (see the module docstring).
-    With ``num_threads > 1`` the files (leaves, pickles, metadata) are written by a
-    pool of threads: ``os.write`` releases the GIL."""
+@dataclass
+class Staged:
+    """A save laid out by :func:`stage_tree` (its folders and, if staged with them,
+    its metadata files, in a hidden folder beside the target), waiting for its leaves
+    to be written and the folder put in place by :func:`finish_tree`."""
+
+    dst: Path
+    tmp: Path
+    reuse: bool
+    plan: Plan
+    folder_files_written: bool
+
+
+def stage_tree(
+    dst: Path, plan: Plan, *, copy_existing: bool, folder_files: bool = False
+) -> Staged:
+    """Lay out ``plan`` beside ``dst``: the hidden folder (a spare tree of ``dst``
+    when there is one) and its subfolders, and with ``folder_files`` each folder's
+    ``meta.json`` and pickles. Checks ``copy_existing`` for every leaf."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_partials(dst)
     tmp = _take_spare(dst)
@@ -396,26 +406,36 @@ def write_tree(
     try:
         if reuse:
             _prune(tmp, plan)
-        for folder in plan.folders:
-            if folder.path:
-                (tmp / folder.path).mkdir(parents=True, exist_ok=True)
+        else:
+            base = os.fspath(tmp)
+            for folder in plan.folders:
+                if folder.path:
+                    os.mkdir(f"{base}/{folder.path}")  # parents come first in the plan
         for job in plan.leaves:
             _check_copy(job, dst, copy_existing)
-        writes = [partial(_write_leaf, job, dst, tmp, reuse) for job in plan.leaves]
-        writes += [
-            partial(_write_folder_files, folder, tmp, reuse) for folder in plan.folders
-        ]
-        num_threads = min(num_threads or 0, _usable_cpus())
-        if num_threads > 1 and len(writes) > 1:
-            pool = _pool("write", num_threads)
-            futures = [pool.submit(write) for write in writes]
-            concurrent.futures.wait(futures)
-            for future in futures:
-                future.result()  # the first error, once every write has stopped
-        else:
-            for write in writes:
-                write()
-        _commit(tmp, dst)
+        if folder_files:
+            for folder in plan.folders:
+                _write_folder_files(folder, os.fspath(tmp), reuse)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Staged(dst, tmp, reuse, plan, folder_files)
+
+
+def finish_tree(staged: Staged, num_threads: int) -> None:
+    """Write the leaves of a staged save (and its metadata, if not staged with it),
+    then put its folder in place of the target in one step."""
+    dst, tmp, reuse, plan = staged.dst, staged.tmp, staged.reuse, staged.plan
+    try:
+        base, final = os.fspath(tmp), os.fspath(dst)
+        writes = [partial(_write_leaf, job, final, base, reuse) for job in plan.leaves]
+        if not staged.folder_files_written:
+            writes += [
+                partial(_write_folder_files, folder, base, reuse)
+                for folder in plan.folders
+            ]
+        run_jobs(writes, num_threads)
+        _commit(tmp, dst, _plan_bytes(plan))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -429,18 +449,69 @@ def write_tree(
         )
 
 
-def _write_folder_files(folder: FolderPlan, tmp: Path, reuse: bool) -> None:
+def write_tree(
+    dst: Path,
+    plan: Plan,
+    *,
+    copy_existing: bool,
+    num_threads: int,
+) -> None:
+    """Write ``plan`` to the folder ``dst`` atomically (see the module docstring).
+    With ``num_threads > 1`` the files (leaves, pickles, metadata) are written by a
+    pool of threads: ``os.write`` releases the GIL."""
+    finish_tree(stage_tree(dst, plan, copy_existing=copy_existing), num_threads)
+
+
+def run_jobs(jobs: list, num_threads: int) -> list:
+    """Call every function of ``jobs`` and return their results, in order; with
+    ``num_threads > 1``, in at most that many threads of the process's pool (no more
+    than the CPUs it may use), each taking the next job until none is left (one task
+    per thread, not one per job: submitting a future costs as much as writing a small
+    file). Raises the first error once every thread has stopped."""
+    num_threads = min(num_threads or 0, _usable_cpus(), len(jobs))
+    if num_threads <= 1:
+        return [job() for job in jobs]
+    results = [None] * len(jobs)
+    taken = itertools.count()
+    failed = []
+
+    def worker():
+        for i in iter(taken.__next__, None):
+            if i >= len(jobs) or failed:
+                return
+            try:
+                results[i] = jobs[i]()
+            except BaseException as e:
+                failed.append(e)
+                return
+
+    pool = _pool("write", num_threads)
+    futures = [pool.submit(worker) for _ in range(num_threads - 1)]
+    worker()  # the calling thread takes its share
+    concurrent.futures.wait(futures)
+    if failed:
+        raise failed[0]
+    return results
+
+
+def _write_folder_files(folder: FolderPlan, tmp: str, reuse: bool) -> None:
     """The pickle files and ``meta.json`` of one folder of the plan."""
-    base = tmp / folder.path if folder.path else tmp
+    base = f"{tmp}/{folder.path}" if folder.path else tmp
     for file, data in folder.pickles.items():
-        _write_bytes(base / file, data, reuse)
-    _write_bytes(base / META, json.dumps(folder.meta).encode(), reuse)
+        _write_bytes(f"{base}/{file}", data, reuse)
+    _write_bytes(f"{base}/{META}", json.dumps(folder.meta).encode(), reuse)
 
 
-def _write_bytes(path: Path, data: bytes, reuse: bool) -> None:
+def _write_bytes(path: str, data: bytes, reuse: bool) -> None:
     fd = _open_unused(path) if reuse else None
     if fd is None:
-        path.write_bytes(data)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         return
     try:
         view = memoryview(data)
@@ -497,9 +568,9 @@ def _check_copy(job: LeafJob, dst: Path, copy_existing: bool) -> None:
     )
 
 
-def _write_leaf(job: LeafJob, dst: Path, tmp: Path, reuse: bool) -> None:
-    target = tmp / job.path
-    final = dst / job.path
+def _write_leaf(job: LeafJob, dst: str, tmp: str, reuse: bool) -> None:
+    target = f"{tmp}/{job.path}"
+    final = f"{dst}/{job.path}"
     nbytes = _memmap.nbytes_of(job.shape, job.dtype)
     if job.source is None:  # memmap_like: an existing file of the right size is kept
         if _same_size(final, nbytes) and _link(final, target, reuse):
@@ -509,7 +580,7 @@ def _write_leaf(job: LeafJob, dst: Path, tmp: Path, reuse: bool) -> None:
             _discard(target)  # truncating it would cut a reader's mapping short
         _memmap.allocate_file(target, nbytes)
         return
-    if _memmap.maps_whole_file(job.source, str(final)) and _link(final, target, reuse):
+    if _memmap.maps_whole_file(job.source, final) and _link(final, target, reuse):
         job.linked = True
         return
     fd = _open_unused(target) if reuse else None
@@ -522,9 +593,9 @@ def _write_leaf(job: LeafJob, dst: Path, tmp: Path, reuse: bool) -> None:
         os.close(fd)
 
 
-def _same_size(path: Path, nbytes: int) -> bool:
+def _same_size(path, nbytes: int) -> bool:
     try:
-        return path.stat().st_size == nbytes
+        return os.stat(path).st_size == nbytes
     except OSError:
         return False
 
@@ -569,22 +640,41 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(errno, os.strerror(errno), str(b))
 
 
-def _commit(tmp: Path, dst: Path) -> None:
-    """Put the folder ``tmp`` at ``dst`` (replacing what is there) in one step where the
-    system allows it; the replaced folder is removed in the background."""
+def _plan_bytes(plan: Plan) -> int:
+    """The bytes of the files a plan writes (its metadata aside: a few KB)."""
+    return sum(_memmap.nbytes_of(job.shape, job.dtype) for job in plan.leaves) + sum(
+        len(data) for folder in plan.folders for data in folder.pickles.values()
+    )
+
+
+def _commit(tmp: Path, dst: Path, nbytes: int | None = None) -> None:
+    """Put the folder ``tmp`` (``nbytes`` of files) at ``dst``, replacing what is
+    there, in one step where the system allows it; the replaced folder is kept as
+    ``dst``'s spare or removed in the background."""
+    key = str(dst)
+    try:
+        ino = os.stat(tmp).st_ino
+    except OSError:
+        ino = None
     try:
         os.rename(tmp, dst)  # dst missing or empty: one atomic rename
-        return
     except OSError:
         if not dst.exists():
             raise
-    if _exchange(tmp, dst):
-        _keep_or_remove(dst, tmp)  # tmp now holds the old tree
-        return
-    old = dst.parent / f".{dst.name}.old-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    os.rename(dst, old)
-    os.rename(tmp, dst)
-    _keep_or_remove(dst, old)
+        if _exchange(tmp, dst):
+            old = tmp  # tmp now holds the old tree
+        else:
+            old = dst.parent / f".{dst.name}.old-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+            os.rename(dst, old)
+            os.rename(tmp, dst)
+        _keep_or_remove(dst, old, _committed.get(key))
+    if nbytes is not None and ino is not None:
+        _committed[key] = (ino, nbytes)
+
+
+# str(target) -> (inode of the tree this process last put there, its bytes): the size
+# of the tree a save replaces, without walking it when it is the one we wrote
+_committed: dict = {}
 
 
 # ----------------------------------------------------------------------------- spare trees
@@ -607,10 +697,24 @@ _SPARE_BYTES = 256 << 20
 _spares: dict = {}  # str(target) -> (spare tree, its bytes)
 
 
-def _keep_or_remove(dst: Path, old: Path) -> None:
+def _keep_or_remove(dst: Path, old: Path, committed=None) -> None:
     """Keep the replaced tree ``old`` as ``dst``'s spare if it is at most
-    ``_SPARE_BYTES``, making room by removing the spares kept longest; else remove it."""
-    size = _tree_bytes(old, _SPARE_BYTES)
+    ``_SPARE_BYTES``, making room by removing the spares kept longest; else remove it.
+    ``committed`` (inode, bytes): what this process last put at ``dst``; if ``old`` is
+    that tree, its size is known without walking it (files that others added to it
+    since are not counted: the cap is a bound on the disk kept, not an account)."""
+    size = None
+    if committed is not None:
+        try:
+            if os.stat(old).st_ino == committed[0]:
+                size = committed[1] if committed[1] <= _SPARE_BYTES else None
+                if size is None:
+                    _remove_replaced(old)
+                    return
+        except OSError:
+            pass
+    if size is None:
+        size = _tree_bytes(old, _SPARE_BYTES)
     if size is None:
         _remove_replaced(old)
         return
@@ -647,22 +751,33 @@ def _tree_bytes(root: Path, limit: int) -> int | None:
 
 
 def _prune(tmp: Path, plan: Plan) -> None:
-    """Remove what a spare tree holds beyond the files and folders ``plan`` writes."""
-    folders = {folder.path for folder in plan.folders}
-    files = {job.path for job in plan.leaves}
+    """Make a spare tree hold the folders ``plan`` writes (creating the missing ones)
+    and nothing beyond the files and folders it writes (removing the others)."""
+    files: dict = {folder.path: {META, *folder.pickles} for folder in plan.folders}
+    dirs: dict = {folder.path: set() for folder in plan.folders}
     for folder in plan.folders:
-        names = [META, *folder.pickles]
-        files.update(_join(folder.path, name) for name in names)
-    for top, dirs, names in os.walk(tmp):
-        rel = os.path.relpath(top, tmp).replace(os.sep, "/")
-        rel = "" if rel == "." else rel
-        for name in names:
-            if _join(rel, name) not in files:
-                _discard(Path(top) / name)
-        for name in list(dirs):
-            if _join(rel, name) not in folders:
-                dirs.remove(name)
-                shutil.rmtree(Path(top) / name, ignore_errors=True)
+        if folder.path:
+            parent, _, name = folder.path.rpartition("/")
+            dirs[parent].add(name)
+    for job in plan.leaves:
+        parent, _, name = job.path.rpartition("/")
+        files[parent].add(name)
+    base = os.fspath(tmp)
+    for folder in plan.folders:  # parents come first in the plan
+        here = f"{base}/{folder.path}" if folder.path else base
+        try:
+            entries = os.scandir(here)
+        except FileNotFoundError:
+            os.mkdir(here)
+            continue
+        want_files, want_dirs = files[folder.path], dirs[folder.path]
+        with entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in want_dirs:
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                elif entry.name not in want_files:
+                    _discard(entry.path)
 
 
 def _open_unused(path: Path) -> int | None:
@@ -721,7 +836,25 @@ def _remove_replaced(path: Path) -> None:
 
 
 def _remove_tree(path: Path) -> None:
+    _lowest_priority()
     shutil.rmtree(path, ignore_errors=True)
+
+
+_lowered = threading.local()
+
+
+def _lowest_priority() -> None:
+    """Run this thread (the remover of replaced trees) at the lowest CPU priority:
+    freeing a replaced tree's pages is never urgent, and on a busy machine it would
+    take CPU time from the saves that follow (Linux: a thread's nice value is its
+    own)."""
+    if getattr(_lowered, "done", False):
+        return
+    _lowered.done = True
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
 
 
 def finish_removals() -> None:
@@ -734,14 +867,17 @@ _BACKLOG_BYTES = 1 << 30
 _pending: collections.deque = collections.deque()  # (future, nbytes), oldest first
 
 
-def in_background(save, nbytes: int) -> concurrent.futures.Future:
-    """Run ``save`` (a ``return_early`` save of ``nbytes`` bytes of data) in the
-    process's save thread and return its future. Saves run one at a time, in call
-    order (two saves to one folder cannot overtake each other). Unfinished saves hold
-    at most ``_BACKLOG_BYTES`` (besides the oldest one): a caller that saves faster
-    than the disk takes the data waits for the oldest saves to finish, instead of
-    queueing without bound (each queued save keeps its tensors alive, and its data
-    ends as dirty pages that the kernel must write, which slows every later write)."""
+def in_background(start, nbytes: int) -> concurrent.futures.Future:
+    """A ``return_early`` save of ``nbytes`` bytes of data: ``start()`` runs in the
+    caller (it checks the target and lays the tree out: folders, metadata) and returns
+    the function that finishes the save (writes the data, puts the tree in place),
+    which runs in the process's save thread; returns its future. Saves finish one
+    at a time, in call order (two saves to one folder cannot overtake each other).
+    Unfinished saves hold at most ``_BACKLOG_BYTES`` of unwritten data (besides the
+    oldest one): a caller that saves faster than the disk takes the data first waits
+    for the oldest saves to finish, instead of queueing without bound (each queued
+    save keeps its tensors alive, and its data ends as dirty pages that the kernel
+    must write, which slows every later write)."""
     while True:
         with _pools_lock:
             while _pending and _pending[0][0].done():
@@ -751,16 +887,17 @@ def in_background(save, nbytes: int) -> concurrent.futures.Future:
                 break
             oldest = _pending[0][0]
         concurrent.futures.wait([oldest])
+    finish = start()
     origin = _caller_origin()
 
-    def save_from_caller():
+    def finish_from_caller():
         _background_origin.value = origin
         try:
-            return save()
+            return finish()
         finally:
             _background_origin.value = None
 
-    future = _pool("save", 1).submit(save_from_caller)
+    future = _pool("save", 1).submit(finish_from_caller)
     with _pools_lock:
         _pending.append((future, nbytes))
     return future
@@ -797,6 +934,7 @@ def _forget_pools() -> None:
     _pools.clear()
     _pending.clear()
     _spares.clear()  # the parent's: it may reuse them
+    _committed.clear()
     _pools_lock = threading.Lock()
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -123,10 +124,15 @@ def _keeps_file_views(index) -> bool:
 
 
 def _memmap_in_place(
-    td, prefix, *, like, copy_existing, num_threads, existsok, locked=None
+    td, prefix, *, like, copy_existing, num_threads, existsok, locked=None, early=False
 ):
     """Turn every tensor leaf of ``td`` into a MemoryMappedTensor (files under
-    ``prefix``, or anonymous memory), mark and lock ``td``; returns ``td``."""
+    ``prefix``, or anonymous memory), mark and lock ``td``; returns ``td``.
+
+    With ``early``, only lays the save out (checks, plan, the hidden folder with its
+    subfolders and metadata) and returns the function that finishes it (writes the
+    leaves, puts the folder in place, maps the files) and returns ``td``: the part a
+    ``return_early`` save leaves to the background."""
     if getattr(type(td), "_refuses_memmap_in_place", False):
         raise RuntimeError(
             f"Cannot build a memmap TensorDict in-place: a {type(td).__name__} keeps "
@@ -138,19 +144,35 @@ def _memmap_in_place(
     for folder in plan.folders:
         folder.meta["locked"] = was_locked
     if prefix is None:
-        new = [_anonymous(job, like, copy_existing) for job in plan.leaves]
-        marks = [(folder.container, _ANONYMOUS) for folder in plan.folders]
-    else:
-        dst = Path(os.path.abspath(os.fspath(prefix)))
-        _disk.check_target(dst, existsok)
-        _disk.write_tree(
-            dst, plan, copy_existing=copy_existing, num_threads=num_threads
-        )
-        new = [_mapped(job, dst) for job in plan.leaves]
+
+        def finish():
+            new = _disk.run_jobs(
+                [partial(_anonymous, job, like) for job in plan.leaves], num_threads
+            )
+            marks = [(folder.container, _ANONYMOUS) for folder in plan.folders]
+            return _put_back(td, plan, new, marks)
+
+        return finish if early else finish()
+    dst = Path(os.path.abspath(os.fspath(prefix)))
+    _disk.check_target(dst, existsok)
+    staged = _disk.stage_tree(
+        dst, plan, copy_existing=copy_existing, folder_files=early
+    )
+
+    def finish():
+        _disk.finish_tree(staged, num_threads)
+        base = os.fspath(dst)
+        new = [_mapped(job, base) for job in plan.leaves]
         marks = [
             (folder.container, dst / folder.path if folder.path else dst)
             for folder in plan.folders
         ]
+        return _put_back(td, plan, new, marks)
+
+    return finish if early else finish()
+
+
+def _put_back(td, plan, new, marks):
     td._set_lock(False)
     for job, tensor in zip(plan.leaves, new):
         job.owner._set_str(job.key, tensor, inplace=False, validated=True)
@@ -160,17 +182,17 @@ def _memmap_in_place(
     return td
 
 
-def _anonymous(job, like, copy_existing) -> MemoryMappedTensor:
+def _anonymous(job, like) -> MemoryMappedTensor:
     if like:
         return MemoryMappedTensor.zeros(job.shape, dtype=job.dtype)
     return MemoryMappedTensor.from_tensor(job.source)
 
 
-def _mapped(job, dst: Path) -> MemoryMappedTensor:
+def _mapped(job, base: str) -> MemoryMappedTensor:
     if job.linked and isinstance(job.source, MemoryMappedTensor):
         return job.source  # its own file, kept in place
     # the file was just written with this size: map it without checking again
-    return _memmap.map_file(str(dst / job.path), job.dtype, job.shape, True)
+    return _memmap.map_file(f"{base}/{job.path}", job.dtype, job.shape, True)
 
 
 def _data_bytes(td) -> int:
@@ -550,11 +572,15 @@ class PersistenceMixin:
         """
         if return_early and num_threads > 1:
             return _disk.in_background(
-                lambda: self.memmap_(
+                partial(
+                    _memmap_in_place,
+                    self,
                     prefix,
-                    copy_existing,
+                    like=False,
+                    copy_existing=copy_existing,
                     num_threads=num_threads,
                     existsok=existsok,
+                    early=True,
                 ),
                 _data_bytes(self),
             )
@@ -608,7 +634,7 @@ class PersistenceMixin:
             return run()
         copy = self._memmap_copy_source()
 
-        def run():
+        def run(early=False):
             return _memmap_in_place(
                 copy,
                 prefix,
@@ -617,10 +643,11 @@ class PersistenceMixin:
                 num_threads=num_threads,
                 existsok=existsok,
                 locked=self.is_locked,
+                early=early,
             )
 
         if return_early and num_threads > 1:
-            return _disk.in_background(run, _data_bytes(self))
+            return _disk.in_background(partial(run, True), _data_bytes(self))
         return run()
 
     def save(
@@ -701,7 +728,7 @@ class PersistenceMixin:
             return result
         copy = self._memmap_copy_source()
 
-        def run():
+        def run(early=False):
             return _memmap_in_place(
                 copy,
                 prefix,
@@ -710,10 +737,11 @@ class PersistenceMixin:
                 num_threads=num_threads,
                 existsok=existsok,
                 locked=self.is_locked,
+                early=early,
             )
 
         if return_early and num_threads > 1:
-            return _disk.in_background(run, 0)  # sparse files: no data
+            return _disk.in_background(partial(run, True), 0)  # sparse files: no data
         return run()
 
     def memmap_refresh_(self, *, allow_pickle: bool | None = None):

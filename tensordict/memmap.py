@@ -18,23 +18,35 @@ Design notes:
   MemoryMappedTensors wherever the result is a view of the mapped storage.
 - The raw file holds the elements only (no header): dtype and shape come from the
   caller, or from a tensordict's ``meta.json``. The file size must match exactly.
-- Anonymous memory is an unnamed temporary file (``O_TMPFILE`` where the OS has it), so
-  that a very large tensor costs disk pages, not RAM, and only the pages written. Its
-  file descriptor is kept by an :class:`_AnonymousFile` shared by the tensor's views,
-  for other processes to map it.
+- Anonymous memory is an unnamed file (``O_TMPFILE`` where the OS has it) in shared
+  memory, ``/dev/shm`` (a tmpfs: RAM, never written back to a disk), when the tensor
+  fits there: its bytes are at most the free space of ``/dev/shm`` at the time it is
+  made, and at most :data:`SHARED_MEMORY_LIMIT` when that is set. A tensor that does
+  not fit goes to an unnamed file in the temporary folder (``tempfile.gettempdir()``)
+  instead, so that a tensor larger than the shared memory still works (it costs disk
+  pages, only those written). Its file descriptor is kept by an
+  :class:`_AnonymousFile` shared by the tensor's views, for other processes to map it.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import tempfile
+import threading
 import time
+from functools import partial
 from multiprocessing import reduction as _mp_reduction
 from typing import Any, Sequence
 
 import torch
 from torch import Tensor
+
+try:
+    import fcntl as _fcntl
+except ImportError:  # not POSIX
+    _fcntl = None
 
 __all__ = ["MemoryMappedTensor"]
 
@@ -86,6 +98,142 @@ class _PieceSize:
             cls.fast_bytes = 0
 
 
+# Where anonymous memory lives when it fits (see the module docstring), and an optional
+# cap on the bytes of one tensor there (None: the free space of the folder is the only
+# limit). A tmpfs holds its pages in RAM; a disk-backed file's dirty pages would be
+# written back to the disk, which slows every later write (issue 30).
+SHARED_MEMORY_DIR: str | None = "/dev/shm"
+SHARED_MEMORY_LIMIT: int | None = None
+
+
+def _fits_shared_memory(nbytes: int) -> bool:
+    folder = SHARED_MEMORY_DIR
+    limit = SHARED_MEMORY_LIMIT
+    if folder is None or (limit is not None and nbytes > limit):
+        return False
+    if nbytes <= _CHECKED_BYTES and _HAS_PROC_FD:
+        return True  # a full tmpfs still shows as ENOSPC when the bytes are given
+    try:
+        st = os.statvfs(folder)
+    except OSError:  # no such folder here (not Linux)
+        return False
+    return nbytes <= st.f_bavail * st.f_frsize
+
+
+# Below this size the free space of the shared memory is not looked up first: the
+# bytes are given at once (written, or reserved with fallocate), and a full tmpfs
+# answers ENOSPC, which sends the tensor to the disk.
+_CHECKED_BYTES = 1 << 20
+_HAS_PROC_FD = os.path.isdir("/proc/self/fd")
+
+
+def _unnamed_file(directory: str) -> int | None:
+    """An unnamed file (``O_TMPFILE``) in ``directory``, or None where there is none."""
+    tmpfile = getattr(os, "O_TMPFILE", None)
+    if tmpfile is None or not _HAS_PROC_FD:
+        return None
+    try:
+        return os.open(directory, tmpfile | os.O_RDWR, 0o600)
+    except OSError:  # a file system without O_TMPFILE support
+        return None
+
+
+class _Recycled:
+    """Shared-memory files of anonymous tensors that nothing maps any more, kept (at
+    most :data:`RECYCLE_BYTES` in all) for the next anonymous tensor of the same size
+    whose every byte is about to be written: its pages are allocated and warm, so the
+    write is a plain copy (allocating fresh tmpfs pages costs about as much again as
+    the copy; on a VM, more). A kept file is reused only if the kernel grants a write
+    lease on it, which it refuses while any mapping or other opening of the file
+    exists, in any process; a descriptor sent to another process, and every file
+    made before a ``fork`` (the child shares it), is never kept."""
+
+    generation = 0  # bumped at every fork
+    files: dict = {}  # nbytes -> [fd, ...]
+    total = 0
+    lock = threading.Lock()
+
+    @classmethod
+    def keep(cls, fd: int, nbytes: int) -> bool:
+        if nbytes < _RECYCLE_MIN_BYTES:
+            return False
+        with cls.lock:
+            if cls.total + nbytes > RECYCLE_BYTES:
+                return False
+            cls.files.setdefault(nbytes, []).append(fd)
+            cls.total += nbytes
+        return True
+
+    @classmethod
+    def take(cls, nbytes: int) -> int | None:
+        while True:
+            with cls.lock:
+                fds = cls.files.get(nbytes)
+                if not fds:
+                    return None
+                fd = fds.pop()
+                cls.total -= nbytes
+            if _nobody_else_holds(fd):
+                os.lseek(fd, 0, os.SEEK_SET)
+                return fd
+            os.close(fd)  # still mapped somewhere: its holder keeps the memory
+
+    @classmethod
+    def release(cls) -> None:
+        """Close every kept file (at a fork, in the child; or to free the memory)."""
+        with cls.lock:
+            fds = [fd for group in cls.files.values() for fd in group]
+            cls.files.clear()
+            cls.total = 0
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    @classmethod
+    def after_fork_in_parent(cls) -> None:
+        cls.generation += 1
+
+    @classmethod
+    def after_fork_in_child(cls) -> None:
+        cls.generation += 1
+        cls.lock = threading.Lock()
+        fds = [fd for group in cls.files.values() for fd in group]
+        cls.files = {}
+        cls.total = 0
+        for fd in fds:  # the parent's
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+# The bytes of unused shared-memory files kept for reuse (0: none kept), and the
+# smallest file worth keeping.
+RECYCLE_BYTES = 256 << 20
+_RECYCLE_MIN_BYTES = 1 << 16
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        after_in_parent=_Recycled.after_fork_in_parent,
+        after_in_child=_Recycled.after_fork_in_child,
+    )
+
+
+def _nobody_else_holds(fd: int) -> bool:
+    """Whether the kernel grants a write lease on ``fd``'s file: no other opening
+    or mapping of it exists."""
+    if _fcntl is None or not hasattr(_fcntl, "F_SETLEASE"):
+        return False
+    try:
+        _fcntl.fcntl(fd, _fcntl.F_SETLEASE, _fcntl.F_WRLCK)
+    except OSError:
+        return False
+    _fcntl.fcntl(fd, _fcntl.F_SETLEASE, _fcntl.F_UNLCK)
+    return True
+
+
 class _AnonymousFile:
     """An unnamed temporary file holding the bytes of anonymous MemoryMappedTensors.
 
@@ -94,39 +242,66 @@ class _AnonymousFile:
     need it.
     """
 
-    __slots__ = ("fd", "nbytes", "path", "__weakref__")
+    __slots__ = (
+        "fd", "nbytes", "path", "in_shared_memory", "recyclable", "__weakref__"
+    )
 
-    def __init__(self, fd: int, nbytes: int, path: str) -> None:
+    def __init__(self, fd: int, nbytes: int, path: str, in_shared_memory=False) -> None:
         self.fd = fd
         self.nbytes = nbytes
         self.path = path  # what torch.from_file opens to map it
+        self.in_shared_memory = in_shared_memory
+        # the fork generation it was made in; None once its descriptor left the
+        # process (another process may map it whenever): never recycled then
+        self.recyclable = _Recycled.generation if in_shared_memory else None
 
     def __del__(self) -> None:
+        try:
+            if (
+                self.recyclable == _Recycled.generation
+                and self.nbytes >= _RECYCLE_MIN_BYTES
+                and _Recycled.keep(
+                    self.fd, self.nbytes
+                )
+            ):
+                return
+        except Exception:  # interpreter shutdown: module state may be gone
+            pass
         try:
             os.close(self.fd)
         except OSError:
             pass
 
     @classmethod
-    def create(cls, nbytes: int) -> "_AnonymousFile":
-        directory = tempfile.gettempdir()
-        tmpfile = getattr(os, "O_TMPFILE", None)
-        if tmpfile is not None and os.path.isdir("/proc/self/fd"):
-            try:
-                fd = os.open(directory, tmpfile | os.O_RDWR, 0o600)
-            except OSError:  # a file system without O_TMPFILE support
-                fd = None
+    def create(
+        cls, nbytes: int, shared_memory: bool | None = None, overwritten: bool = False
+    ) -> "_AnonymousFile":
+        """An unnamed file of ``nbytes`` (zeros, unless ``overwritten``: the caller
+        writes every byte): in shared memory if ``shared_memory`` (None: if it fits
+        there), else in the temporary folder."""
+        if overwritten and shared_memory is not False and nbytes >= _RECYCLE_MIN_BYTES:
+            fd = _Recycled.take(nbytes)
             if fd is not None:
-                os.ftruncate(fd, nbytes)
-                return cls(fd, nbytes, f"/proc/self/fd/{fd}")
+                return cls(fd, nbytes, f"/proc/self/fd/{fd}", True)
+        if shared_memory is None:
+            shared_memory = _fits_shared_memory(nbytes)
+        directory = SHARED_MEMORY_DIR if shared_memory else tempfile.gettempdir()
+        fd = _unnamed_file(directory)
+        if fd is not None:
+            os.ftruncate(fd, nbytes)
+            return cls(fd, nbytes, f"/proc/self/fd/{fd}", shared_memory)
         fd, path = tempfile.mkstemp(prefix="tensordict-anon-", dir=directory)
         os.ftruncate(fd, nbytes)
-        return _NamedThenUnlinked(fd, nbytes, path)
+        handle = _NamedThenUnlinked(fd, nbytes, path, shared_memory)
+        handle.recyclable = None  # no /proc/self/fd path to map it again by
+        return handle
 
     @classmethod
     def adopt(cls, fd: int, nbytes: int) -> "_AnonymousFile":
         """Take ownership of a descriptor received from another process."""
-        return cls(fd, nbytes, f"/proc/self/fd/{fd}")
+        handle = cls(fd, nbytes, f"/proc/self/fd/{fd}")
+        handle.recyclable = None
+        return handle
 
 
 class _NamedThenUnlinked(_AnonymousFile):
@@ -177,10 +352,27 @@ def map_file(filename: str, dtype, shape, shared: bool | None) -> "MemoryMappedT
 def _anonymous_bytes(nbytes: int, data: Tensor | None = None) -> tuple[Tensor, _AnonymousFile]:
     """``nbytes`` of anonymous shared memory (zeros, or the elements of ``data``,
     written with ``write(2)``: faster than faulting every page of the mapping in)."""
-    handle = _AnonymousFile.create(nbytes)
-    if data is not None and nbytes:
+    handle = _AnonymousFile.create(nbytes, overwritten=data is not None)
+    if handle.in_shared_memory and nbytes:
+        # Every page is given now, so that a full tmpfs fails here (ENOSPC: the
+        # tensor goes to the disk instead), never later as a SIGBUS in a page fault.
+        try:
+            if data is not None:
+                _write_tensor_to_fd(handle.fd, data)
+            else:
+                os.posix_fallocate(handle.fd, 0, nbytes)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.ENOMEM):
+                raise
+            if isinstance(handle, _NamedThenUnlinked):
+                os.unlink(handle.path)
+            handle = _AnonymousFile.create(nbytes, shared_memory=False)
+            if data is not None:
+                _write_tensor_to_fd(handle.fd, data)
+    elif data is not None and nbytes:
         _write_tensor_to_fd(handle.fd, data)
-        os.lseek(handle.fd, 0, os.SEEK_SET)
+    # (the descriptor's offset is left where the write ended: the file is mapped by
+    # its path, which opens it anew, and a reused file is rewound when taken)
     flat = _map_bytes(handle.path, nbytes, shared=True)
     if isinstance(handle, _NamedThenUnlinked):
         os.unlink(handle.path)
@@ -288,28 +480,43 @@ def write_tensor_file(path: str | os.PathLike, tensor: Tensor) -> None:
 def overwrite_tensor_file(fd: int, tensor: Tensor) -> None:
     """Write ``tensor``'s elements over the start of the open file ``fd`` and cut the
     file to their size: the file's pages, already in the page cache, are reused
-    (truncating to zero first would drop them and, on ext4, start their writeback)."""
-    _write_tensor_to_fd(fd, tensor)
+    (truncating to zero first would drop them and, on ext4, start their writeback).
+    Written in large pieces (:data:`_OVERWRITE_PIECE`): the pages exist, so the
+    piece size does not choose what memory the kernel allocates (see
+    :class:`_PieceSize`), and each ``write`` costs a time stamp update of the file."""
+    _write_tensor_to_fd(fd, tensor, _OVERWRITE_PIECE)
     nbytes = nbytes_of(tensor.shape, tensor.dtype)
     if os.fstat(fd).st_size != nbytes:
         os.ftruncate(fd, nbytes)
 
 
-def _write_tensor_to_fd(fd: int, tensor: Tensor) -> None:
+def _write_tensor_to_fd(fd: int, tensor: Tensor, piece: int | None = None) -> None:
     tensor = tensor.detach()
     if type(tensor) is not Tensor:
         tensor = tensor.as_subclass(Tensor)
+    write = _write_all if piece is None else partial(_write_fixed, piece=piece)
     if tensor.device.type == "cpu" and tensor.is_contiguous():
-        _write_all(fd, _flat_bytes(tensor))
+        write(fd, _flat_bytes(tensor))
         return
     if tensor.ndim == 0:
-        _write_all(fd, _flat_bytes(tensor.cpu().contiguous()))
+        write(fd, _flat_bytes(tensor.cpu().contiguous()))
         return
     row_bytes = max(1, nbytes_of(tensor.shape[1:], tensor.dtype))
     step = max(1, _CHUNK_BYTES // row_bytes)
     for start in range(0, tensor.shape[0], step):
         chunk = tensor[start : start + step].cpu().contiguous()
-        _write_all(fd, _flat_bytes(chunk))
+        write(fd, _flat_bytes(chunk))
+
+
+# Pieces of a write over a file's existing pages (a spare tree's files).
+_OVERWRITE_PIECE = 16 << 20
+
+
+def _write_fixed(fd: int, data: Tensor, piece: int) -> None:
+    view = memoryview(data.numpy())
+    start, end, write = 0, view.nbytes, os.write
+    while start < end:
+        start += write(fd, view[start : start + piece])
 
 
 def allocate_file(path: str | os.PathLike, nbytes: int) -> None:
@@ -860,6 +1067,7 @@ def _reduce_for_process(t: MemoryMappedTensor):
     """multiprocessing's pickler: anonymous memory travels as a file descriptor."""
     handle = t._handle
     if t._filename is None and handle is not None and handle.path is not None:
+        handle.recyclable = None  # another process may map it from now on
         return _rebuild_from_fd, (_mp_reduction.DupFd(handle.fd),) + _layout(t)
     return t.__reduce_ex__(2)
 
