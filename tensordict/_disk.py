@@ -75,9 +75,20 @@ __all__ = [
 ]
 
 
+# Saving values with pickle warns (PickledValueWarning) only when this is True: as in
+# 0.15.3, a save is silent by default (code run with warnings as errors saves such
+# values); loading them is what needs consent (allow_pickle=True).
+WARN_WHEN_PICKLING = False
+
+
 class SavedDataError(ValueError):
     """A folder does not hold a saved tensordict this library can read, or holds a
     damaged one (the message names the key and the file)."""
+
+
+class PickleNotAllowedError(SavedDataError, RuntimeError):
+    """A value saved with pickle is read without ``allow_pickle=True`` (a
+    ``SavedDataError``, and a ``RuntimeError`` as 0.15.3 raises)."""
 
 
 class PickledValueWarning(UserWarning):
@@ -327,6 +338,16 @@ def _plan_container(td, path: str, key_path: tuple, kinds, like, plan) -> None:
     meta["entries"] = entries
 
 
+def json_exact(value: Any) -> bool:
+    """Whether JSON holds ``value`` exactly (else it is saved with pickle)."""
+    return _json_exact(value)
+
+
+def pickle_bytes(value: Any) -> bytes:
+    """``value`` as written to a ``.pickle`` file."""
+    return pickle.dumps(value)
+
+
 def _value_entry(value, name, path, key_path, folder, plan, stack_shape=None) -> dict:
     if _json_exact(value) or not plan.encode_values:
         return {"json": value}
@@ -439,7 +460,7 @@ def finish_tree(staged: Staged, num_threads: int) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if plan.pickled_keys:
+    if plan.pickled_keys and WARN_WHEN_PICKLING:
         keys = ", ".join(key for key, _ in plan.pickled_keys)
         _warn_at_caller(
             f"saved with pickle, as JSON cannot hold them: the non-tensor values of "
@@ -1112,7 +1133,7 @@ def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:
     name = check_name(entry["pickle"], folder, key)
     path = folder / name
     if not allow_pickle:
-        raise SavedDataError(
+        raise PickleNotAllowedError(
             f"the entry {key!r} is a non-tensor value saved with pickle in {path}; "
             f"loading it runs code from the file, so it needs allow_pickle=True "
             f"(pass it only for data you trust)"

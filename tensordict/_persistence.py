@@ -398,6 +398,17 @@ def _all_tensorclasses():
         stack.extend(cls.__subclasses__())
 
 
+def _pickle_policy(allow_pickle) -> bool:
+    """``allow_pickle`` checked: True, False or None (no pickle), nothing else (a
+    truthy 1 is no consent to run code from a file), in 0.15.3's words."""
+    if allow_pickle is not None and type(allow_pickle) is not bool:
+        raise TypeError(
+            f"allow_pickle must be a bool or None, got {type(allow_pickle).__name__} "
+            f"{allow_pickle!r}"
+        )
+    return bool(allow_pickle)
+
+
 def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads=0):
     """``load_memmap``: read the folder, move to ``device``, or load into ``out``."""
     folder, src = _source(prefix, mode)
@@ -408,7 +419,7 @@ def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_th
             src.prefetch_compressed(num_threads)
     if subpath is not None:
         folder = _subfolder(folder, subpath, src)
-    result = _read(folder, bool(allow_pickle), mode, src)
+    result = _read(folder, _pickle_policy(allow_pickle), mode, src)
     if device is not None:
         result = result.to(device, non_blocking=non_blocking)
     if out is not None:
@@ -798,6 +809,33 @@ class PersistenceMixin:
         prefix = _marked(self)
         return None if prefix == _ANONYMOUS else Path(prefix)
 
+    def _memmap_value_written(self, key: str) -> None:
+        """The non-tensor value at ``key`` of this memory-mapped tensordict was
+        replaced in place (``set_``, ``update_``, a NonTensorData's ``update_``): its
+        folder's metadata says the new value, as loading it again will read it."""
+        folder = _marked(self)
+        if folder in (None, _ANONYMOUS):
+            return
+        folder = Path(folder)
+        meta = _disk.read_meta(folder)
+        value = self._get_str(key, None)
+        if getattr(value, "_is_non_tensor", False):
+            value = value.data
+        entry = {"key": key, "kind": "value"}
+        if _disk.json_exact(value):
+            entry["json"] = value
+        else:
+            file = _new_file_name(meta, key, ".pickle")
+            (folder / file).write_bytes(_disk.pickle_bytes(value))
+            entry["pickle"] = file
+        old = [e for e in meta["entries"] if e.get("key") == key]
+        meta["entries"] = [e for e in meta["entries"] if e.get("key") != key]
+        meta["entries"].append(entry)
+        _disk.rewrite_meta(folder, meta)
+        for stale in old:
+            if stale.get("pickle") and stale["pickle"] != entry.get("pickle"):
+                (folder / stale["pickle"]).unlink(missing_ok=True)
+
     # ------------------------------------------------------------------ new entries
     def make_memmap(
         self,
@@ -986,7 +1024,7 @@ class PersistenceMixin:
         [0, 1, 2]
         """
         folder, src = _source(prefix, mode)
-        loaded = _read(folder, bool(allow_pickle), mode, src)
+        loaded = _read(folder, _pickle_policy(allow_pickle), mode, src)
         _load_into(self, loaded)
         return self
 

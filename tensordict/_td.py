@@ -296,6 +296,7 @@ class TensorDict(
         "_last_lock_op",
         "_lock_stack",
         "_memmap_prefix",  # set while memory-mapped (tensordict/_persistence.py)
+        "_shared_mark",  # set by share_memory_ (base._lock_shared_), read by is_shared
         "_consolidated",  # the storage of a consolidated tensordict (_consolidate.py)
         "__weakref__",
     )
@@ -826,6 +827,22 @@ class TensorDict(
             ):
                 existing.update(value, inplace=True)
                 return
+            if (
+                existing is not None
+                and not isinstance(existing, (Tensor, TensorDictBase))
+                and not isinstance(value, Tensor)
+                and (validated or not isinstance(value, dict))
+                and getattr(value, "_is_non_tensor", True)
+            ):
+                # a non-tensor value replaced by another, in place: allowed while
+                # locked (as 0.15.3's NonTensorData.update_), and written to the
+                # folder of a memory-mapped tensordict
+                if isinstance(value, TensorDictBase):  # a NonTensorData, a stack
+                    value = self._validate(key, value)
+                storage[key] = value  # (a number stays a number, as it was)
+                if getattr(self, "_memmap_prefix", None) is not None:
+                    self._memmap_value_written(key)
+                return
         if self._is_locked:
             raise _errors.locked(f"set the key {key!r}")
         storage[key] = value if validated else self._validate(key, value)
@@ -1194,9 +1211,14 @@ def _non_tensor_entry(td: TensorDict, key, value) -> Any:
     """A non-tensor value stored at ``key`` as ``td.get(key)`` returns it: a
     ``NonTensorData`` with the batch size and device of the level holding it."""
     parent = td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
-    return container_class("NonTensorData")(
+    data = container_class("NonTensorData")(
         data=value, batch_size=parent._batch_size, device=parent._device
     )
+    # As 0.15.3's stored NonTensorData: it writes through to the tensordict holding
+    # it (update_, update(inplace=True)) and shares its state (locked, shared,
+    # memory-mapped)
+    data._link_to(parent, key if type(key) is str else key[-1])
+    return data
 
 
 def _given_batch_size(key, value: TensorDictBase, bs: torch.Size) -> TensorDictBase:

@@ -821,7 +821,9 @@ class TensorDictBase(
                 for dest, member in zip(self.tensordicts, input_dict_or_td.tensordicts):
                     dest.update_(member, clone, keys_to_update=keys_to_update)
                 return self
-            for path, value in _selected_items(input_dict_or_td, keys_to_update, clone):
+            for path, value in _selected_items(
+                input_dict_or_td, keys_to_update, clone, True
+            ):
                 self.set_(path, value)
         return self
 
@@ -1367,6 +1369,13 @@ class TensorDictBase(
         _lock_graph.record(self)
         self._last_lock_op = "lock"
         return self
+
+    def _lock_shared_(self) -> "TensorDictBase":
+        """The last step of :meth:`share_memory_`: lock, and mark this tensordict and
+        its nested ones as shared, so that one holding no tensor (only non-tensor
+        data) is shared while it stays locked, as in 0.15.3 (:meth:`is_shared`)."""
+        _mark_shared(self)
+        return self.lock_()
 
     def unlock_(self) -> "TensorDictBase":
         """Allow writes again. As a context manager, relocks on exit. A tensordict
@@ -2023,6 +2032,8 @@ class TensorDictBase(
         (False, True)
         """
         leaves = self._leaves()
+        if not leaves:  # nothing but non-tensor data: shared by share_memory_
+            return self._is_locked and getattr(self, "_shared_mark", False)
         # an uninitialized parameter (torch.nn.LazyLinear...) has no memory yet: it
         # does not count
         return bool(leaves) and all(
@@ -2031,6 +2042,18 @@ class TensorDictBase(
 
     def __repr__(self) -> str:
         return container_repr(self)
+
+
+def _mark_shared(td) -> None:
+    """Mark ``td`` and the tensordicts nested in it as made shared by share_memory_
+    (kinds without the slot are left as they are: their leaves say it)."""
+    try:
+        td._shared_mark = True
+    except AttributeError:
+        pass
+    for value in td._own_values():
+        if isinstance(value, TensorDictBase) and not value._is_non_tensor:
+            _mark_shared(value)
 
 
 class _Filled:

@@ -46,6 +46,7 @@ from tensordict import _errors, _tc_options, _torch_function
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._registry import register
+from tensordict._persistence import _ANONYMOUS as _ANONYMOUS_MEMMAP
 from tensordict._repr import (
     _indent,
     compact_repr,
@@ -1480,6 +1481,43 @@ class NonTensorData(TensorClass, shadow=True):
     def _entry_for(self, key, batch_size, device) -> Any:
         """What a tensordict stores when this is written at ``key``: the value."""
         return self.data
+
+    def _link_to(self, parent: TensorDictBase, key: str) -> None:
+        """Made by ``parent.get(key)`` (a tensordict stores the value itself): as
+        0.15.3's stored NonTensorData, this one takes the parent's state (locked,
+        shared, memory-mapped) and writes its new value through to the parent
+        (``update_``, ``update(inplace=True)``, ``set_``)."""
+        object.__setattr__(self, "_parent_entry", (parent, key))
+        if parent._is_locked:
+            td = self._tensordict
+            td._is_locked = True
+            if getattr(parent, "_shared_mark", False):
+                td._shared_mark = True
+            if getattr(parent, "_memmap_prefix", None) is not None:
+                td._memmap_prefix = _ANONYMOUS_MEMMAP
+
+    def _written_through(self) -> None:
+        """After a write of the value: the parent it was read from holds it too."""
+        link = self.__dict__.get("_parent_entry")
+        if link is not None:
+            parent, key = link
+            value = self._tensordict._get_str("data", None)
+            parent._set_str(key, value, inplace=True, validated=True)
+
+    def update_(self, *args, **kwargs):
+        super().update_(*args, **kwargs)
+        self._written_through()
+        return self
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self._written_through()
+        return self
+
+    def set_(self, *args, **kwargs):
+        super().set_(*args, **kwargs)
+        self._written_through()
+        return self
 
     def tolist(self) -> list:
         """The value repeated as nested lists shaped like the batch."""

@@ -2886,7 +2886,7 @@ class TensorDictGeneratedOps:
         leaves = self._leaves()
         for x in leaves:
             _ops.share_memory_leaf(x)
-        return self.lock_()
+        return self._lock_shared_()
 
     def detach(self) -> Self:
         """The leaves detached from the autograd graph.
