@@ -52,7 +52,7 @@ from tensordict._td import (
     _parse_device,
 )
 from tensordict._linked_list import entry_value
-from tensordict._unbatched import is_unbatched
+from tensordict._unbatched import is_unbatched, read_from as _unbatched_read
 from tensordict.base import (
     _MISSING,
     _WriteBack,
@@ -567,7 +567,7 @@ class LazyStackedTensorDict(
         sd = self.stack_dim
         if isinstance(first, Tensor):
             if is_unbatched(first):  # no batch dims, so no stack dim: the first one's
-                return first
+                return _unbatched_read(first, self.batch_size)
             return _stack_leaves(key, vals, sd)
         if _is_node(first):
             _check_nested_batch(key, vals)

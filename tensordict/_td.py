@@ -20,7 +20,7 @@ from tensordict._hotreads import ReadsBase, install as install_hot_reads
 from tensordict._hotreads import install_subclass as install_hot_reads_subclass
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._linked_list import entry_value
-from tensordict._unbatched import is_unbatched
+from tensordict._unbatched import is_unbatched, read_from as _unbatched_read
 from tensordict.memmap import MemoryMappedTensor
 from tensordict._atomic import broadcasts_to
 from tensordict._ragged import RAGGED, batch_shape
@@ -487,7 +487,7 @@ class TensorDict(
         n = len(new)
         for key, entry in self._tensordict.items():
             if isinstance(entry, Tensor):
-                if entry.shape[:n] != new:
+                if entry.shape[:n] != new and not is_unbatched(entry):
                     raise _errors.batch_size_incompatible(key, entry.shape, new)
             elif isinstance(entry, TensorDictBase):
                 if entry.batch_size[:n] != new:
@@ -623,7 +623,11 @@ class TensorDict(
         else:
             value = _MISSING
         if value is not _MISSING:
-            if isinstance(value, (Tensor, TensorDictBase)):
+            if isinstance(value, Tensor):
+                if is_unbatched(value):  # labelled with the batch size it is read at
+                    return _unbatched_read(value, _holder_of(self, key)._batch_size)
+                return value
+            if isinstance(value, TensorDictBase):
                 return value
             # non-tensor data (stored as the value itself) reads as NonTensorData, as
             # in 0.15.3; td[key] gives the value
@@ -643,6 +647,8 @@ class TensorDict(
             # a NonTensorStack reads as the list of its values (entry_value)
             if type(value) is Tensor or type(value) is TensorDict:
                 return value
+            if is_unbatched(value):
+                return _unbatched_read(value, self._batch_size)
             return entry_value(value)
         if type(index) is tuple:
             # self._dense_get(index), inlined and unrolled for the first three levels:
@@ -666,6 +672,9 @@ class TensorDict(
             if value is not _MISSING:
                 if type(value) is TensorDict:
                     return value
+                if is_unbatched(value):
+                    holder = _holder_of(self, index)
+                    return _unbatched_read(value, holder._batch_size)
                 return entry_value(value)
             if index and _looks_like_key(index):
                 return entry_value(self._get_path(unravel_key_to_tuple(index)))
@@ -1205,6 +1214,11 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
         if result is not None and not (filter_empty and _has_no_entries(result)):
             storage[key] = result
     return _new_tensordict(storage, td._batch_size, td._device, td._names)
+
+
+def _holder_of(td: TensorDict, key) -> TensorDict:
+    """The dense level holding the entry at a str or flat tuple ``key`` (present)."""
+    return td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
 
 
 def _non_tensor_entry(td: TensorDict, key, value) -> Any:

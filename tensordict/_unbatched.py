@@ -41,8 +41,11 @@ class UnbatchedTensor(Tensor):
 
     @property
     def batch_size(self) -> torch.Size:
-        """Always ``torch.Size([])``: it has no batch dims of its own."""
-        return torch.Size([])
+        """The batch size of the tensordict it was read from (as in 0.15.3, where
+        this metadata follows the tensordict through its ops), ``torch.Size([])``
+        before it was read from one. It has no batch dims of its own: its shape is
+        not checked against it."""
+        return self.__dict__.get("_td_batch_size", _NO_BATCH)
 
     def __repr__(self, *, tensor_contents=None) -> str:
         return f"UnbatchedTensor({self.as_subclass(Tensor)!r})"
@@ -67,6 +70,17 @@ class UnbatchedTensor(Tensor):
 
     def __ceil__(self):
         return math.ceil(self.as_subclass(Tensor))
+
+
+_NO_BATCH = torch.Size([])
+
+
+def read_from(value: UnbatchedTensor, batch_size: torch.Size) -> UnbatchedTensor:
+    """``value`` as read from a tensordict of batch size ``batch_size``: its
+    ``batch_size`` says that one (the same tensor object, relabelled: the entries of
+    tensordicts made from one another share it, as they share its data)."""
+    value.__dict__["_td_batch_size"] = batch_size
+    return value
 
 
 def is_unbatched(value) -> bool:

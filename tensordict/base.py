@@ -2009,8 +2009,8 @@ class TensorDictBase(
                 ):
                     value._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
                 shapes.append(value.batch_size)
-            elif isinstance(value, Tensor):
-                shapes.append(value.shape)
+            elif isinstance(value, Tensor) and not is_unbatched(value):
+                shapes.append(value.shape)  # (an UnbatchedTensor has no batch dims)
         if not shapes:
             return self
         common = []

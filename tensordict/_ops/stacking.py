@@ -5,6 +5,7 @@ tensordicts (tensordict/tensorclass.py).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import torch
@@ -164,6 +165,8 @@ def _dense_columns(storages: list, out: list, dense) -> bool:
             # makes torch.stack raise its TypeError
             if not _base.is_unbatched(value):  # an UnbatchedTensor is not stacked
                 out.append(values)
+            else:  # the first one's is kept: say so when the others differ
+                _warn_unbatched_differ(key, values)
         elif type(value) is dense:
             for v in values:
                 if type(v) is not dense:
@@ -177,6 +180,21 @@ def _dense_columns(storages: list, out: list, dense) -> bool:
                 if isinstance(v, (torch.Tensor, _base.TensorDictBase)):
                     return False
     return True
+
+
+def _warn_unbatched_differ(key, values: list) -> None:
+    """Stacking keeps the first tensordict's UnbatchedTensor at ``key``: warn, in
+    0.15.3's words, when another one's data is elsewhere (it is dropped)."""
+    first = values[0]
+    if any(
+        v.data_ptr() != first.data_ptr() or v.shape != first.shape for v in values[1:]
+    ):
+        warnings.warn(
+            f"UnbatchedTensor entries at key {key!r} have different data storage "
+            f"across the stacked tensordicts: the result keeps the first one's",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def explain_stack_error(tds: list, op: str, err: Exception) -> None:
