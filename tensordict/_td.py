@@ -840,7 +840,6 @@ class TensorDict(
                 existing is not None
                 and not isinstance(existing, (Tensor, TensorDictBase))
                 and not isinstance(value, Tensor)
-                and (validated or not isinstance(value, dict))
                 and getattr(value, "_is_non_tensor", True)
             ):
                 # a non-tensor value replaced by another, in place: allowed while
