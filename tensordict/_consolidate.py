@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import os
 import struct
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
+from tensordict import _futures
 from tensordict._disk import _pool
 from tensordict._lock_graph import keep_lock
 from tensordict._structure import (
@@ -37,7 +38,10 @@ from tensordict._structure import (
     build,
     canonical_order,
     describe,
+    jagged_index,
+    join_jagged,
     leaf_items,
+    split_jagged,
 )
 from tensordict._transfer import staged_leaves
 from tensordict.memmap import write_pieces
@@ -177,6 +181,10 @@ def consolidated_parts(td):
     paths = [p for p, _ in items]
     order = canonical_order(paths)
     leaves = [items[i][1] for i in order]
+    if any(t.is_nested for t in leaves):
+        # jagged nested tensors: their components are the block's views, they are
+        # not (their shape has a ragged size): moved and pickled leaf by leaf
+        return None
     layout = Layout.of(leaves)
     if not layout.holds(block, leaves):
         return None
@@ -185,6 +193,29 @@ def consolidated_parts(td):
         storage.parts, storage.memo, storage.epoch = parts, {}, _UNLOCKS
         storage.members = tuple(_member_lists(td, []))
     return parts
+
+
+def _jagged_consolidated_parts(td) -> tuple:
+    """For a consolidated ``td`` holding jagged nested tensors (which
+    :func:`consolidated_parts` leaves out): ``((block, paths, leaves, layout),
+    spans)`` with ``layout`` that of their components (see ``split_jagged``), or
+    ``(None, None)``. Pickling uses it: one block, as for any consolidated
+    tensordict (the components of several dtypes view the same bytes, which torch
+    cannot pickle one by one)."""
+    storage = getattr(_holder(td), "_consolidated", None)
+    if storage is None:
+        return None, None
+    items = leaf_items(td)
+    paths = [p for p, _ in items]
+    order = canonical_order(paths)
+    leaves = [items[i][1] for i in order]
+    flat, spans = split_jagged(leaves)
+    if spans is None:
+        return None, None
+    layout = Layout.of(flat)
+    if not layout.holds(storage.block, flat):
+        return None, None
+    return (storage.block, [paths[i] for i in order], leaves, layout), spans
 
 
 def consolidated_memo(td) -> dict | None:
@@ -292,13 +323,14 @@ def _from_block(
     return td
 
 
-def description(td, paths: list, leaves: list) -> dict:
-    """What rebuilds ``td`` around its block: the container tree and the leaves'
-    dtypes and shapes, in block order (JSON-able)."""
-    index = {id(leaf): i for i, leaf in enumerate(leaves)}
+def description(td, paths: list, leaves: list, spans: list | None = None) -> dict:
+    """What rebuilds ``td`` around its block: the container tree and the dtypes and
+    shapes of what the block holds, in block order (JSON-able); ``spans`` from
+    :func:`split_jagged` when ``leaves`` has jagged nested tensors."""
+    flat = leaves if spans is None else split_jagged(leaves)[0]
     return {
-        "tree": describe(td, index),
-        "leaves": [[str(t.dtype)[6:], list(t.shape)] for t in leaves],
+        "tree": describe(td, jagged_index(leaves, spans)),
+        "leaves": [[str(t.dtype)[6:], list(t.shape)] for t in flat],
     }
 
 
@@ -345,16 +377,24 @@ class ConsolidateMixin:
         True
         """
         if return_early and num_threads > 1:
+            for name, value in (("use_buffer", use_buffer), ("non_blocking", non_blocking)):
+                if value:
+                    raise NotImplementedError(
+                        f"consolidate(return_early=True) does not take {name}=True "
+                        f"(as in 0.15.3): the background copy is synchronous; pass "
+                        f"one or the other"
+                    )
             pool = ThreadPoolExecutor(max_workers=1)
-            future: Future = pool.submit(
-                self.consolidate,
-                filename,
-                num_threads=num_threads,
-                device=device,
-                non_blocking=non_blocking,
-                inplace=inplace,
-                share_memory=share_memory,
-                pin_memory=pin_memory,
+            future = _futures.submit(
+                pool,
+                lambda: self.consolidate(
+                    filename,
+                    num_threads=num_threads,
+                    device=device,
+                    inplace=inplace,
+                    share_memory=share_memory,
+                    pin_memory=pin_memory,
+                ),
             )
             pool.shutdown(wait=False)
             return future
@@ -372,7 +412,9 @@ class ConsolidateMixin:
         paths = [p for p, _ in items]
         order = canonical_order(paths)
         leaves = [items[i][1] for i in order]
-        layout = Layout.of(leaves)
+        # jagged nested tensors: the block holds their components (values, offsets)
+        flat, spans = split_jagged(leaves)
+        layout = Layout.of(flat)
         if device is None:
             device = self.device if self.device is not None else _common_device(leaves)
         device = torch.device(device)
@@ -390,9 +432,9 @@ class ConsolidateMixin:
                     filename, num_threads=num_threads, device="cpu"
                 )
                 return on_host.to(device, non_blocking=non_blocking)
-            desc = description(self, [paths[i] for i in order], leaves)
+            desc = description(self, [paths[i] for i in order], leaves, spans)
             block = _write_file(
-                Path(filename), layout, leaves, desc, *_copy_threads(num_threads)
+                Path(filename), layout, flat, desc, *_copy_threads(num_threads)
             )
         else:
             room = headroom(len(leaves))
@@ -406,8 +448,9 @@ class ConsolidateMixin:
             if layout.nbytes >= HUGE_PAGES_BYTES and not (share_memory or pin_memory):
                 advise_huge_pages(storage)
             block = storage[room:]
-            layout.pack(leaves, block, *_copy_threads(num_threads))
-        views = layout.views(block)
+            layout.pack(flat, block, *_copy_threads(num_threads))
+            layout.zero_padding(block)
+        views = join_jagged(layout.views(block), spans)
         in_order = [None] * len(views)
         for pos, i in enumerate(order):
             in_order[i] = views[pos]
@@ -504,10 +547,13 @@ class ConsolidateMixin:
 
     def __reduce_ex__(self, protocol):
         parts = consolidated_parts(self)
+        spans = None
+        if parts is None:
+            parts, spans = _jagged_consolidated_parts(self)
         if parts is None:
             return super().__reduce_ex__(protocol)
         block, paths, leaves, layout = parts
-        desc = description(self, paths, leaves)
+        desc = description(self, paths, leaves, spans)
         if block.numel() != layout.nbytes:
             block = block[: layout.nbytes]
         return _rebuild_consolidated, (block, json.dumps(desc), bool(self.is_locked))

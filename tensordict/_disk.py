@@ -59,6 +59,7 @@ except ImportError:  # Windows: no leases, spare trees are never written over
     fcntl = None
 
 from tensordict._unbatched import is_unbatched
+from tensordict import _futures
 from tensordict import memmap as _memmap
 from tensordict.memmap import MemoryMappedTensor
 
@@ -888,7 +889,7 @@ _BACKLOG_BYTES = 1 << 30
 _pending: collections.deque = collections.deque()  # (future, nbytes), oldest first
 
 
-def in_background(start, nbytes: int) -> concurrent.futures.Future:
+def in_background(start, nbytes: int) -> _futures.TensorDictFuture:
     """A ``return_early`` save of ``nbytes`` bytes of data: ``start()`` runs in the
     caller (it checks the target and lays the tree out: folders, metadata) and returns
     the function that finishes the save (writes the data, puts the tree in place),
@@ -918,7 +919,7 @@ def in_background(start, nbytes: int) -> concurrent.futures.Future:
         finally:
             _background_origin.value = None
 
-    future = _pool("save", 1).submit(finish_from_caller)
+    future = _futures.submit(_pool("save", 1), finish_from_caller)
     with _pools_lock:
         _pending.append((future, nbytes))
     return future

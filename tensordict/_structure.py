@@ -144,6 +144,87 @@ def _walk(td, prefix: tuple, out: list) -> None:
             _walk(value, prefix + (key,), out)
 
 
+def is_jagged(leaf: Tensor) -> bool:
+    """A nested tensor of the jagged layout (``torch.nested.nested_tensor(...,
+    layout=torch.jagged)``): its shape holds a symbolic (ragged) size, so it has no
+    flat bytes of its own; a block holds its components instead."""
+    return leaf.is_nested and leaf.layout is torch.jagged
+
+
+def split_jagged(leaves: list) -> tuple[list, list | None]:
+    """``leaves`` with each jagged nested tensor replaced by its components
+    (``values``, ``offsets`` and, when it has them, ``lengths``), which the block
+    holds, and the spans that :func:`join_jagged` and :func:`jagged_index` read:
+    ``(start, count, ragged_dim)`` per leaf (``count`` 0: a plain leaf). ``(leaves,
+    None)`` when there is none (the usual case: nothing to do)."""
+    if not any(t.is_nested for t in leaves):
+        return leaves, None
+    flat: list = []
+    spans: list = []
+    for leaf in leaves:
+        if is_jagged(leaf):
+            parts = [leaf.values(), leaf.offsets()]
+            if leaf.lengths() is not None:
+                parts.append(leaf.lengths())
+            spans.append((len(flat), len(parts), leaf._ragged_idx))
+            flat.extend(parts)
+        else:
+            spans.append((len(flat), 0, None))
+            flat.append(leaf)
+    return flat, spans
+
+
+def jagged_from_parts(parts: list, ragged_dim: int) -> Tensor:
+    """The jagged nested tensor over ``parts`` (values, offsets[, lengths]): views of
+    them, so that it shares their memory."""
+    values, offsets = parts[0], parts[1]
+    lengths = parts[2] if len(parts) > 2 else None
+    return torch.nested.nested_tensor_from_jagged(
+        values, offsets, lengths, jagged_dim=ragged_dim
+    )
+
+
+def join_jagged(views: list, spans: list | None) -> list:
+    """The leaves again from the block's ``views`` (see :func:`split_jagged`)."""
+    if spans is None:
+        return views
+    return [
+        views[start]
+        if not count
+        else jagged_from_parts(views[start : start + count], dim)
+        for start, count, dim in spans
+    ]
+
+
+def jagged_index(leaves: list, spans: list | None) -> dict:
+    """``id(leaf)`` to what :func:`describe` records for it: its position in the
+    block, or for a jagged nested tensor its components' positions and ragged dim."""
+    if spans is None:
+        return {id(leaf): i for i, leaf in enumerate(leaves)}
+    return {
+        id(leaf): start
+        if not count
+        else {"jagged": list(range(start, start + count)), "dim": dim}
+        for leaf, (start, count, dim) in zip(leaves, spans)
+    }
+
+
+def _leaf_of(entry, leaves: list) -> Tensor:
+    """The leaf a described entry names (see :func:`jagged_index`), checked: the
+    description may come from a file."""
+    if type(entry) is int:
+        return leaves[entry]
+    parts, dim = entry.get("jagged"), entry.get("dim")
+    if (
+        type(parts) is not list
+        or not 2 <= len(parts) <= 3
+        or not all(type(i) is int for i in parts)
+        or type(dim) is not int
+    ):
+        raise ValueError(f"a consolidated description names a bad leaf {entry!r}")
+    return jagged_from_parts([leaves[i] for i in parts], dim)
+
+
 def canonical_order(paths: list) -> list[int]:
     """Indices of ``paths`` sorted by path: the order in which bytes travel."""
     return sorted(range(len(paths)), key=paths.__getitem__)
@@ -222,6 +303,15 @@ class Layout:
                     for p, view in zip(positions, part.view(-1, *shape).unbind(0)):
                         out[p] = view
         return out
+
+    def zero_padding(self, block: Tensor) -> None:
+        """Zero the bytes between dtype groups (alignment padding), which no leaf
+        writes: two consolidations of the same leaves give the same bytes."""
+        for dtype, start, nbytes, _ in self.groups:
+            end = start + nbytes
+            pad = min(aligned(end), self.nbytes) - end
+            if pad > 0:
+                block[end : end + pad].zero_()
 
     def regions(self, block: Tensor) -> list[Tensor]:
         """One typed 1-D view of ``block`` per dtype group (what reductions run on)."""
@@ -410,7 +500,7 @@ def build(tree: dict, leaves: list, device=None, *, set_device: bool = False):
     storage = {}
     for key, entry in tree["entries"]:
         if "leaf" in entry:
-            storage[key] = leaves[entry["leaf"]]
+            storage[key] = _leaf_of(entry["leaf"], leaves)
         elif "value" in entry:
             storage[key] = entry["value"]
         elif "stack" in entry:

@@ -440,3 +440,6 @@ def is_integer(*args) -> bool:
         and not dtype.is_floating_point
         and not dtype.is_complex
     )
+
+# --- dropa: 0.15.3's name for the future of a return_early save or consolidation
+from tensordict._futures import TensorDictFuture  # noqa: E402,F401

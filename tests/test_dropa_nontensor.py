@@ -157,7 +157,9 @@ def test_auto_batch_size_leaves_unbatched_tensors_out():
 
 
 def test_stacking_different_unbatched_tensors_warns():
-    one = TensorDict(a=torch.ones(3), ub=UnbatchedTensor(torch.zeros(5)), batch_size=[3])
+    one = TensorDict(
+        a=torch.ones(3), ub=UnbatchedTensor(torch.zeros(5)), batch_size=[3]
+    )
     two = TensorDict(a=torch.ones(3), ub=UnbatchedTensor(torch.ones(5)), batch_size=[3])
     with pytest.warns(UserWarning, match="different data storage"):
         torch.stack([one, two])
