@@ -60,8 +60,9 @@ def _member_dim(d: int, stack_dim: int) -> int:
     return d if d < stack_dim else d - 1
 
 
-def not_in_place(stack, op: str) -> RuntimeError:
-    return RuntimeError(
+def not_in_place(stack, op: str) -> NotImplementedError:
+    # a NotImplementedError as in 0.15.3 (and a RuntimeError, which it derives from)
+    return NotImplementedError(
         f"{op}(inplace=True) is not supported on a LazyStackedTensorDict: this op "
         f"changes the batch size across the stack dim {stack.stack_dim}; call it "
         f"without inplace=True, or on to_tensordict()"

@@ -736,17 +736,30 @@ class TensorDictBase(
         **kwargs,
     ) -> "TensorDictBase":
         """Write every entry of a dict or tensordict into this one; nested
-        tensordicts are updated key by key rather than replaced.
+        tensordicts are updated key by key rather than replaced. Keyword arguments
+        are entries too, written after ``input_dict_or_td`` (they win on a shared
+        key), as in 0.15.3.
 
         >>> td = TensorDict(a=torch.zeros(2))
         >>> _ = td.update({"b": torch.ones(2), "sub": {"c": torch.ones(2)}})
         >>> list(td.keys(True, True))
         ['a', 'b', ('sub', 'c')]
         """
-        if input_dict_or_td is self:
-            return self
-        if kwargs and input_dict_or_td is None:  # update(a=..., b=...)
+        for option in _UPDATE_OPTIONS:  # 0.15.3's options this one does not need
+            kwargs.pop(option, None)
+        if kwargs:  # update(a=..., b=...), update(source, a=...)
+            if input_dict_or_td is not None:
+                self.update(
+                    input_dict_or_td,
+                    clone,
+                    inplace,
+                    non_blocking=non_blocking,
+                    keys_to_update=keys_to_update,
+                    is_leaf=is_leaf,
+                )
             input_dict_or_td = kwargs
+        if input_dict_or_td is None or input_dict_or_td is self:
+            return self
         if keys_to_update is None and is_leaf is None:
             # no write could fail: no snapshot needed
             if inplace:
@@ -796,14 +809,15 @@ class TensorDictBase(
 
     def update_(
         self,
-        input_dict_or_td,
+        input_dict_or_td=None,
         clone: bool = False,
         *,
         non_blocking: bool = False,
         keys_to_update: Sequence[NestedKey] | None = None,
         **kwargs,
     ) -> "TensorDictBase":
-        """Update existing entries in place; every key must already exist.
+        """Update existing entries in place; every key must already exist. Keyword
+        arguments are entries too (applied after ``input_dict_or_td``).
 
         >>> td = TensorDict(a=torch.zeros(2))
         >>> a = td["a"]
@@ -811,6 +825,16 @@ class TensorDictBase(
         >>> a.tolist()
         [1.0, 1.0]
         """
+        for option in _UPDATE_OPTIONS:
+            kwargs.pop(option, None)
+        if kwargs:
+            if input_dict_or_td is not None:
+                self.update_(
+                    input_dict_or_td, clone, keys_to_update=keys_to_update
+                )
+            input_dict_or_td = kwargs
+        if input_dict_or_td is None:
+            return self
         if keys_to_update is None and _atomic.copy_when_safe(self, input_dict_or_td):
             return self  # no write could fail: no snapshot needed
         with _atomic.unchanged_on_error(self) as snapshot:
@@ -824,7 +848,16 @@ class TensorDictBase(
             for path, value in _selected_items(
                 input_dict_or_td, keys_to_update, clone, True
             ):
-                self.set_(path, value)
+                try:
+                    self.set_(path, value)
+                except KeyError as err:
+                    if self._get_path(path, _MISSING) is not _MISSING:
+                        raise
+                    # 0.15.3's phrase first (code matches it), then ours
+                    raise KeyError(
+                        f"The key {path[0] if len(path) == 1 else path} was not "
+                        f"found in the dest tensordict. ({err.args[0]})"
+                    ) from None
         return self
 
     def rename_key_(
@@ -2182,6 +2215,11 @@ def _flat_items(mapping, prefix=()):
             yield path, value
 
 
+# Options of 0.15.3's update / update_ that change nothing here: taken out of their
+# ``**kwargs``, whose other names are entries.
+_UPDATE_OPTIONS = ("update_batch_size", "ignore_lock")
+
+
 def _selected_items(source, keys_to_update, clone: bool, non_tensor: bool = False):
     """``(path, value)`` for the leaves of a tensordict or (nested) dict (its
     non-tensor values too with ``non_tensor``), restricted to ``keys_to_update`` when
@@ -2198,7 +2236,10 @@ def _selected_items(source, keys_to_update, clone: bool, non_tensor: bool = Fals
     )
     for key, value in items:
         path = unravel_key_to_tuple(key)
-        if allowed is not None and path not in allowed:
+        # a selected key selects the entries under it too (("a",) for ("a", "b"))
+        if allowed is not None and not any(
+            path[:n] in allowed for n in range(1, len(path) + 1)
+        ):
             continue
         if clone and isinstance(value, Tensor):
             value = value.clone()
