@@ -445,22 +445,33 @@ class ConversionMethods:
                 size[dim] += before + after
             return torch.Size(size)
 
+        if safe:  # every error before any write (inplace=True leaves self as it was)
+            for dim, size in enumerate(padded(self.batch_size)[: len(pairs)]):
+                if size < 0:
+                    raise RuntimeError(
+                        f"pad: negative output size {size} for batch dim {dim} (size "
+                        f"{self.batch_size[dim]}, padded by {pairs[dim]}): a negative "
+                        f"pad crops, by at most the dim's size"
+                    )
+        if self._is_non_tensor:  # a NonTensorStack or a NonTensorData itself
+            return _pad_non_tensor_container(self, pairs, inplace)
         if inplace and type(getattr(self, "_tensordict", None)) is dict:
             if self.is_locked:
                 raise RuntimeError(
                     f"{_LOCK_PHRASE} Here: cannot pad in place, as the TensorDict is "
                     f"locked; unlock it first with `unlock_()`"
                 )
-            _pad_levels(self, pad_leaf, padded)
+            _pad_levels(self, pad_leaf, padded, pairs)
             return self
         if hasattr(self, "_dense_op"):  # a lazy stack: padded as its dense stack
             if inplace:
-                raise RuntimeError("pad(inplace=True) is not supported on a lazy stack")
+                return _pad_lazy_in_place(self, pairs, value, safe)
             source = self._dense_op("pad")
         else:
             source = self._with_dense_stacks("pad")
         leaves, rebuild = source._batched_leaves_and_rebuild()
         out = rebuild([pad_leaf(x) for x in leaves], batch_size=padded(self.batch_size))
+        _pad_non_tensor_entries(source, out, pairs)
         if inplace:  # a kind without a storage dict: its entries replaced
             self._replace_contents(out)
             self.batch_size = out.batch_size
@@ -468,7 +479,7 @@ class ConversionMethods:
         return out
 
 
-def _pad_levels(td, pad_leaf, padded) -> None:
+def _pad_levels(td, pad_leaf, padded, pairs: list) -> None:
     """Pad a dense tensordict in place, level by level: each level's storage takes
     the padded leaves and its batch size grows, the nested tensordicts stay the same
     objects (a nested lazy stack is replaced by its padded dense stack)."""
@@ -477,15 +488,171 @@ def _pad_levels(td, pad_leaf, padded) -> None:
         if isinstance(value, Tensor):
             if not getattr(type(value), "_pass_through", False):  # UnbatchedTensor
                 storage[key] = pad_leaf(value)
+        elif _is_non_tensor_entry(value):
+            # values, one per element: the new elements hold None (a stack keeps
+            # its identity, as in 0.15.3)
+            values = _padded_values(_values_of(value, td._batch_size), pairs)
+            if isinstance(value, container_class("NonTensorStack")):
+                value._values = values
+                value._batch_size = torch.Size(values.shape)
+            else:
+                storage[key] = container_class("NonTensorStack")._from_array(
+                    values, td._device
+                )
         elif type(getattr(value, "_tensordict", None)) is dict and not getattr(
             value, "_is_non_tensor", False
         ):
-            _pad_levels(value, pad_leaf, padded)
+            _pad_levels(value, pad_leaf, padded, pairs)
         elif isinstance(value, TensorCollection) and not getattr(
             value, "_is_non_tensor", False
         ):
             storage[key] = _padded_copy(value, pad_leaf, padded)
     td._batch_size = padded(td._batch_size)
+
+
+def _pad_lazy_in_place(stack, pairs: list, value, safe: bool):
+    """``pad(inplace=True)`` of a lazy stack, as 0.15.3: the stacked tensordicts are
+    padded in place along their dims (the same objects), and along the stack dim
+    tensordicts are dropped (negative pad) or added (filled with ``value``, their
+    non-tensor entries ``None``)."""
+    if stack.is_locked:
+        raise RuntimeError(
+            f"{_LOCK_PHRASE} Here: cannot pad in place, as the lazy stack is locked; "
+            f"unlock it first with `unlock_()`"
+        )
+    sd = stack.stack_dim
+    member_pairs = pairs[:sd] + pairs[sd + 1 :]
+    before, after = pairs[sd] if sd < len(pairs) else (0, 0)
+    members = list(stack.tensordicts)
+    if any(b or a for b, a in member_pairs):
+        flat = [n for pair in member_pairs for n in pair]
+        for member in members:
+            member.pad(flat, value=value, inplace=True, safe=safe)
+    members = members[max(-before, 0) : len(members) - max(-after, 0)]
+    if (before > 0 or after > 0) and not members and stack.tensordicts:
+        raise RuntimeError(
+            "pad: a lazy stack cropped to nothing along its stack dim cannot be "
+            "padded there (no tensordict to take the new ones' entries from)"
+        )
+    if before > 0 or after > 0:
+        template = members[0]
+        fill = [_filled_like(template, value) for _ in range(max(before, 0))]
+        members = fill + members + [
+            _filled_like(template, value) for _ in range(max(after, 0))
+        ]
+    stack.tensordicts = members
+    bs = list(members[0].batch_size) if members else list(stack.batch_size)
+    bs.insert(sd, len(members))
+    stack._batch_size = torch.Size(bs)
+    return stack
+
+
+def _filled_like(td, value):
+    """A tensordict shaped like ``td`` whose tensors hold ``value`` and whose
+    non-tensor entries hold ``None``: a new element of a padded lazy stack."""
+    out = td.apply(lambda x: torch.full_like(x, value))
+    _none_entries(out)
+    return out
+
+
+def _none_entries(td) -> None:
+    holder = getattr(td, "_tensordict", None)
+    if getattr(td, "_is_tensorclass", False):
+        td, holder = holder, holder._tensordict
+    if type(holder) is not dict:
+        return
+    for key, value in list(holder.items()):
+        if isinstance(value, Tensor):
+            continue
+        if _is_non_tensor_entry(value):
+            values = np.empty(tuple(td._batch_size), dtype=object)
+            holder[key] = (
+                container_class("NonTensorStack")._from_array(values, td.device)
+                if values.ndim
+                else None
+            )
+        else:
+            _none_entries(value)
+
+
+def _is_non_tensor_entry(value) -> bool:
+    """A stored non-tensor entry: a raw value, or a NonTensorStack / NonTensorData."""
+    if isinstance(value, Tensor):
+        return False
+    return not isinstance(value, TensorCollection) or value._is_non_tensor
+
+
+def _values_of(value, batch_size) -> np.ndarray:
+    """A non-tensor entry as an object array shaped like ``batch_size``."""
+    shape = tuple(batch_size)
+    values = getattr(value, "_values", None)  # a NonTensorStack's
+    if values is not None:
+        return values if values.shape == shape else np.broadcast_to(values, shape)
+    if getattr(value, "_is_non_tensor", False):  # a NonTensorData
+        value = value.data
+    array = np.empty(shape, dtype=object)
+    array.fill(value)
+    return array
+
+
+def _padded_values(values: np.ndarray, pairs: list) -> np.ndarray:
+    """``values`` padded as ``pad`` pads a tensor's leading dims (``pairs`` of
+    (before, after); negative ones crop), the new elements ``None``."""
+    shape = list(values.shape)
+    src, dst = [], []
+    for d, (before, after) in enumerate(pairs):
+        size = shape[d] + before + after
+        if size < 0:
+            raise RuntimeError(
+                f"pad: negative output size {size} for batch dim {d} of the non-tensor "
+                f"values (size {values.shape[d]}, padded by ({before}, {after}))"
+            )
+        start, stop = max(-before, 0), values.shape[d] - max(-after, 0)
+        src.append(slice(start, stop))
+        dst.append(slice(max(before, 0), max(before, 0) + max(stop - start, 0)))
+        shape[d] = size
+    out = np.empty(shape, dtype=object)
+    out[tuple(dst)] = values[tuple(src)]
+    return out
+
+
+def _pad_non_tensor_entries(source, out, pairs: list) -> None:
+    """The non-tensor entries of ``source`` padded into ``out`` (its padded form,
+    level by level): one value per element, ``None`` in the new ones, as 0.15.3."""
+    holder = getattr(source, "_tensordict", None)
+    if getattr(source, "_is_tensorclass", False):
+        source, out, holder = holder, out._tensordict, holder._tensordict
+    target = getattr(out, "_tensordict", None)
+    if type(holder) is not dict or type(target) is not dict:
+        return
+    for key, value in holder.items():
+        if isinstance(value, Tensor):
+            continue
+        if _is_non_tensor_entry(value):
+            values = _padded_values(_values_of(value, source._batch_size), pairs)
+            target[key] = container_class("NonTensorStack")._from_array(
+                values, out.device
+            )
+        elif key in target:
+            _pad_non_tensor_entries(value, target[key], pairs)
+
+
+def _pad_non_tensor_container(data, pairs: list, inplace: bool):
+    """``pad`` of a NonTensorStack or a NonTensorData: a NonTensorStack (the stack
+    itself with ``inplace=True``; a NonTensorData cannot become one in place)."""
+    values = _padded_values(_values_of(data, data.batch_size), pairs)
+    stack_cls = container_class("NonTensorStack")
+    if not inplace:
+        return stack_cls._from_array(values, data.device)
+    if not isinstance(data, stack_cls):
+        raise RuntimeError(
+            f"pad(inplace=True) cannot preserve the identity of a "
+            f"{type(data).__name__}: padding gives one value per element (a "
+            f"NonTensorStack); call it without inplace=True"
+        )
+    data._values = values
+    data._batch_size = torch.Size(values.shape)
+    return data
 
 
 def _padded_copy(td, pad_leaf, padded):

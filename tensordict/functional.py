@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 
+from tensordict._compat import _is_leaf_nontensor
+from tensordict._conversions import _padded_values, _values_of
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy import dense_stack_tds as _dense_stack_tds
 from tensordict._lazy import lazy_stack as _lazy_stack
 from tensordict._lazy import maybe_dense_stack as _maybe_dense_stack
+from tensordict._registry import container_class
 from tensordict._td import TensorDict
 
 
@@ -243,10 +247,38 @@ def pad_sequence(
         result.set(path, stacked)
         if mask_root is not None:
             result.set(mask_root + path, torch.stack(masks, 0))
+    _pad_non_tensor_sequence(tds, result, pad_dim, member_batch, padding_side)
     if out is not None:
         out.update(result, inplace=True)
         return out
+    if getattr(first, "_is_tensorclass", False) and not first._is_non_tensor:
+        return type(first)._from_td(result)  # as 0.15.3: the tensorclass itself
     return result
+
+
+def _pad_non_tensor_sequence(tds, result, pad_dim, member_batch, padding_side):
+    """The non-tensor entries of ``tds`` into ``result`` (``pad_sequence``): one value
+    per element of the stacked batch, ``None`` where an element is padding."""
+    first = tds[0]
+    for key, _ in first.items(True, True, is_leaf=_is_leaf_nontensor):
+        path = unravel_key_to_tuple(key)
+        stored = [td._get_path(path) for td in tds]
+        if isinstance(stored[0], torch.Tensor):
+            continue
+        parent = path[:-1]
+        rows = []
+        for td, value in zip(tds, stored):
+            level = td._get_path(parent) if parent else td
+            values = _values_of(value, level.batch_size)
+            pairs = [(0, 0)] * values.ndim
+            if pad_dim < values.ndim and pad_dim < len(member_batch):
+                extra = member_batch[pad_dim] - values.shape[pad_dim]
+                pairs[pad_dim] = (extra, 0) if padding_side == "left" else (0, extra)
+            rows.append(_padded_values(values, pairs))
+        stack = container_class("NonTensorStack")._from_array(
+            np.stack(rows, 0), result.device
+        )
+        result.set(path, stack)
 
 
 # batches of samples (tensordict/_collate.py), under 0.15.3's import path
