@@ -2129,6 +2129,8 @@ def _walk_default(td, include_nested, leaves_only, prefix, out, with_values) -> 
             continue
         else:
             name = prefix + (key,) if prefix else key
+            if with_values:
+                value = _walked_non_tensor(td, value)
         out.append((name, value) if with_values else name)
 
 
@@ -2173,6 +2175,8 @@ def _walk_custom(td, include_nested, leaves_only, is_leaf, prefix, out, with_val
                 continue
         elif leaves_only and not is_leaf(_entry_class(value)):
             continue
+        if with_values and not isinstance(value, (Tensor, TensorDictBase)):
+            value = _walked_non_tensor(td, value)
         out.append((name, value) if with_values else name)
 
 
@@ -2183,6 +2187,15 @@ def _entry_class(value) -> type:
     if not isinstance(value, Tensor) and not _is_node(value):
         return container_class("NonTensorData")
     return type(value)
+
+
+def _walked_non_tensor(td, value):
+    """A non-tensor value stored in ``td`` as ``items(True)``/``values(True)`` list
+    it: a NonTensorData with ``td``'s batch size and device, as ``get`` returns it
+    (and as 0.15.3 lists it)."""
+    return container_class("NonTensorData")(
+        data=value, batch_size=td.batch_size, device=td.device
+    )
 
 
 def _sort_key(key) -> str:
