@@ -176,11 +176,16 @@ def inplace_mismatch(key, shape, target_shape) -> RuntimeError:
 
 def keys_collide(op: str, keys) -> KeyError:
     keys = sorted(keys, key=str)
-    lead = (
-        f"Flattening keys in tensordict causes keys {keys} to collide. "
-        if op == "flatten_keys"
-        else ""
-    )
+    # 0.15.3's phrase first (code matches it)
+    if op == "flatten_keys":
+        lead = f"Flattening keys in tensordict causes keys {keys} to collide. "
+    elif op == "unflatten_keys":
+        lead = (
+            "Unflattening key(s) in tensordict will override an existing for "
+            "unflattened key. "
+        )
+    else:
+        lead = ""
     return KeyError(
         f"{lead}{op}: the keys {keys} would collide (two entries would get "
         f"the same key); rename one of them first"

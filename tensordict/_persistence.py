@@ -52,6 +52,7 @@ __all__ = [
 
 # The mark of a tensordict memory-mapped in anonymous memory (no folder).
 _ANONYMOUS = "<anonymous>"
+_MISSING_ENTRY = object()
 
 
 # ----------------------------------------------------------------------------- kinds
@@ -581,6 +582,12 @@ class PersistenceMixin:
         ...     print(out is td, td.is_memmap(), td.is_locked, type(td["obs"]).__name__)
         True True True MemoryMappedTensor
         """
+        if prefix is None:
+            # as 0.15.3: a tensordict memory-mapped in (or loaded from) a folder is
+            # mapped there again, not in anonymous memory
+            previous = _marked(self)
+            if previous not in (None, _ANONYMOUS):
+                prefix = previous
         if return_early and num_threads > 1:
             return _disk.in_background(
                 partial(
@@ -929,6 +936,12 @@ class PersistenceMixin:
             if sub is None:
                 sub = _new_nested_memmap(parent, part)
             parent = _holder(sub)
+        if parent._get_str(path[-1], _MISSING_ENTRY, missing_ok=True) is not _MISSING_ENTRY:
+            raise RuntimeError(
+                f"The key {key!r} already exists within the target tensordict: "
+                f"make_memmap* adds new entries only (write into the existing "
+                f"memory-mapped tensor instead)"
+            )
         batch = parent.batch_size
         if tuple(shape[: len(batch)]) != tuple(batch):
             raise _errors.batch_mismatch(key, shape, batch)

@@ -1859,8 +1859,15 @@ class TensorDictBase(
             if isinstance(existing, TensorDictBase) and isinstance(
                 value, TensorDictBase
             ):
-                held = set(existing.keys(True, True))
-                clash = [k for k in value.keys(True, True) if k in held]
+                held = {unravel_key_to_tuple(k) for k in existing.keys(True, True)}
+                prefixes = {h[:n] for h in held for n in range(1, len(h) + 1)}
+                # the same leaf twice, or a leaf where the other has a tensordict
+                clash = [
+                    k
+                    for k in map(unravel_key_to_tuple, value.keys(True, True))
+                    if k in prefixes
+                    or any(k[:n] in held for n in range(1, len(k)))
+                ]
                 if clash:  # "a.b" and ("a", "b") both become ("a", "b")
                     inner = unravel_key_to_tuple(clash[0])
                     raise _errors.keys_collide("unflatten_keys", [key, path + inner])
