@@ -1896,6 +1896,10 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
     def densify(self, layout: torch.layout = torch.strided) -> "NonTensorStack":
         return self
 
+    def contiguous(self, *, canonical: bool = False, inplace: bool = False):
+        """A NonTensorStack is its own contiguous form (as in 0.15.3): itself."""
+        return self
+
     def unbind(self, dim: int = 0) -> tuple:
         """The values along batch dim ``dim``, one entry per index."""
         n = len(self._batch_size)

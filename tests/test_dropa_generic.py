@@ -136,3 +136,38 @@ def test_pad_sequence_non_tensor_and_tensorclass():
     )
     assert isinstance(out, Sample)
     assert (out.a == torch.tensor([[1, 1], [2, 0]])).all()
+
+
+# ------------------------------------------------------------------ keys, memmap
+def test_items_nested_lists_non_tensor_values_as_non_tensor_data():
+    td = TensorDict(
+        a=torch.zeros(3, 2), s="x", b=TensorDict(t="y", batch_size=[3]), batch_size=[3]
+    )
+    items = dict(td.items(True))
+    assert isinstance(items["s"], NonTensorData) and items["s"].data == "x"
+    assert items["s"].batch_size == (3,)
+    assert items[("b", "t")].data == "y"
+    assert dict(td.items())["s"] == "x"  # the storage's own view is unchanged
+
+
+def test_unflatten_keys_refuses_a_leaf_over_a_tensordict():
+    td = TensorDict({"a.b.c.d": torch.zeros(3), "a": {"b": {"c": torch.zeros(3)}}}, [])
+    with pytest.raises(
+        KeyError, match=r"Unflattening key\(s\) in tensordict will override"
+    ):
+        td.unflatten_keys(".")
+
+
+def test_memmap_again_without_prefix_keeps_the_folder(tmp_path):
+    TensorDict(a=torch.zeros(3)).memmap_(tmp_path)
+    loaded = TensorDict.load_memmap(tmp_path)
+    assert loaded.memmap_().saved_path == tmp_path
+
+
+def test_make_memmap_refuses_an_existing_key(tmp_path):
+    td = TensorDict().memmap_(tmp_path)
+    td.make_memmap("a", shape=[3], dtype=torch.float32)
+    with pytest.raises(
+        RuntimeError, match="already exists within the target tensordict"
+    ):
+        td.make_memmap("a", shape=[3], dtype=torch.float32)

@@ -11,6 +11,7 @@ import torch
 from tensordict import (
     LazyStackedTensorDict,
     NonTensorData,
+    NonTensorStack,
     TensorDict,
     UnbatchedTensor,
     tensorclass,
@@ -166,3 +167,9 @@ def test_stacking_different_unbatched_tensors_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         torch.stack([one, one.clone(recurse=False)])
+
+
+def test_non_tensor_stack_is_its_own_contiguous_form():
+    stack = NonTensorStack("a", "b")
+    assert stack.contiguous() is stack
+    assert stack.contiguous(canonical=True) is stack
