@@ -745,9 +745,10 @@ class TensorDictBase(
         >>> list(td.keys(True, True))
         ['a', 'b', ('sub', 'c')]
         """
-        for option in _UPDATE_OPTIONS:  # 0.15.3's options this one does not need
-            kwargs.pop(option, None)
         if kwargs:  # update(a=..., b=...), update(source, a=...)
+            for option in _UPDATE_OPTIONS:  # 0.15.3's options not needed here
+                kwargs.pop(option, None)
+        if kwargs:
             if input_dict_or_td is not None:
                 self.update(
                     input_dict_or_td,
@@ -825,8 +826,9 @@ class TensorDictBase(
         >>> a.tolist()
         [1.0, 1.0]
         """
-        for option in _UPDATE_OPTIONS:
-            kwargs.pop(option, None)
+        if kwargs:
+            for option in _UPDATE_OPTIONS:
+                kwargs.pop(option, None)
         if kwargs:
             if input_dict_or_td is not None:
                 self.update_(
