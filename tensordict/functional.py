@@ -126,8 +126,9 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
     """One tensordict holding the entries of all ``tensordicts`` (nested keys merged
     key by key). Its batch size is the longest one they all share. Where several hold
     the same key, the first one's entry is kept, unless ``callback_exist`` (a callable,
-    or a dict from key to callable) says otherwise: it is called as
-    ``callback(existing, new)`` and its result is stored.
+    or a dict from key to callable) says otherwise for a tensor that every input
+    holds: it is called as ``callback(*values)`` (one value per input, in order) and
+    its result is stored, as in 0.15.3.
 
     >>> a = TensorDict(x=torch.zeros(2), sub=TensorDict(y=torch.zeros(2)))
     >>> b = TensorDict(z=torch.ones(2), sub=TensorDict(w=torch.ones(2)))
@@ -142,18 +143,26 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
             break
         common.append(dims[0])
     out = TensorDict(batch_size=common, device=tensordicts[0].device)
+    # every leaf (and non-tensor entry) with the values the inputs hold for it, in
+    # the order keys are first met
+    values: dict = {}
     for td in tensordicts:
-        for key, value in td.items(True, True):
-            path = unravel_key_to_tuple(key)
-            existing = out.get(path, None)
-            if existing is None:
-                out.set(path, value)
-                continue
-            callback = callback_exist
-            if isinstance(callback, dict):
-                callback = callback.get(key, callback.get(path))
-            if callback is not None:
-                out.set(path, callback(existing, value))
+        for key, value in td.items(True, True, is_leaf=_is_leaf_nontensor):
+            values.setdefault(unravel_key_to_tuple(key), []).append(value)
+    for path, found in values.items():
+        callback = callback_exist
+        if isinstance(callback, dict):
+            key = path[0] if len(path) == 1 else path
+            callback = callback.get(key, callback.get(path))
+        # as 0.15.3: callback(*values) for a tensor every input holds; else the first
+        if (
+            callback is not None
+            and len(found) == len(tensordicts)
+            and isinstance(found[0], torch.Tensor)
+        ):
+            out.set(path, callback(*found))
+        else:
+            out.set(path, found[0])
     return out
 
 

@@ -88,6 +88,11 @@ def expand_as_right(tensor: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
     return expand_right(tensor, dest.shape)
 
 
+class _EllipsisError(IndexError, RuntimeError):
+    """More than one ``...`` in an index: an ``IndexError``, and the
+    ``RuntimeError`` 0.15.3's ``convert_ellipsis_to_idx`` raised."""
+
+
 def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
     """``idx`` with its ``...`` replaced by the full slices it stands for, given the
     ``batch_size`` it indexes: ``(..., 0)`` on ``[3, 4, 5]`` is ``(:, :, 0)``.
@@ -97,7 +102,7 @@ def convert_ellipsis_to_idx(idx, batch_size) -> tuple:
     """
     parts = idx if isinstance(idx, tuple) else (idx,)
     if sum(part is Ellipsis for part in parts) > 1:
-        raise IndexError(
+        raise _EllipsisError(
             f"an index can only have a single ellipsis ('...'), got {idx!r}"
         )
     consumed = sum(part is not Ellipsis and part is not None for part in parts)

@@ -171,3 +171,23 @@ def test_make_memmap_refuses_an_existing_key(tmp_path):
         RuntimeError, match="already exists within the target tensordict"
     ):
         td.make_memmap("a", shape=[3], dtype=torch.float32)
+
+
+def test_merge_tensordicts_calls_back_with_every_value():
+    from tensordict import merge_tensordicts
+
+    td0 = TensorDict({"a": {"b0": 0}, "c": {"d": {"e": 0}}, "common": 0, "s": "x"})
+    td1 = TensorDict({"a": {"b1": 1}, "f": {"g": {"h": 1}}, "common": 1})
+    td2 = TensorDict({"a": {"b2": 2}, "f": {"g": {"h": 2}}, "common": 2})
+    td = merge_tensordicts(td0, td1, td2, callback_exist=lambda *v: torch.stack(v))
+    assert (td["common"] == torch.arange(3)).all()
+    assert td["f", "g", "h"] == 1  # held by some inputs only: the first value
+    assert td["a", "b2"] == 2 and td["s"] == "x"
+
+
+def test_two_ellipses_raise_index_and_runtime_error():
+    from tensordict.utils import convert_ellipsis_to_idx
+
+    for error in (IndexError, RuntimeError):
+        with pytest.raises(error):
+            convert_ellipsis_to_idx((..., 0, ...), [3, 4, 5])
