@@ -32,6 +32,7 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
+from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import register
 from tensordict._td import TensorDict
 from tensordict._write_through import _WriteThroughView
@@ -235,6 +236,18 @@ class LazyViewTensorDict(_WriteThroughView):
         )
 
     def _set_at_index(self, index, value) -> None:
+        if isinstance(value, TensorDictBase):
+            # keys the source lacks are made there first (zeros), as 0.15.3 fills an
+            # empty tensordict through a view of it
+            bdims = value.batch_dims
+            for key, leaf in value.items(True, True):
+                if isinstance(leaf, Tensor) and self._get_path(
+                    unravel_key_to_tuple(key), None
+                ) is None:
+                    self.set(
+                        key,
+                        leaf.new_zeros(self.batch_size + leaf.shape[bdims:]),
+                    )
         self._dense()._set_at_index(index, value)  # views: the writes reach the source
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False):

@@ -191,3 +191,26 @@ def test_two_ellipses_raise_index_and_runtime_error():
     for error in (IndexError, RuntimeError):
         with pytest.raises(error):
             convert_ellipsis_to_idx((..., 0, ...), [3, 4, 5])
+
+
+@pytest.mark.parametrize("kind", ["view", "unsqueeze", "squeeze"])
+def test_filling_an_empty_tensordict_through_a_legacy_view(kind):
+    from tensordict import set_lazy_legacy
+
+    with set_lazy_legacy(True):
+        if kind == "view":
+            td = TensorDict(batch_size=[4, 4]).view(-1)
+        elif kind == "unsqueeze":
+            td = TensorDict(batch_size=[16]).unsqueeze(-1)
+        else:
+            td = TensorDict(batch_size=[16, 1]).squeeze(-1)
+        for i in range(16):
+            other = TensorDict(
+                {"a": torch.full((10,), float(i)), "b": {"c": torch.ones(1)}}, []
+            )
+            if kind == "unsqueeze":
+                other = other.unsqueeze(-1)
+            td[i] = other
+        assert (td.get(("b", "c")) == 1).all()
+        assert td.get("a")[3].flatten()[0] == 3
+        assert "a" in td._source.keys()
