@@ -1900,6 +1900,26 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
         """A NonTensorStack is its own contiguous form (as in 0.15.3): itself."""
         return self
 
+    def where(self, condition, other, *, out=None, pad=None, update_batch_size=False):
+        """Element by element, this stack's value where ``condition`` holds and
+        ``other``'s elsewhere (``other`` a NonTensorStack, a NonTensorData or a
+        value); written into ``out`` (a NonTensorStack) when given, which is
+        returned. ``pad`` and ``update_batch_size`` change nothing here."""
+        shape = tuple(self._batch_size)
+        cond = np.broadcast_to(torch.as_tensor(condition).cpu().numpy() != 0, shape)
+        values = np.empty(shape, dtype=object)
+        values[...] = _as_array(other, shape)
+        values[cond] = _as_array(self, shape)[cond]
+        if out is None:
+            return NonTensorStack._from_array(values, self._device)
+        if not isinstance(out, NonTensorStack) or tuple(out.batch_size) != shape:
+            raise ValueError(
+                f"where(out=...): out must be a NonTensorStack of batch size "
+                f"{list(shape)}, got {type(out).__name__}"
+            )
+        out._values = values
+        return out
+
     def unbind(self, dim: int = 0) -> tuple:
         """The values along batch dim ``dim``, one entry per index."""
         n = len(self._batch_size)

@@ -173,3 +173,13 @@ def test_non_tensor_stack_is_its_own_contiguous_form():
     stack = NonTensorStack("a", "b")
     assert stack.contiguous() is stack
     assert stack.contiguous(canonical=True) is stack
+
+
+def test_non_tensor_stack_where_picks_element_by_element():
+    condition = torch.tensor([True, False])
+    mine = NonTensorStack(NonTensorData(["a"]), NonTensorData(["a"]))
+    other = NonTensorStack(NonTensorData(["b"]), NonTensorData(["b"]))
+    out = NonTensorStack(NonTensorData(["n"]), NonTensorData(["n"]))
+    result = mine.where(condition=condition, other=other, out=out, pad=0)
+    assert result is out and result.tolist() == [["a"], ["b"]]
+    assert mine.where(condition, "z").tolist() == [["a"], "z"]
