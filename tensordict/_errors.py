@@ -75,6 +75,11 @@ class SplitSizeError(ValueError, RuntimeError):
     ``RuntimeError`` (torch's)."""
 
 
+class BatchDimsError(ValueError, RuntimeError):
+    """Dims that name a batch dim twice, or are no permutation of the batch dims: a
+    ``ValueError``, and the ``RuntimeError`` 0.15.3 (as torch) raises."""
+
+
 class PadSizeError(ValueError, RuntimeError):
     """A ``pad_size`` that is not (before, after) pairs for at most the batch dims. A
     ``ValueError`` here; 0.15.3 raises ``RuntimeError``."""

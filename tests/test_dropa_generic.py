@@ -214,3 +214,17 @@ def test_filling_an_empty_tensordict_through_a_legacy_view(kind):
         assert (td.get(("b", "c")) == 1).all()
         assert td.get("a")[3].flatten()[0] == 3
         assert "a" in td._source.keys()
+
+
+def test_repeated_or_mismatched_dims_raise_runtime_error_in_torch_words():
+    td = TensorDict(a=torch.zeros(4, 5, 6, 7), batch_size=(4, 5, 6))
+    with pytest.raises(RuntimeError, match="repeated dim in source"):
+        td.movedim((0, 0), (1, 2))
+    with pytest.raises(RuntimeError, match="repeated dim in destination"):
+        td.movedim((0, 1), (2, 2))
+    with pytest.raises(RuntimeError, match="same number of elements"):
+        td.movedim((0,), (1, 2))
+    with pytest.raises(ValueError):  # still a ValueError, as before
+        td.permute(1, 1, 0)
+    with pytest.raises(RuntimeError):
+        td.permute(1, 1, 0)

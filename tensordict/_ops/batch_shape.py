@@ -107,9 +107,9 @@ def batch_dim_tuple(
     items = tuple(dims) if isinstance(dims, _SEQUENCES) else (dims,)
     out = tuple(batch_dim(d, batch_size, op, what) for d in items)
     if len(set(out)) != len(out):
-        raise ValueError(
-            f"{op}(): {what}={dims!r} names the same batch dim more than once "
-            f"({_describe(batch_size)})"
+        raise _errors.BatchDimsError(
+            f"repeated dim in {what}: {op}(): {what}={dims!r} names the same batch "
+            f"dim more than once ({_describe(batch_size)})"
         )
     return out
 
@@ -245,7 +245,7 @@ def permute_rule(batch_size, args: tuple, kwargs: dict, op: str):
     n = len(batch_size)
     out = tuple(batch_dim(d, batch_size, op, "dims") for d in order)
     if sorted(out) != list(range(n)):
-        raise ValueError(
+        raise _errors.BatchDimsError(
             f"{op}(): dims {list(order)} is not a permutation of the batch dims of a "
             f"tensordict with {_describe(batch_size)}"
         )
@@ -267,9 +267,10 @@ def movedim_rule(batch_size, source: Any, destination: Any, op: str):
     src = batch_dim_tuple(source, batch_size, op, "source")
     dst = batch_dim_tuple(destination, batch_size, op, "destination")
     if len(src) != len(dst):
-        raise ValueError(
-            f"{op}(): source {source!r} and destination {destination!r} must name "
-            "as many dims"
+        raise _errors.BatchDimsError(
+            f"movedim: Invalid source or destination dims: source and destination "
+            f"must have the same number of elements: {op}(): source {source!r} and "
+            f"destination {destination!r} must name as many dims"
         )
     order = [None] * len(batch_size)
     for s, d in zip(src, dst):
