@@ -16,8 +16,9 @@ one argument with one in/out dim, counted along its batch dims:
 - a tensordict returned gets the vmapped dim at ``out_dims=o`` (negative ``o`` counts
   from the end of the batch dims it comes back with).
 - a lazy stack batched along its stack dim gives each call the dense stack's element (a
-  TensorDict; its tensordicts must stack densely); along another dim, each stacked
-  tensordict is batched and the stack stays lazy. A tensorclass is batched through the
+  TensorDict; its tensordicts must stack densely), and that tensordict, returned, comes
+  back as a lazy stack along its out dim; along another dim, each stacked tensordict is
+  batched and the stack stays lazy. A tensorclass is batched through the
   tensordict it wraps. Non-tensor data passes through unchanged.
 - a tensordict with ``in_dims`` None reaches the function as a shallow copy (new
   tensordicts, the same tensors), so that what the function writes into it (batched
@@ -177,6 +178,12 @@ def _inserted(batch_size: torch.Size, dim: int, size: int) -> torch.Size:
     return inserted
 
 
+# per vmap level, the tensordicts that the function got for lazy stacks batched along
+# their stack dim (by id, with the tensordict, so that an id is never reused): one
+# returned comes back as a lazy stack, as it went in
+_FROM_STACKS: dict[int, dict[int, TensorDictBase]] = {}
+
+
 def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
     """``td`` as the vmapped function sees it: each tensor batched along ``dim`` (a
     non-negative dim of the tensordict), batch dim ``dim`` gone."""
@@ -213,7 +220,9 @@ def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
                     f"tensordict: they must have the same keys and shapes, and these "
                     f"do not ({err}). vmap over another dim, or make them match"
                 ) from None
-            return _batched(dense, dim, level, add)
+            batched = _batched(dense, dim, level, add)
+            _FROM_STACKS.setdefault(level, {})[id(batched)] = batched
+            return batched
         member_dim = dim if dim < sd else dim - 1
         return LazyStackedTensorDict._new_unsafe(
             [_batched(member, member_dim, level, add) for member in td.tensordicts],
@@ -266,9 +275,19 @@ def _unbatched(
             names = td._names
             if names is not None:
                 names = names[:dim] + [None] + names[dim:]
-            return TensorDict._from_storage(
+            out = TensorDict._from_storage(
                 storage, _inserted(bs, dim, size), td._device, names
             )
+            from_stacks = _FROM_STACKS.get(level)
+            if from_stacks and from_stacks.get(id(td)) is td:
+                # it came in as a lazy stack along the vmapped dim: it goes out as one,
+                # stacked along its out dim
+                out = LazyStackedTensorDict._new_unsafe(
+                    list(out.unbind(dim)), dim, stack_dim_name=None
+                )
+                if td.is_locked:
+                    out.lock_()
+            return out
         return TensorDict._from_storage(storage, bs, td._device, td._names)
     if getattr(td, "_is_tensorclass", False):
         return type(td)._from_td(_unbatched(td._tensordict, level, size, dim, remove))
@@ -393,6 +412,7 @@ def _create_batched_inputs(flat_in_dims, flat_args, vmap_level: int, args_spec):
             flat_in_dims, flat_args, vmap_level, args_spec
         )
     add, _ = _batch_dim_ops()
+    _FROM_STACKS.pop(vmap_level, None)  # (left over from a call that raised)
     batched = []
     for in_dim, arg in zip(flat_in_dims, flat_args):
         if isinstance(arg, TensorDictBase):
@@ -415,6 +435,13 @@ def _create_batched_inputs(flat_in_dims, flat_args, vmap_level: int, args_spec):
 
 
 def _unwrap_batched(batched_outputs, out_dims, vmap_level: int, batch_size: int, func):
+    try:
+        return _unwrap(batched_outputs, out_dims, vmap_level, batch_size, func)
+    finally:
+        _FROM_STACKS.pop(vmap_level, None)
+
+
+def _unwrap(batched_outputs, out_dims, vmap_level: int, batch_size: int, func):
     _, remove = _batch_dim_ops()
     if type(out_dims) is int:  # the common call: one output, one out dim
         if isinstance(batched_outputs, TensorDictBase):

@@ -1858,14 +1858,18 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
                 # the values move as the tensors did: run the same per-leaf op on
                 # the positions of the elements, then gather the values
                 positions = torch.arange(values.size).reshape(values.shape)
-                values = values.reshape(-1)[leaf_fn(positions).numpy()]
+                taken = leaf_fn(positions).numpy()
+                # (flat indices, so that a 0-dim result stays an array: indexing
+                # with a 0-dim index array would give the bare element)
+                values = values.reshape(-1)[taken.reshape(-1)].reshape(taken.shape)
             elif batch_size is not None:
                 values = _fit(values, tuple(_parse_batch_size(batch_size)))
                 if not isinstance(values, np.ndarray):
                     return values  # the values do not fit the new batch: kept as data
-            out = NonTensorStack._from_array(
-                values, self._device if device is NO_DEFAULT else _parse_device(device)
-            )
+            device = self._device if device is NO_DEFAULT else _parse_device(device)
+            if values.ndim == 0:  # one element left: it is one value, as 0.15.3 has it
+                return NonTensorData(data=values[()], batch_size=[], device=device)
+            out = NonTensorStack._from_array(values, device)
             if names is NO_DEFAULT and batch_size is None:
                 out._names = self._names
             elif names is not NO_DEFAULT:
