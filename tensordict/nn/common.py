@@ -196,7 +196,9 @@ def _handles_calls(forward: Callable) -> Callable:
         else:
             tensordict = kwargs.get("tensordict")
         if not isinstance(tensordict, TensorDictBase):
-            if tensordict is None and not kwargs:  # forward(None), forward(): as written
+            if (
+                tensordict is None and not kwargs
+            ):  # forward(None), forward(): as written
                 return forward(self, *args, **kwargs)
             if getattr(forward, "_dispatches", False):  # its own @dispatch decides
                 return forward(self, *args, **kwargs)
@@ -297,6 +299,14 @@ class TensorDictModuleBase(nn.Module):
         forward = cls.__dict__.get("forward")
         if forward is not None and not getattr(forward, "_handles_calls", False):
             cls.forward = _handles_calls(forward)
+        # 0.15.3 keeps out_keys given as a class attribute (a list) in ``_out_keys``
+        # too, the same list. A plain class attribute, so that a subclass that stores
+        # its own ``_out_keys`` on the instance (TorchRL's IQLLoss sets it to None)
+        # shadows it without touching ``out_keys``; one that keeps ``out_keys`` behind
+        # a property has no list here and is left alone.
+        out_keys = cls.__dict__.get("out_keys")
+        if isinstance(out_keys, (list, tuple)) and "_out_keys" not in cls.__dict__:
+            cls._out_keys = out_keys
 
     def __call__(self, *args, **kwargs):
         """``forward`` straight away when no hook can fire (see
