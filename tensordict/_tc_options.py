@@ -23,6 +23,7 @@ import types
 import typing
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -156,25 +157,50 @@ def check_tensor_only(cls_name: str, hints: dict, field_names, namespace=None) -
 _CASTS = (bool, int, float, str)
 
 
-def cast_target(annotation) -> type | None:
-    """The type ``autocast`` converts a field's values to (None: left as given)."""
+def cast_target(annotation) -> Any:
+    """The type ``autocast`` converts a field's values to (None: left as given):
+    ``Any`` casts what makes a tensor (numbers, lists) to one, as 0.15.3 does."""
+    if annotation is Any or annotation == "Any":
+        return Any
     if isinstance(annotation, type) and (
-        annotation in _CASTS or issubclass(annotation, Tensor)
+        annotation in _CASTS
+        or issubclass(annotation, Tensor)
+        or annotation is np.ndarray
     ):
         return Tensor if issubclass(annotation, Tensor) else annotation
     return None
 
 
-def autocast(value: Any, target: type) -> Any:
+def autocast(value: Any, target: Any) -> Any:
     """``value`` as ``target`` (``int(2.5)``, ``int(tensor(3))``, ``str(2)``, a tensor
-    from a number or list); unchanged when it already is one or cannot be cast."""
+    from a number or list, an array); unchanged when it already is one or cannot be
+    cast."""
+    if target is Any:  # a number, a bool or a list of them becomes a tensor
+        if isinstance(value, (bool, int, float, complex, list, tuple)):
+            try:
+                return torch.as_tensor(value)
+            except (TypeError, ValueError, RuntimeError):
+                return value
+        return value
     if value is None or isinstance(value, target):
         return value
+    if target is np.ndarray:
+        try:
+            return np.asarray(
+                value.numpy(force=True) if isinstance(value, Tensor) else value
+            )
+        except (TypeError, ValueError, RuntimeError):
+            return value
     if target is Tensor:
         try:
             return torch.as_tensor(value)
-        except (TypeError, ValueError, RuntimeError):
-            return value
+        except (TypeError, ValueError, RuntimeError) as err:
+            # 0.15.3 raises TypeError for a value of a tensor field that makes no tensor
+            raise TypeError(
+                f"autocast: a field annotated torch.Tensor cannot hold the "
+                f"{type(value).__name__} {value!r}: it does not convert to a tensor "
+                f"({err})"
+            ) from None
     if isinstance(value, Tensor):
         value = value.item() if value.numel() == 1 else value.tolist()
         if isinstance(value, target):

@@ -223,6 +223,9 @@ def _process_class(cls: type, options: frozenset) -> None:
     shadow = "shadow" in options
     nocast = "nocast" in options
     cls._tc_options = options
+    cls._tc_own_setattr = (
+        cls.__setattr__ is not TensorClass.__setattr__ and "frozen" not in options
+    )
     for flag in _tc_options.FLAGS:  # cls._autocast, cls._nocast, ... (0.15.3's names)
         setattr(cls, f"_{flag}", flag in options)
     if "frozen" in options:
@@ -274,26 +277,76 @@ def _process_class(cls: type, options: frozenset) -> None:
                 **dict(vars(cls)),
             },
         )
-    specs = []
     for f in fields:
-        annotation = hints.get(f.name, f.type)
-        tensor, tc_cls, tensordict = _annotation_kind(annotation)
-        cast = _tc_options.cast_target(annotation) if "autocast" in options else None
-        specs.append(
-            _FieldSpec(
-                f.name, (tensor or tensor_only) and not nocast, tc_cls, tensordict, cast
-            )
-        )
-        default = f.default
-        setattr(cls, f.name, _field_descriptor(f.name, default))
-    cls._tc_fields = {spec.name: spec for spec in specs}
-    cls._tc_field_list = tuple(specs)
+        setattr(cls, f.name, _field_descriptor(f.name, f.default))
+    _set_field_specs(cls, fields, hints, options)
     if "__init__" not in cls.__dict__:
         cls.__init__ = _make_init(cls, fields)
     if not has_doc:  # as dataclasses write it, with the constructor's real signature
         cls.__doc__ = f"{cls.__name__}{inspect.signature(cls.__init__)}".replace(
             "(self, ", "(", 1
         ).replace(" -> None", "")
+
+
+def _set_field_specs(cls: type, fields: list, hints: dict, options) -> None:
+    """``cls._tc_fields`` / ``_tc_field_list``: what each field's annotation says.
+
+    An ``autocast`` class casts to the annotated types, so an annotation left as text
+    (``from __future__ import annotations``) that names a class not defined yet (the
+    class itself, or one defined after it) is resolved when the first instance is
+    built: ``cls._tc_unresolved`` stays set until then."""
+    tensor_only = "tensor_only" in options
+    nocast = "nocast" in options
+    autocast = "autocast" in options
+    unresolved = False
+    specs = []
+    for f in fields:
+        annotation = hints.get(f.name, f.type)
+        if autocast and isinstance(annotation, str):
+            resolved = _resolve_annotation(cls, annotation)
+            if resolved is _MISSING:
+                unresolved = True
+            else:
+                annotation = resolved
+        tensor, tc_cls, tensordict = _annotation_kind(annotation)
+        cast = None
+        if autocast:
+            cast = _tc_options.cast_target(annotation)
+            if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+                tc_cls = None  # 0.15.3 casts to a tensorclass named alone only
+        specs.append(
+            _FieldSpec(
+                f.name, (tensor or tensor_only) and not nocast, tc_cls, tensordict, cast
+            )
+        )
+    cls._tc_fields = {spec.name: spec for spec in specs}
+    cls._tc_field_list = tuple(specs)
+    cls._tc_unresolved = (fields, options) if unresolved else None
+
+
+def _resolve_annotation(cls: type, text: str) -> Any:
+    """The type an annotation written as text names, seen from the module of ``cls``
+    (where ``cls`` names itself); ``_MISSING`` while a name in it is not defined."""
+    namespace = dict(vars(sys.modules.get(cls.__module__, types)))
+    namespace[cls.__name__] = cls
+    try:
+        resolved = eval(
+            text, namespace
+        )  # noqa: S307 - an annotation of the class's code
+        if isinstance(
+            resolved, str
+        ):  # quoted under ``from __future__ import annotations``
+            resolved = eval(resolved, namespace)  # noqa: S307
+    except Exception:  # noqa: BLE001 - not defined yet (or not a type expression)
+        return _MISSING
+    return resolved
+
+
+def _resolve_field_specs(cls: type) -> None:
+    """Resolve the annotations an autocast class could not read when it was made."""
+    fields, options = cls._tc_unresolved
+    _set_field_specs(cls, fields, {}, options)
+    cls._tc_unresolved = None  # what is still not defined stays as given
 
 
 def _make_init(cls: type, fields: list) -> Callable:
@@ -364,6 +417,16 @@ def _init_instance(self, values, batch_size, device, names) -> None:
     )
     storage = td._tensordict
     n = len(bs)
+    if cls._tc_unresolved is not None:  # an autocast class's first instance
+        _resolve_field_specs(cls)
+    if cls._tc_own_setattr:
+        # a class with its own __setattr__ gets each field through it, as in 0.15.3
+        _SET_TD(self, td)
+        for spec, value in zip(cls._tc_field_list, values):
+            if value is not None:
+                setattr(self, spec.name, value)
+        _finish_init(self, cls, td)
+        return
     for spec, value in zip(cls._tc_field_list, values):
         if value is None:
             continue
@@ -380,6 +443,10 @@ def _init_instance(self, values, batch_size, device, names) -> None:
         else:
             storage[spec.name] = _convert(td, spec, value)
     _SET_TD(self, td)
+    _finish_init(self, cls, td)
+
+
+def _finish_init(self, cls: type, td: TensorDict) -> None:
     # looked up on the class first: a miss on the instance goes through __getattr__
     if getattr(cls, "__post_init__", None) is not None:
         self.__post_init__()
@@ -469,6 +536,11 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     _is_tensorclass = True
     _tc_fields: dict[str, _FieldSpec] = {}
     _tc_field_list: tuple[_FieldSpec, ...] = ()
+    _tc_unresolved = None  # (fields, options) of annotations to resolve at first use
+    _tc_own_setattr = False  # the class defines __setattr__: fields are set through it
+    # the options, as 0.15.3 names them (each tensorclass sets its own)
+    _autocast = _nocast = _frozen = _tensor_only = _shadow = False
+    _skip_post_init_on_rebuild = False
     _tc_options: frozenset = frozenset()
     _tc_templates: dict = {}
 
@@ -673,8 +745,16 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         batch_dims: int | None = None,
         names=None,
     ):
-        """An instance from a dict of field values (nested dicts for nested fields)."""
-        obj = cls(**input_dict, batch_size=batch_size, device=device)
+        """An instance from a dict of field values (nested dicts for nested fields);
+        a field the dict lacks is ``None`` (or its default), as in 0.15.3."""
+        missing = {
+            f.name: None
+            for f in dataclasses.fields(cls)
+            if f.name not in input_dict
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        }
+        obj = cls(**input_dict, **missing, batch_size=batch_size, device=device)
         if batch_size is None and (auto_batch_size or batch_dims is not None):
             obj._tensordict.auto_batch_size_(batch_dims)
         if names is not None:
