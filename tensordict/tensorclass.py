@@ -116,6 +116,9 @@ class _FieldSpec:
     cast: type | None = None  # autocast: values are cast to this type
 
 
+_NO_NON_TENSORDICT = types.MappingProxyType({})
+
+
 def _field_descriptor(name: str, default: Any) -> property:
     """The class attribute of one field: reads the entry of the wrapped tensordict
     (``None`` when absent), writes through :meth:`TensorClass._set_field`.
@@ -799,7 +802,7 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             object.__setattr__(self, name, value)
             return
         raise AttributeError(
-            f"cannot set the attribute {name!r}: {type(self).__name__} has no such "
+            f"Cannot set the attribute {name!r}: {type(self).__name__} has no such "
             f"field (its fields are {sorted(self._tc_fields)})"
         )
 
@@ -814,6 +817,13 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             object.__delattr__(self, name)
 
     # ------------------------------------------------------------------ properties
+    @property
+    def _non_tensordict(self) -> types.MappingProxyType:
+        """0.15.3's store of the fields kept outside the tensordict: empty here, where
+        every field, non-tensor data included, lives in :attr:`_tensordict` (read-only).
+        """
+        return _NO_NON_TENSORDICT
+
     @property
     def batch_size(self) -> torch.Size:
         return self._tensordict.batch_size
@@ -862,6 +872,18 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             else:
                 self._tensordict[index] = value
             return
+        if (
+            getattr(value, "_is_tensorclass", False)
+            and type(value) is not type(self)
+            and hasattr(value, "_tc_fields")
+            and value._tc_fields.keys() != self._tc_fields.keys()
+        ):
+            raise ValueError(
+                f"__setitem__ is only allowed for same-class or compatible class (i.e. "
+                f"same members) assignment: cannot write a {type(value).__name__} "
+                f"(fields {sorted(value._tc_fields)}) into a {type(self).__name__} "
+                f"(fields {sorted(self._tc_fields)})"
+            )
         self._tensordict[index] = _unwrap(value)
 
     def set(

@@ -117,3 +117,39 @@ def test_option_flags_on_the_base_class():
 
     assert Frozen._nocast and Frozen._frozen
     assert not TensorClass._nocast and not TensorClass._frozen
+
+
+@tensorclass
+class _Data:
+    x: torch.Tensor
+    s: str = "a"
+
+
+@tensorclass
+class _Other:
+    y: torch.Tensor
+    s: str = "a"
+
+
+def test_setting_an_unknown_attribute_names_it_in_0153_words():
+    data = _Data(x=torch.zeros(3), batch_size=[3])
+    with pytest.raises(AttributeError, match="Cannot set the attribute"):
+        data.unknown = 1
+
+
+def test_non_tensordict_is_empty_everything_lives_in_the_tensordict():
+    data = _Data(x=torch.zeros(3), s="b", batch_size=[3])
+    assert not data._non_tensordict
+    data.s = "c"
+    assert "s" not in data._non_tensordict.keys()
+    assert "s" in data._tensordict.keys()
+    with pytest.raises(TypeError):
+        data._non_tensordict["s"] = "d"
+
+
+def test_setitem_refuses_a_tensorclass_with_other_fields():
+    data = _Data(x=torch.zeros(3), batch_size=[3])
+    with pytest.raises(ValueError, match="same-class or compatible class"):
+        data[0] = _Other(y=torch.ones(3), batch_size=[3])[0]
+    data[1] = _Data(x=torch.ones(3), batch_size=[3])[1]
+    assert data.x[1] == 1
