@@ -15,6 +15,7 @@ from tensordict._lazy import lazy_stack as _lazy_stack
 from tensordict._lazy import maybe_dense_stack as _maybe_dense_stack
 from tensordict._registry import container_class
 from tensordict._td import TensorDict
+from tensordict.base import TensorDictBase
 
 
 def from_dict(
@@ -55,14 +56,20 @@ def make_tensordict(
     **kwargs: Any,
 ):
     """Build a tensordict from a dict and/or keyword entries; without ``batch_size``
-    the batch size is inferred (the longest one every entry shares).
+    the batch size is inferred (the longest one every entry shares). A tensordict given
+    is read as its nested dict of entries, so that nested batch sizes are inferred too.
 
     >>> make_tensordict(a=torch.zeros(3, 4), b=torch.zeros(3)).batch_size
     torch.Size([3])
     >>> make_tensordict({"a": torch.zeros(3, 4)}, batch_size=[]).batch_size
     torch.Size([])
     """
-    entries = dict(input_dict or {})
+    if input_dict is None:
+        entries = {}
+    elif isinstance(input_dict, TensorDictBase):
+        entries = input_dict.to_dict()
+    else:
+        entries = dict(input_dict)
     entries.update(kwargs)
     if batch_size is None and auto_batch_size is not False:
         return TensorDict.from_dict(entries, auto_batch_size=True, device=device)
@@ -166,7 +173,9 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
     return out
 
 
-def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True):
+def pad(
+    tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True
+):
     """Pad every tensor along the batch dims: :meth:`TensorDictBase.pad`. ``pad_size``
     lists ``(before, after)`` pairs for the leading batch dims, first dim first:
     ``pad(td, [1, 0, 0, 2])`` adds one row before dim 0 and two after dim 1; the new
@@ -205,7 +214,9 @@ def pad_sequence(
     if not tds:
         raise ValueError("pad_sequence needs at least one tensordict")
     if padding_side not in ("right", "left"):
-        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+        raise ValueError(
+            f"padding_side must be 'right' or 'left', got {padding_side!r}"
+        )
     first = tds[0]
     bdims = first.batch_dims
     if pad_dim < 0:
@@ -218,7 +229,9 @@ def pad_sequence(
     result = TensorDict(batch_size=[len(tds), *member_batch], device=first.device)
     mask_root = None
     if return_mask:
-        mask_root = ("masks",) if return_mask is True else unravel_key_to_tuple(return_mask)
+        mask_root = (
+            ("masks",) if return_mask is True else unravel_key_to_tuple(return_mask)
+        )
     for key in first.keys(True, True):
         path = unravel_key_to_tuple(key)
         values = [td.get(path) for td in tds]
@@ -235,7 +248,9 @@ def pad_sequence(
             try:
                 padded.append(torch.nn.functional.pad(v, widths, value=fill))
             except RuntimeError as err:
-                raise RuntimeError(f"pad_sequence failed for key {key!r}: {err}") from None
+                raise RuntimeError(
+                    f"pad_sequence failed for key {key!r}: {err}"
+                ) from None
             if mask_root is not None:
                 mask_dims = max(pad_dim + 1, bdims)
                 mask = torch.zeros(
