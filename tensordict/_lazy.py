@@ -78,6 +78,12 @@ __all__ = [
 _FULL = slice(None)
 
 
+# Ops on a tensordict's batch dims that a lazy stack held in it (with its stack dim past
+# those dims) can run leaf by leaf without being made dense: they read the leading dims
+# of every leaf only (and may add leading dims).
+_OUTER_DIM_OPS = frozenset({"expand", "expand_as", "broadcast_to", "unsqueeze"})
+
+
 @register
 class LazyStackedTensorDict(
     LazyStackedTensorDictGeneratedOps,
@@ -1038,10 +1044,23 @@ class LazyStackedTensorDict(
                     f"rebuild expected {total} leaves, got {len(new_leaves)}"
                 )
             member_bs = None
+            new_sd = sd
+            expected_bs = empty_bs
             if batch_size is not None:
                 bs = _parse_batch_size(batch_size)
-                member_bs = bs[:sd] + bs[sd + 1 :] if len(bs) > sd else None
-                if bs != empty_bs or any(
+                # an op on the dims before the stack dim (expand of the tensordict
+                # holding this stack): leading dims it adds move the stack dim along
+                added = len(bs) - len(empty_bs)
+                if (
+                    added >= 0
+                    and len(bs) > sd + added
+                    and bs[sd + added] == n
+                    and bs[sd + added + 1 :] == empty_bs[sd + 1 :]
+                ):
+                    new_sd = sd + added
+                    expected_bs = bs
+                member_bs = bs[:new_sd] + bs[new_sd + 1 :] if len(bs) > new_sd else None
+                if bs != expected_bs or any(
                     leaf.shape[: len(member_bs)] != member_bs for leaf in new_leaves
                 ):
                     raise RuntimeError(
@@ -1057,8 +1076,8 @@ class LazyStackedTensorDict(
             stack_name = name
             if names is not NO_DEFAULT and names is not None:
                 names = list(names)
-                stack_name = names[sd]
-                member_names = names[:sd] + names[sd + 1 :]
+                stack_name = names[new_sd]
+                member_names = names[:new_sd] + names[new_sd + 1 :]
             members = []
             start = 0
             for member_rebuild, count in zip(rebuilds, counts):
@@ -1074,7 +1093,7 @@ class LazyStackedTensorDict(
                 start += count
             return LazyStackedTensorDict._new_unsafe(
                 members,
-                sd,
+                new_sd,
                 batch_size=empty_bs if batch_size is None else bs,
                 stack_dim_name=stack_name,
             )
@@ -1152,7 +1171,24 @@ class LazyStackedTensorDict(
             members, stack_dim, stack_dim_name=self._stack_dim_name
         )
 
-    def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDict:
+    def _with_dense_stacks(
+        self, op: str, key: tuple = (), outer_dims: int | None = None
+    ) -> TensorDictBase:
+        if (
+            op in _OUTER_DIM_OPS
+            and outer_dims is not None
+            and self.stack_dim >= outer_dims
+        ):
+            # held in a tensordict whose batch dims (the first ``outer_dims``) are the
+            # only ones the op reads: the members' leaves have those dims too, so the
+            # op runs on them leaf by leaf and the stack stays lazy (its stack dim
+            # moves with the leading dims the op adds: see the rebuild)
+            members = [
+                td._with_dense_stacks(op, key, outer_dims) for td in self.tensordicts
+            ]
+            if all(new is old for new, old in zip(members, self.tensordicts)):
+                return self
+            return self._restack(members, self.stack_dim)
         try:  # the names stay with their dims
             return _dense_stack(self, None, names=self.names)
         except RuntimeError as err:

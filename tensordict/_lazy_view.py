@@ -131,11 +131,17 @@ class LazyViewTensorDict(_WriteThroughView):
             return source._source
         return cls(source, op)
 
-    def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDictBase:
+    def _with_dense_stacks(
+        self, op: str, key: tuple = (), outer_dims=None
+    ) -> TensorDictBase:
         if op in _REFUSED_WITHOUT_LEGACY and not lazy_legacy():
             # 0.15.3's phrases first (existing code matches them)
-            hint = "Call `reshape` instead." if op == "view" else (
-                "Make it dense before calling this method by calling `to_tensordict`."
+            hint = (
+                "Call `reshape` instead."
+                if op == "view"
+                else (
+                    "Make it dense before calling this method by calling `to_tensordict`."
+                )
             )
             raise RuntimeError(
                 f"Cannot call `{op}` on a lazy tensordict. {hint} ({op}() cannot run "

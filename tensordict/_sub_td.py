@@ -106,8 +106,8 @@ class _SubTensorDict(_WriteThroughView):
         dense._set_at_index(index, value)
         self._source._set_at_index(self._idx, dense)
 
-    def _with_dense_stacks(self, op: str, key: tuple = ()):
-        return self._dense()._with_dense_stacks(op, key)
+    def _with_dense_stacks(self, op: str, key: tuple = (), outer_dims=None):
+        return self._dense()._with_dense_stacks(op, key, outer_dims)
 
     def view(self, *shape, size=None, batch_size=None):
         """A dtype view, as any tensordict's; a new batch shape is refused (outside

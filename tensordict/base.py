@@ -54,7 +54,6 @@ from tensordict._tensorcollection import (  # noqa: F401  (imported from base to
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
 
-
 _MISSING = object()
 
 
@@ -275,12 +274,17 @@ class TensorDictBase(
         them as they are."""
         return self._leaves_and_rebuild()
 
-    def _with_dense_stacks(self, op: str, key: tuple = ()) -> "TensorDictBase":
+    def _with_dense_stacks(
+        self, op: str, key: tuple = (), outer_dims: int | None = None
+    ) -> "TensorDictBase":
         """This container as an op that reads batch dims must see it: every leaf with
         all of its container's batch dims. A lazy stack's leaves lack the stack dim, so
         lazy stacks inside are replaced by their dense stacks (an error naming ``op``
         and the entry's ``key`` where they cannot be stacked); ``self`` when there is
-        nothing to replace, as for every container whose leaves are whole."""
+        nothing to replace, as for every container whose leaves are whole.
+        ``outer_dims``: the batch dims of the tensordict the op runs on, when this
+        container is held in it (a lazy stack whose stack dim lies past them can stay
+        lazy for ops on those dims only, see ``LazyStackedTensorDict``)."""
         return self
 
     def _operand_leaves(self, other, op: str, default=None) -> list[Tensor]:
@@ -631,9 +635,10 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
-        elif type(index) is range and (
-            rows := _range_as_slice(index, self._batch_size)
-        ) is not None:
+        elif (
+            type(index) is range
+            and (rows := _range_as_slice(index, self._batch_size)) is not None
+        ):
             # the same rows as a slice: a write through a view (torch's advanced
             # indexing, and its shape check, cost ~16 us more per write)
             self.__setitem__(rows, value)
@@ -1450,7 +1455,9 @@ class TensorDictBase(
         elif op == "unlock":
             _lock_graph.lock(self)
         elif callable(op):  # an undo action set by a feature (to_module's restore),
-            op(self)  # given this tensordict, not holding it: that was a reference cycle
+            op(
+                self
+            )  # given this tensordict, not holding it: that was a reference cycle
         return False
 
     # ------------------------------------------------------------------ apply

@@ -960,8 +960,8 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
 
         return leaves, rebuild_tc
 
-    def _with_dense_stacks(self, op: str, key: tuple = ()):
-        dense = self._tensordict._with_dense_stacks(op, key)
+    def _with_dense_stacks(self, op: str, key: tuple = (), outer_dims=None):
+        dense = self._tensordict._with_dense_stacks(op, key, outer_dims)
         return self if dense is self._tensordict else self._wrap(dense)
 
     def _operand_leaves(self, other, op: str, default=None) -> list:

@@ -378,8 +378,8 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
     def _leaves_and_rebuild(self):
         return self._tensordict._leaves_and_rebuild()
 
-    def _with_dense_stacks(self, op: str, key: tuple = ()):
-        return self._tensordict._with_dense_stacks(op, key)
+    def _with_dense_stacks(self, op: str, key: tuple = (), outer_dims=None):
+        return self._tensordict._with_dense_stacks(op, key, outer_dims)
 
     def _operand_leaves(self, other, op: str, default=None) -> list:
         if isinstance(other, TensorDictParams):
