@@ -136,12 +136,8 @@ class LazyViewTensorDict(_WriteThroughView):
     ) -> TensorDictBase:
         if op in _REFUSED_WITHOUT_LEGACY and not lazy_legacy():
             # 0.15.3's phrases first (existing code matches them)
-            hint = (
-                "Call `reshape` instead."
-                if op == "view"
-                else (
-                    "Make it dense before calling this method by calling `to_tensordict`."
-                )
+            hint = "Call `reshape` instead." if op == "view" else (
+                "Make it dense before calling this method by calling `to_tensordict`."
             )
             raise RuntimeError(
                 f"Cannot call `{op}` on a lazy tensordict. {hint} ({op}() cannot run "

@@ -792,9 +792,7 @@ class TensorDict(
                 value = value._moved_to(dev)
             return value
         if isinstance(value, dict):  # the names of the dims it shares with self
-            return TensorDict(
-                value, batch_size=bs, device=self._device, names=self._names
-            )
+            return TensorDict(value, batch_size=bs, device=self._device, names=self._names)
         if isinstance(value, _CONVERTIBLE):
             try:
                 tensor = torch.as_tensor(value, device=self._device)
@@ -926,11 +924,7 @@ class TensorDict(
         for key, value in self._tensordict.items():
             if isinstance(value, Tensor):
                 kind = type(value)
-                if (
-                    rows
-                    and (kind is Tensor or kind is MemoryMappedTensor)
-                    and value.is_contiguous()
-                ):
+                if rows and (kind is Tensor or kind is MemoryMappedTensor) and value.is_contiguous():
                     result = _index_select(value, 0, idx)
                 elif kind is Tensor:
                     result = value[idx]
@@ -1106,12 +1100,7 @@ class TensorDict(
         such as non-tensor stacks, move their elements the same way."""
         changes = None
         new_device = device is not _UNCHANGED and device is not NO_DEFAULT
-        if (
-            batch_size is not None
-            or new_device
-            or leaf_fn is not None
-            or keep_unbatched
-        ):
+        if batch_size is not None or new_device or leaf_fn is not None or keep_unbatched:
             # stack_non_tensor: a non-tensor value of a level whose batch size changes
             # becomes a NonTensorStack of it (expand, unsqueeze: as 0.15.3)
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
@@ -1178,9 +1167,7 @@ class TensorDict(
         # The common call, td.apply(fn) with no other tensordict and no option that
         # changes the result's shape, device or names, takes one lean walk; the rest
         # is the general loop of TensorDictBase.
-        if others or any(
-            options.get(name, value) is not value for name, value in _PLAIN_APPLY
-        ):
+        if others or any(options.get(name, value) is not value for name, value in _PLAIN_APPLY):
             return TensorDictBase._apply(self, fn, others, **options)
         return _apply_leaves(self, fn, options["filter_empty"])
 
@@ -1368,12 +1355,7 @@ class _Changes:
     ``leaf_fn`` goes to nested containers that are not TensorDicts."""
 
     __slots__ = (
-        "device",
-        "batch_size",
-        "root_dims",
-        "extra",
-        "keep_unbatched",
-        "stack_non_tensor",
+        "device", "batch_size", "root_dims", "extra", "keep_unbatched", "stack_non_tensor"
     )
 
     def __init__(self, device, batch_size, root_dims: int, leaf_fn) -> None:
@@ -1401,9 +1383,7 @@ class _Changes:
         if new_bs == td._batch_size:
             return value
         device = td._device if self.device is NO_DEFAULT else self.device
-        data = container_class("NonTensorData")(
-            data=value, batch_size=new_bs, device=device
-        )
+        data = container_class("NonTensorData")(data=value, batch_size=new_bs, device=device)
         return container_class("NonTensorStack").from_nontensordata(data)
 
     def node(self, node: TensorDictBase, rebuild, new_leaves: list) -> TensorDictBase:

@@ -54,6 +54,7 @@ from tensordict._tensorcollection import (  # noqa: F401  (imported from base to
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
 
+
 _MISSING = object()
 
 
@@ -635,10 +636,9 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
-        elif (
-            type(index) is range
-            and (rows := _range_as_slice(index, self._batch_size)) is not None
-        ):
+        elif type(index) is range and (
+            rows := _range_as_slice(index, self._batch_size)
+        ) is not None:
             # the same rows as a slice: a write through a view (torch's advanced
             # indexing, and its shape check, cost ~16 us more per write)
             self.__setitem__(rows, value)
@@ -1455,9 +1455,7 @@ class TensorDictBase(
         elif op == "unlock":
             _lock_graph.lock(self)
         elif callable(op):  # an undo action set by a feature (to_module's restore),
-            op(
-                self
-            )  # given this tensordict, not holding it: that was a reference cycle
+            op(self)  # given this tensordict, not holding it: that was a reference cycle
         return False
 
     # ------------------------------------------------------------------ apply

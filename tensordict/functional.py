@@ -173,9 +173,7 @@ def merge_tensordicts(*tensordicts, callback_exist=None):
     return out
 
 
-def pad(
-    tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True
-):
+def pad(tensordict, pad_size, value: float = 0.0, inplace: bool = False, safe: bool = True):
     """Pad every tensor along the batch dims: :meth:`TensorDictBase.pad`. ``pad_size``
     lists ``(before, after)`` pairs for the leading batch dims, first dim first:
     ``pad(td, [1, 0, 0, 2])`` adds one row before dim 0 and two after dim 1; the new
@@ -214,9 +212,7 @@ def pad_sequence(
     if not tds:
         raise ValueError("pad_sequence needs at least one tensordict")
     if padding_side not in ("right", "left"):
-        raise ValueError(
-            f"padding_side must be 'right' or 'left', got {padding_side!r}"
-        )
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
     first = tds[0]
     bdims = first.batch_dims
     if pad_dim < 0:
@@ -229,9 +225,7 @@ def pad_sequence(
     result = TensorDict(batch_size=[len(tds), *member_batch], device=first.device)
     mask_root = None
     if return_mask:
-        mask_root = (
-            ("masks",) if return_mask is True else unravel_key_to_tuple(return_mask)
-        )
+        mask_root = ("masks",) if return_mask is True else unravel_key_to_tuple(return_mask)
     for key in first.keys(True, True):
         path = unravel_key_to_tuple(key)
         values = [td.get(path) for td in tds]
@@ -248,9 +242,7 @@ def pad_sequence(
             try:
                 padded.append(torch.nn.functional.pad(v, widths, value=fill))
             except RuntimeError as err:
-                raise RuntimeError(
-                    f"pad_sequence failed for key {key!r}: {err}"
-                ) from None
+                raise RuntimeError(f"pad_sequence failed for key {key!r}: {err}") from None
             if mask_root is not None:
                 mask_dims = max(pad_dim + 1, bdims)
                 mask = torch.zeros(

@@ -196,9 +196,7 @@ def _handles_calls(forward: Callable) -> Callable:
         else:
             tensordict = kwargs.get("tensordict")
         if not isinstance(tensordict, TensorDictBase):
-            if (
-                tensordict is None and not kwargs
-            ):  # forward(None), forward(): as written
+            if tensordict is None and not kwargs:  # forward(None), forward(): as written
                 return forward(self, *args, **kwargs)
             if getattr(forward, "_dispatches", False):  # its own @dispatch decides
                 return forward(self, *args, **kwargs)
