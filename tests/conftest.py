@@ -7,6 +7,41 @@ import pytest
 from tensordict import _modes
 
 
+def missing_optional(code: str) -> str | None:
+    """What an example (a docstring, a guide's block) needs and this machine lacks:
+    ``zarr`` for the zarr backend, a Redis server binary and ``redis`` for a store;
+    None when it has all it uses. CI has both (scripts/test.sh requires a server), so
+    there these examples always run; a machine without them (the GPU machine's image)
+    skips them instead of failing."""
+    import importlib.util
+    import os
+
+    if "zarr" in code and importlib.util.find_spec("zarr") is None:
+        return "zarr is not installed"
+    if "LocalServer" in code or "to_store" in code or "TensorDictStore(" in code:
+        if os.environ.get("TENSORDICT_REQUIRE_REDIS"):
+            return None
+        if importlib.util.find_spec("redis") is None:
+            return "redis (the client) is not installed"
+        from tensordict.store._server import server_binary
+
+        if server_binary() is None:
+            return "no Redis-compatible server binary"
+    return None
+
+
+@pytest.fixture
+def optional_guard():
+    """``optional_guard(code)`` skips the test when ``code`` needs what is missing."""
+
+    def guard(code: str) -> None:
+        why = missing_optional(code)
+        if why:
+            pytest.skip(f"this example needs what is missing here: {why}")
+
+    return guard
+
+
 @pytest.fixture
 def restore_modes():
     """Every global mode (``set_lazy_legacy``, the nn settings...) as it was before the

@@ -123,7 +123,10 @@ def _namespace(page: str) -> dict:
 
 
 @pytest.mark.parametrize("test, page", _examples())
-def test_reference_example_runs(test, page, tmp_path, monkeypatch, restore_modes):
+def test_reference_example_runs(
+    test, page, tmp_path, monkeypatch, restore_modes, optional_guard
+):
+    optional_guard(test.docstring or "")
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     torch.manual_seed(0)
     test.globs = _namespace(page)
