@@ -224,7 +224,6 @@ def _process_class(cls: type, options: frozenset) -> None:
     a descriptor per field and a generated ``__init__``; ``options`` are the class
     options (``tensordict/_tc_options.py``)."""
     shadow = "shadow" in options
-    nocast = "nocast" in options
     cls._tc_options = options
     cls._tc_own_setattr = (
         cls.__setattr__ is not TensorClass.__setattr__ and "frozen" not in options

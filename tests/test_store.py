@@ -556,3 +556,17 @@ def test_the_first_write_of_an_empty_store_at_an_index(server):
     assert torch.equal(store["nested", "y"], torch.tensor([0, 2, 0]))
     assert store[1]["label"] == "hi" and store[0]["label"] is None
     store.clear_redis()
+
+
+def test_indexed_write_of_another_batch_size_names_both(server):
+    """store[idx] = td of a batch size that is not the rows' is refused in 0.15.3's
+    words, before anything is sent."""
+    store = TensorDict(a=torch.zeros(10, 3), batch_size=[10]).to_store(port=server.port)
+    try:
+        bad = TensorDict(a=torch.ones(4, 3), batch_size=[4])
+        with pytest.raises(RuntimeError, match="differs from the source batch size"):
+            store[torch.tensor([1, 2])] = bad
+        assert (store["a"] == 0).all()
+    finally:
+        store.clear_redis()
+        store.close()

@@ -31,6 +31,7 @@ import torch
 from torch import Tensor
 
 from tensordict import _errors
+from tensordict._compat import _getitem_batch_size
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class, register
