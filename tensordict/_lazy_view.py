@@ -210,11 +210,16 @@ class LazyViewTensorDict(_WriteThroughView):
         if isinstance(value, Tensor):
             return self._forward(key, value)
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:
-            op = self._op
-            outer = self._one
-            return LazyViewTensorDict(
-                value, lambda sub, key=key: _eager(op, outer(key, sub))._tensordict[key]
-            )
+            # the closure holds the op and the source's shape, not this view: a nested
+            # view read from it must not keep its parents alive (their locks would
+            # keep holding it)
+            op, bs, device = self._op, self._source.batch_size, self._source.device
+
+            def nested_op(sub, key=key):
+                outer = TensorDict._from_storage({key: sub}, bs, device)
+                return _eager(op, outer)._tensordict[key]
+
+            return LazyViewTensorDict(value, nested_op)
         return value
 
     # ------------------------------------------------------------------ primitives

@@ -42,6 +42,38 @@ class _SubTensorDict(_WriteThroughView):
         self._idx = idx
         self._init_view(source, _getitem_batch_size(source.batch_size, idx))
 
+    # A sub-tensordict's lock is its source's: it neither locks nor unlocks it
+    # (0.15.3 refuses both, in these words first); asking for the state it already
+    # has is a no-op.
+    def lock_(self) -> TensorDictBase:
+        if not self._source.is_locked:
+            raise RuntimeError(
+                f"Cannot lock a _SubTensorDict. Lock the parent tensordict instead. "
+                f"(a {self._kind()} shares its source's lock; locking it would lock "
+                f"the whole source)"
+            )
+        self._last_lock_op = "lock"
+        return self
+
+    def unlock_(self) -> TensorDictBase:
+        if self._source.is_locked:
+            raise RuntimeError(
+                f"Cannot unlock a _SubTensorDict. Unlock the parent tensordict instead. "
+                f"(a {self._kind()} shares its source's lock; unlocking it would "
+                f"unlock the whole source)"
+            )
+        self._last_lock_op = "unlock"
+        return self
+
+    def _check_inplace_move(self, op: str) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot send a _SubTensorDict instance to device/dtype inplace. "
+            f"({op}(inplace=True) on a {self._kind()}: its tensors are views of the "
+            f"source's, which it cannot replace; move or cast the source, or call "
+            f"{op}() without inplace)"
+        )
+
     # ------------------------------------------------------------------ plumbing
     def _dense(self) -> TensorDictBase:
         """``source[idx]``: views of the source's tensors for a basic index."""

@@ -116,6 +116,15 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         # said "exclude" for them
         raise RuntimeError(self._in_place_refusal("exclude"))
 
+    def _check_inplace_move(self, op: str) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot use inplace=True with {type(self).__name__}.{op}(): a "
+            f"{self._kind()} holds the source's tensors, which it cannot replace; "
+            f"move or cast the tensordict the view was made from, or call {op}() "
+            f"without inplace"
+        )
+
     def _in_place_refusal(self, op: str) -> str:
         return (
             f"Cannot call {op} in place on a {self._kind()}: its entries are the "

@@ -33,6 +33,9 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _getitem_batch_size,
     _is_leaf_nontensor,
 )
+from tensordict._compat import (  # noqa: F401  (0.15.3's private name: a class test)
+    _is_tensor_collection_class as _is_tensor_collection,
+)
 from tensordict import _consolidate
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._conversions import ConversionMethods
@@ -289,6 +292,10 @@ class TensorDictBase(
     def _moved_to(self, device) -> "TensorDictBase":
         """A copy whose tensors are on ``device``."""
         raise NotImplementedError
+
+    def _check_inplace_move(self, op: str) -> None:
+        """``to``/``cpu``/... with ``inplace=True`` call this first: a kind whose
+        entries belong to another tensordict (a view, an HDF5 file) raises here."""
 
     # ------------------------------------------------------------------ shape
     @property

@@ -2774,6 +2774,8 @@ class TensorDictGeneratedOps:
         device, dtype, non_blocking, new_device, unchanged, inplace = (
             _ops.to_device_rule(self._device, args, kwargs, "to")
         )
+        if inplace:  # a kind whose entries are another's refuses
+            self._check_inplace_move("to")
         if unchanged:  # nothing to move or cast
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
@@ -2799,6 +2801,8 @@ class TensorDictGeneratedOps:
         device, dtype, non_blocking, new_device, unchanged, inplace = (
             _ops.to_device_rule(self._device, ("cpu",), kwargs, "cpu")
         )
+        if inplace:  # a kind whose entries are another's refuses
+            self._check_inplace_move("cpu")
         if unchanged:  # nothing to move or cast
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
@@ -2825,6 +2829,8 @@ class TensorDictGeneratedOps:
         device, dtype, non_blocking, new_device, unchanged, inplace = (
             _ops.cuda_device_rule(self._device, device, kwargs, "cuda")
         )
+        if inplace:  # a kind whose entries are another's refuses
+            self._check_inplace_move("cuda")
         if unchanged:  # nothing to move or cast
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
