@@ -171,6 +171,14 @@ class LazyViewTensorDict(_WriteThroughView):
             return future
         return self
 
+    def _check_to_batch_size(self) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot pass batch-size to a {type(self).__name__}. (to(batch_size=): a "
+            f"lazy view's batch size follows its source; make it dense first with "
+            f"to_tensordict())"
+        )
+
     def _create_nested_str(self, key: str) -> TensorDictBase:
         # created in the source, so that what is written through the view stays there
         self._source._create_nested_str(key)

@@ -293,6 +293,10 @@ class TensorDictBase(
         """A copy whose tensors are on ``device``."""
         raise NotImplementedError
 
+    def _check_to_batch_size(self) -> None:
+        """``to(..., batch_size=)`` calls this first: a kind whose batch size follows
+        other tensordicts' (a lazy stack, a lazy view) raises here."""
+
     def _check_inplace_move(self, op: str) -> None:
         """``to``/``cpu``/... with ``inplace=True`` call this first: a kind whose
         entries belong to another tensordict (a view, an HDF5 file) raises here."""
