@@ -40,6 +40,13 @@ from tensordict.utils import lazy_legacy, set_lazy_legacy
 
 # What 0.15.3's lazy views refuse with the legacy mode off (they densified the rest).
 _REFUSED_WITHOUT_LEGACY = ("squeeze", "unsqueeze", "permute", "transpose", "view")
+# the aliases are refused as the op they stand for, named as 0.15.3 names it
+_REFUSED_ALIASES = {
+    "swapaxes": "transpose",
+    "swapdims": "transpose",
+    "movedim": "permute",
+    "moveaxis": "permute",
+}
 
 
 def _dense(td: TensorDictBase) -> TensorDictBase:
@@ -131,6 +138,7 @@ class LazyViewTensorDict(_WriteThroughView):
         return cls(source, op)
 
     def _with_dense_stacks(self, op: str, key: tuple = ()) -> TensorDictBase:
+        op = _REFUSED_ALIASES.get(op, op)
         if op in _REFUSED_WITHOUT_LEGACY and not lazy_legacy():
             # 0.15.3's phrases first (existing code matches them)
             hint = "Call `reshape` instead." if op == "view" else (

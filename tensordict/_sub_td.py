@@ -65,6 +65,12 @@ class _SubTensorDict(_WriteThroughView):
         self._last_lock_op = "unlock"
         return self
 
+    def _names_refusal(self) -> str:
+        return (
+            "Names of a subtensordict cannot be modified. Instantiate it as a "
+            "TensorDict first."
+        )
+
     def _check_inplace_move(self, op: str) -> None:
         # 0.15.3's phrase first: code matches it
         raise TypeError(

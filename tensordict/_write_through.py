@@ -60,6 +60,23 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         )
 
     @property
+    def names(self) -> list:
+        if self._names is None:
+            return [None] * len(self._batch_size)
+        return list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        # a view's names follow its source's (0.15.3 refuses too, in these words)
+        raise RuntimeError(
+            f"{self._names_refusal()} (a {self._kind()} cannot hold names of its own: "
+            f"name the source's dims, or name a dense copy)"
+        )
+
+    def _names_refusal(self) -> str:
+        return "Names of a lazy tensordict cannot be modified. Call to_tensordict() first."
+
+    @property
     def _device(self):
         return self._source.device
 
