@@ -868,7 +868,7 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         # 0.15.3's phrase first: code matches it
         raise TypeError(
             f"Cannot use inplace=True with PersistentTensorDict.{op}(): its entries "
-            f"live in the HDF5 file; call {op}() without inplace for a copy in RAM"
+            f"live in its file; call {op}() without inplace for a copy in RAM"
         )
 
     def _replace_contents(self, other) -> None:

@@ -53,3 +53,15 @@ def test_is_tensor_collection_private_name():
     # as an is_leaf: tensordicts are the leaves
     keys = list(td.keys(True, True, is_leaf=td_base._is_tensor_collection))
     assert keys == ["n"]
+
+
+def test_persistent_refuses_inplace_move(tmp_path):
+    pytest.importorskip("h5py")
+    from tensordict.persistent import PersistentTensorDict
+
+    h5 = PersistentTensorDict.from_dict(
+        TensorDict(a=torch.zeros(3), batch_size=[3]), filename=tmp_path / "f.h5"
+    )
+    with pytest.raises(TypeError, match="Cannot use inplace=True with"):
+        h5.to(torch.float64, inplace=True)
+    assert h5.to(torch.float64)["a"].dtype == torch.float64
