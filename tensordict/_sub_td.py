@@ -119,6 +119,15 @@ class _SubTensorDict(_WriteThroughView):
                 source._set_str(key, source._new_empty(), inplace=False, validated=True)
                 self._get_str(key, NO_DEFAULT).update(value)
                 return
+        elif _is_node(existing) and not isinstance(value, (TensorDictBase, dict)):
+            # a write through the view fills the entry at idx: a tensordict cannot
+            # become a tensor there (0.15.3's phrase first)
+            raise _errors.InplaceWriteError(
+                f"Tried to replace a tensordict with an incompatible object of type "
+                f"{type(value)}: the entry {key!r} of this {self._kind()} is a "
+                f"tensordict, which a write through the view cannot replace; write "
+                f"into its entries, or replace it in the source"
+            )
         try:
             self._source._set_at_index(self._idx, {key: value})
         except RuntimeError as err:
