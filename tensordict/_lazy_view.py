@@ -216,9 +216,11 @@ class LazyViewTensorDict(_WriteThroughView):
             return buffer
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:
             leaves, rebuild = value._leaves_and_rebuild()
+            # the nested batch dims beyond this view's are kept
+            extra = value.batch_size[len(self._batch_size) :]
             return rebuild(
                 [self._to_source_layout(key, leaf) for leaf in leaves],
-                batch_size=self._source.batch_size,
+                batch_size=self._source.batch_size + extra,
             )
         return value
 

@@ -116,7 +116,14 @@ class _SubTensorDict(_WriteThroughView):
                 existing = value.new_zeros(source.batch_size + feature)
                 source._set_str(key, existing, inplace=False, validated=False)
             elif _is_node(value):
-                source._set_str(key, source._new_empty(), inplace=False, validated=True)
+                # the nested batch dims beyond this view's are kept
+                extra = value.batch_size[len(self._batch_size) :]
+                source._set_str(
+                    key,
+                    source._new_empty(source.batch_size + extra),
+                    inplace=False,
+                    validated=True,
+                )
                 self._get_str(key, NO_DEFAULT).update(value)
                 return
         elif _is_node(existing) and not isinstance(value, (TensorDictBase, dict)):
