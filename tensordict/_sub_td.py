@@ -52,7 +52,7 @@ class _SubTensorDict(_WriteThroughView):
                 f"(a {self._kind()} shares its source's lock; locking it would lock "
                 f"the whole source)"
             )
-        self._last_lock_op = "lock"
+        self._last_lock_op = "kept"  # nothing changed: nothing to undo on exit
         return self
 
     def unlock_(self) -> TensorDictBase:
@@ -62,7 +62,7 @@ class _SubTensorDict(_WriteThroughView):
                 f"(a {self._kind()} shares its source's lock; unlocking it would "
                 f"unlock the whole source)"
             )
-        self._last_lock_op = "unlock"
+        self._last_lock_op = "kept"  # nothing changed: nothing to undo on exit
         return self
 
     def _names_refusal(self) -> str:

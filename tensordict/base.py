@@ -1386,9 +1386,12 @@ class TensorDictBase(
         >>> sorted(td.keys())
         ['a', 'b']
         """
+        was_locked = self._is_locked
         _lock_graph.unlock(self)
         _consolidate.forget(self)
-        self._last_lock_op = "unlock"
+        # ``with td.unlock_():`` relocks on exit only what it unlocked (as 0.15.3;
+        # "kept", not None: None is a plain ``with``, which closes an HDF5 file)
+        self._last_lock_op = "unlock" if was_locked else "kept"
         return self
 
     def _set_lock(self, locked: bool) -> None:

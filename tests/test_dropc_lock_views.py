@@ -56,3 +56,27 @@ def test_nested_entry_of_lazy_view_does_not_keep_view_alive():
     assert ref() is None
     some.unlock_()  # the root is gone: nothing holds its lock any more
     assert not some.is_locked
+
+
+@pytest.mark.parametrize("locked", [False, True])
+def test_unlock_context_relocks_only_what_it_unlocked(locked):
+    td = _td()
+    if locked:
+        td.lock_()
+    with td.unlock_():
+        assert not td.is_locked
+    assert td.is_locked == locked
+
+
+def test_sub_tensordict_lock_context_is_a_no_op():
+    td = _td()
+    sub = td._get_sub_tensordict(1)
+    with sub.unlock_():
+        pass
+    assert not td.is_locked
+    with sub.unlock_():  # again: the source was not locked by the first exit
+        pass
+    td.lock_()
+    with td._get_sub_tensordict(0).lock_():
+        pass
+    assert td.is_locked
