@@ -228,12 +228,12 @@ DEVICE_RULES: dict[str, Rule] = {
         "the device the arguments name (a device, or the device of a tensor or "
         "tensordict); the input's when they name none",
         ("args", "kwargs"),
-        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace", "new_batch_size"),
     ),
     "cuda": _rule(
         "the CUDA device `device` (the current one when None)",
         ("device", "kwargs"),
-        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace"),
+        ("device", "dtype", "non_blocking", "new_device", "unchanged", "inplace", "new_batch_size"),
     ),
     "new": _rule("`device` when given, else the input's", ("device",), ("device", "new_device")),
     # ``torch.zeros_like(x, **like)``: only the keywords given (torch's own defaults

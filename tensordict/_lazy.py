@@ -760,6 +760,14 @@ class LazyStackedTensorDict(
         self._set_str(key, nested, inplace=False, validated=True)
         return nested
 
+    def _check_to_batch_size(self) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot pass batch-size to a {type(self).__name__}. (to(batch_size=): a "
+            f"lazy stack's batch size is its stacked tensordicts' with the stack dim; "
+            f"make it dense first with to_tensordict())"
+        )
+
     def _replace_contents(self, other) -> None:
         for td, new in zip(self.tensordicts, other.tensordicts):
             td._replace_contents(new)

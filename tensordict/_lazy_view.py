@@ -41,6 +41,13 @@ from tensordict.utils import lazy_legacy, set_lazy_legacy
 
 # What 0.15.3's lazy views refuse with the legacy mode off (they densified the rest).
 _REFUSED_WITHOUT_LEGACY = ("squeeze", "unsqueeze", "permute", "transpose", "view")
+# the aliases are refused as the op they stand for, named as 0.15.3 names it
+_REFUSED_ALIASES = {
+    "swapaxes": "transpose",
+    "swapdims": "transpose",
+    "movedim": "permute",
+    "moveaxis": "permute",
+}
 
 
 def _dense(td: TensorDictBase) -> TensorDictBase:
@@ -134,6 +141,7 @@ class LazyViewTensorDict(_WriteThroughView):
     def _with_dense_stacks(
         self, op: str, key: tuple = (), outer_dims=None
     ) -> TensorDictBase:
+        op = _REFUSED_ALIASES.get(op, op)
         if op in _REFUSED_WITHOUT_LEGACY and not lazy_legacy():
             # 0.15.3's phrases first (existing code matches them)
             hint = "Call `reshape` instead." if op == "view" else (
@@ -174,6 +182,14 @@ class LazyViewTensorDict(_WriteThroughView):
             return future
         return self
 
+    def _check_to_batch_size(self) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot pass batch-size to a {type(self).__name__}. (to(batch_size=): a "
+            f"lazy view's batch size follows its source; make it dense first with "
+            f"to_tensordict())"
+        )
+
     def _create_nested_str(self, key: str) -> TensorDictBase:
         # created in the source, so that what is written through the view stays there
         self._source._create_nested_str(key)
@@ -203,9 +219,11 @@ class LazyViewTensorDict(_WriteThroughView):
             return buffer
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:
             leaves, rebuild = value._leaves_and_rebuild()
+            # the nested batch dims beyond this view's are kept
+            extra = value.batch_size[len(self._batch_size) :]
             return rebuild(
                 [self._to_source_layout(key, leaf) for leaf in leaves],
-                batch_size=self._source.batch_size,
+                batch_size=self._source.batch_size + extra,
             )
         return value
 
@@ -213,11 +231,16 @@ class LazyViewTensorDict(_WriteThroughView):
         if isinstance(value, Tensor):
             return self._forward(key, value)
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:
-            op = self._op
-            outer = self._one
-            return LazyViewTensorDict(
-                value, lambda sub, key=key: _eager(op, outer(key, sub))._tensordict[key]
-            )
+            # the closure holds the op and the source's shape, not this view: a nested
+            # view read from it must not keep its parents alive (their locks would
+            # keep holding it)
+            op, bs, device = self._op, self._source.batch_size, self._source.device
+
+            def nested_op(sub, key=key):
+                outer = TensorDict._from_storage({key: sub}, bs, device)
+                return _eager(op, outer)._tensordict[key]
+
+            return LazyViewTensorDict(value, nested_op)
         return value
 
     # ------------------------------------------------------------------ primitives

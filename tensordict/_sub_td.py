@@ -42,6 +42,44 @@ class _SubTensorDict(_WriteThroughView):
         self._idx = idx
         self._init_view(source, _getitem_batch_size(source.batch_size, idx))
 
+    # A sub-tensordict's lock is its source's: it neither locks nor unlocks it
+    # (0.15.3 refuses both, in these words first); asking for the state it already
+    # has is a no-op.
+    def lock_(self) -> TensorDictBase:
+        if not self._source.is_locked:
+            raise RuntimeError(
+                f"Cannot lock a _SubTensorDict. Lock the parent tensordict instead. "
+                f"(a {self._kind()} shares its source's lock; locking it would lock "
+                f"the whole source)"
+            )
+        self._last_lock_op = "kept"  # nothing changed: nothing to undo on exit
+        return self
+
+    def unlock_(self) -> TensorDictBase:
+        if self._source.is_locked:
+            raise RuntimeError(
+                f"Cannot unlock a _SubTensorDict. Unlock the parent tensordict instead. "
+                f"(a {self._kind()} shares its source's lock; unlocking it would "
+                f"unlock the whole source)"
+            )
+        self._last_lock_op = "kept"  # nothing changed: nothing to undo on exit
+        return self
+
+    def _names_refusal(self) -> str:
+        return (
+            "Names of a subtensordict cannot be modified. Instantiate it as a "
+            "TensorDict first."
+        )
+
+    def _check_inplace_move(self, op: str) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot send a _SubTensorDict instance to device/dtype inplace. "
+            f"({op}(inplace=True) on a {self._kind()}: its tensors are views of the "
+            f"source's, which it cannot replace; move or cast the source, or call "
+            f"{op}() without inplace)"
+        )
+
     # ------------------------------------------------------------------ plumbing
     def _dense(self) -> TensorDictBase:
         """``source[idx]``: views of the source's tensors for a basic index."""
@@ -78,9 +116,25 @@ class _SubTensorDict(_WriteThroughView):
                 existing = value.new_zeros(source.batch_size + feature)
                 source._set_str(key, existing, inplace=False, validated=False)
             elif _is_node(value):
-                source._set_str(key, source._new_empty(), inplace=False, validated=True)
+                # the nested batch dims beyond this view's are kept
+                extra = value.batch_size[len(self._batch_size) :]
+                source._set_str(
+                    key,
+                    source._new_empty(source.batch_size + extra),
+                    inplace=False,
+                    validated=True,
+                )
                 self._get_str(key, NO_DEFAULT).update(value)
                 return
+        elif _is_node(existing) and not isinstance(value, (TensorDictBase, dict)):
+            # a write through the view fills the entry at idx: a tensordict cannot
+            # become a tensor there (0.15.3's phrase first)
+            raise _errors.InplaceWriteError(
+                f"Tried to replace a tensordict with an incompatible object of type "
+                f"{type(value)}: the entry {key!r} of this {self._kind()} is a "
+                f"tensordict, which a write through the view cannot replace; write "
+                f"into its entries, or replace it in the source"
+            )
         try:
             self._source._set_at_index(self._idx, {key: value})
         except RuntimeError as err:

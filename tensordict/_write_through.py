@@ -60,6 +60,23 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         )
 
     @property
+    def names(self) -> list:
+        if self._names is None:
+            return [None] * len(self._batch_size)
+        return list(self._names)
+
+    @names.setter
+    def names(self, value) -> None:
+        # a view's names follow its source's (0.15.3 refuses too, in these words)
+        raise RuntimeError(
+            f"{self._names_refusal()} (a {self._kind()} cannot hold names of its own: "
+            f"name the source's dims, or name a dense copy)"
+        )
+
+    def _names_refusal(self) -> str:
+        return "Names of a lazy tensordict cannot be modified. Call to_tensordict() first."
+
+    @property
     def _device(self):
         return self._source.device
 
@@ -115,6 +132,15 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
         # what flatten_keys / unflatten_keys / ... (inplace=True) end with; 0.15.3
         # said "exclude" for them
         raise RuntimeError(self._in_place_refusal("exclude"))
+
+    def _check_inplace_move(self, op: str) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot use inplace=True with {type(self).__name__}.{op}(): a "
+            f"{self._kind()} holds the source's tensors, which it cannot replace; "
+            f"move or cast the tensordict the view was made from, or call {op}() "
+            f"without inplace"
+        )
 
     def _in_place_refusal(self, op: str) -> str:
         return (

@@ -33,6 +33,9 @@ from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.ba
     _getitem_batch_size,
     _is_leaf_nontensor,
 )
+from tensordict._compat import (  # noqa: F401  (0.15.3's private name: a class test)
+    _is_tensor_collection_class as _is_tensor_collection,
+)
 from tensordict import _consolidate
 from tensordict._consolidate import ConsolidateMixin
 from tensordict._conversions import ConversionMethods
@@ -296,6 +299,14 @@ class TensorDictBase(
     def _moved_to(self, device) -> "TensorDictBase":
         """A copy whose tensors are on ``device``."""
         raise NotImplementedError
+
+    def _check_to_batch_size(self) -> None:
+        """``to(..., batch_size=)`` calls this first: a kind whose batch size follows
+        other tensordicts' (a lazy stack, a lazy view) raises here."""
+
+    def _check_inplace_move(self, op: str) -> None:
+        """``to``/``cpu``/... with ``inplace=True`` call this first: a kind whose
+        entries belong to another tensordict (a view, an HDF5 file) raises here."""
 
     # ------------------------------------------------------------------ shape
     @property
@@ -1426,9 +1437,12 @@ class TensorDictBase(
         >>> sorted(td.keys())
         ['a', 'b']
         """
+        was_locked = self._is_locked
         _lock_graph.unlock(self)
         _consolidate.forget(self)
-        self._last_lock_op = "unlock"
+        # ``with td.unlock_():`` relocks on exit only what it unlocked (as 0.15.3;
+        # "kept", not None: None is a plain ``with``, which closes an HDF5 file)
+        self._last_lock_op = "unlock" if was_locked else "kept"
         return self
 
     def _set_lock(self, locked: bool) -> None:

@@ -864,6 +864,13 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         )
         return TensorDict._from_storage({}, bs, device, names)
 
+    def _check_inplace_move(self, op: str) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot use inplace=True with PersistentTensorDict.{op}(): its entries "
+            f"live in its file; call {op}() without inplace for a copy in RAM"
+        )
+
     def _replace_contents(self, other) -> None:
         raise RuntimeError(
             "a PersistentTensorDict cannot be restructured in place (inplace=True ops "

@@ -161,9 +161,10 @@ class TensorClassGeneratedOps:
 
         Forwards to :meth:`TensorDict.stack_from_tensordict`; tensordict results are re-wrapped.
         """
-        return self._wrap(
-            self._tensordict.stack_from_tensordict(dim, sorted=sorted, out=out)
-        )
+        result = self._tensordict.stack_from_tensordict(dim, sorted=sorted, out=out)
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     def cat_from_tensordict(
         self,
@@ -176,9 +177,10 @@ class TensorClassGeneratedOps:
 
         Forwards to :meth:`TensorDict.cat_from_tensordict`; tensordict results are re-wrapped.
         """
-        return self._wrap(
-            self._tensordict.cat_from_tensordict(dim, sorted=sorted, out=out)
-        )
+        result = self._tensordict.cat_from_tensordict(dim, sorted=sorted, out=out)
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     # ---- Gradients (spec/autograd.yaml) ----
 
@@ -800,7 +802,10 @@ class TensorClassGeneratedOps:
         """
         min = _unwrap(min)
         max = _unwrap(max)
-        return self._wrap(self._tensordict.clamp(min, max, out=out))
+        result = self._tensordict.clamp(min, max, out=out)
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     def lerp(
         self,
@@ -1463,7 +1468,10 @@ class TensorClassGeneratedOps:
 
         Forwards to :meth:`TensorDict.gather`; tensordict results are re-wrapped.
         """
-        return self._wrap(self._tensordict.gather(dim, index, out, inplace=inplace))
+        result = self._tensordict.gather(dim, index, out, inplace=inplace)
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     def masked_fill(self, mask: Tensor, value: float | bool) -> Self:
         """Fill the batch items where ``mask`` is true with ``value``.
@@ -1500,11 +1508,12 @@ class TensorClassGeneratedOps:
         Forwards to :meth:`TensorDict.where`; tensordict results are re-wrapped.
         """
         other = _unwrap(other)
-        return self._wrap(
-            self._tensordict.where(
-                condition, other, out=out, pad=pad, update_batch_size=update_batch_size
-            )
+        result = self._tensordict.where(
+            condition, other, out=out, pad=pad, update_batch_size=update_batch_size
         )
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     # ---- Losses (spec/loss.yaml) ----
 
@@ -2189,7 +2198,10 @@ class TensorClassGeneratedOps:
         """
         dim = _unwrap(dim)
         keepdim = _unwrap(keepdim)
-        return self._wrap(self._tensordict.logsumexp(dim, keepdim, out=out))
+        result = self._tensordict.logsumexp(dim, keepdim, out=out)
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     def norm(
         self,
@@ -2202,9 +2214,12 @@ class TensorClassGeneratedOps:
 
         Forwards to :meth:`TensorDict.norm`; tensordict results are re-wrapped.
         """
-        return self._wrap(
-            self._tensordict.norm(out=out, dtype=dtype, key_transform=key_transform)
+        result = self._tensordict.norm(
+            out=out, dtype=dtype, key_transform=key_transform
         )
+        if result is out:  # written into out: out itself, as given
+            return result
+        return self._wrap(result)
 
     def quantile(
         self,

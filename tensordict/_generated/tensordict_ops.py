@@ -2771,9 +2771,15 @@ class TensorDictGeneratedOps:
             >>> on_cpu.to("cpu") is on_cpu
             True
         """
-        device, dtype, non_blocking, new_device, unchanged, inplace = (
+        device, dtype, non_blocking, new_device, unchanged, inplace, new_batch_size = (
             _ops.to_device_rule(self._device, args, kwargs, "to")
         )
+        if inplace:  # a kind whose entries are another's refuses
+            self._check_inplace_move("to")
+        if new_batch_size is not None:  # the result takes another batch size
+            return _ops.to_with_batch_size(
+                self, new_batch_size, device, dtype, non_blocking
+            )
         if unchanged:  # nothing to move or cast
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
@@ -2796,9 +2802,15 @@ class TensorDictGeneratedOps:
             >>> td.cpu().device
             device(type='cpu')
         """
-        device, dtype, non_blocking, new_device, unchanged, inplace = (
+        device, dtype, non_blocking, new_device, unchanged, inplace, new_batch_size = (
             _ops.to_device_rule(self._device, ("cpu",), kwargs, "cpu")
         )
+        if inplace:  # a kind whose entries are another's refuses
+            self._check_inplace_move("cpu")
+        if new_batch_size is not None:  # the result takes another batch size
+            return _ops.to_with_batch_size(
+                self, new_batch_size, device, dtype, non_blocking
+            )
         if unchanged:  # nothing to move or cast
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)
@@ -2822,9 +2834,15 @@ class TensorDictGeneratedOps:
             >>> td.cuda().device  # doctest: +SKIP
             device(type='cuda', index=0)
         """
-        device, dtype, non_blocking, new_device, unchanged, inplace = (
+        device, dtype, non_blocking, new_device, unchanged, inplace, new_batch_size = (
             _ops.cuda_device_rule(self._device, device, kwargs, "cuda")
         )
+        if inplace:  # a kind whose entries are another's refuses
+            self._check_inplace_move("cuda")
+        if new_batch_size is not None:  # the result takes another batch size
+            return _ops.to_with_batch_size(
+                self, new_batch_size, device, dtype, non_blocking
+            )
         if unchanged:  # nothing to move or cast
             return self
         shortcut = self._moved_whole(device, dtype, non_blocking)

@@ -78,6 +78,7 @@ from tensordict._ops.device import (
     plain_tensor,
     share_memory_leaf,
     to_device_rule,
+    to_with_batch_size,
     tolist_leaf,
     zero_grad_leaf,
 )
@@ -214,6 +215,7 @@ __all__ = [
     "tensor_split_rule",
     "tile_rule",
     "to_device_rule",
+    "to_with_batch_size",
     "tolist_leaf",
     "total",
     "transform_keys",

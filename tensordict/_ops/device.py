@@ -35,15 +35,27 @@ def _as_device(device: Any, op: str) -> torch.device:
 # to a GPU; every move between the host and a GPU is staged here
 # (``tensordict/_transfer.py``), so they change nothing.
 _TO_KEYWORDS = frozenset(
-    {"device", "dtype", "non_blocking", "other", "inplace", "non_blocking_pin", "num_threads"}
+    {
+        "device",
+        "dtype",
+        "non_blocking",
+        "other",
+        "inplace",
+        "non_blocking_pin",
+        "num_threads",
+        "batch_size",
+    }
 )
 
 
 def to_device_rule(current, args: tuple, kwargs: dict, op: str):
-    """to: ``(device, dtype, non_blocking, new_device, unchanged, inplace)`` from the forms
+    """to: ``(device, dtype, non_blocking, new_device, unchanged, inplace,
+    new_batch_size)`` from the forms
     ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` (its device
     and dtype), ``to(other_tensordict)`` (its device) and the keywords ``device``,
-    ``dtype``, ``non_blocking`` and ``other`` (the tensor or tensordict form). ``unchanged`` when nothing would change."""
+    ``dtype``, ``non_blocking``, ``other`` (the tensor or tensordict form) and
+    ``batch_size`` (the result's, None to keep it). ``unchanged`` when nothing would
+    change."""
     inplace = bool(kwargs.get("inplace", False))
     unknown = set(kwargs) - _TO_KEYWORDS
     if unknown:
@@ -55,8 +67,18 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
     dtype = kwargs.get("dtype")
     non_blocking = bool(kwargs.get("non_blocking", False))
     rest = list(args)
-    if kwargs.get("other") is not None:  # to(other=tensor_or_tensordict), as 0.15.3
-        rest.insert(0, kwargs["other"])
+    other = kwargs.get("other")
+    if other is not None:  # to(other=tensor_or_tensordict), as 0.15.3
+        rest.insert(0, other)
+        if dtype is None and _base.is_tensor_collection(other):
+            # other='s leaves all of one dtype: that dtype too (0.15.3)
+            dtypes = {
+                x.dtype
+                for x in other.values(True, True)
+                if isinstance(x, torch.Tensor)
+            }
+            if len(dtypes) == 1:
+                dtype = dtypes.pop()
     if rest:
         first = rest.pop(0)
         if first is None:  # to(None): no device given, as torch's Tensor.to(None)
@@ -86,9 +108,14 @@ def to_device_rule(current, args: tuple, kwargs: dict, op: str):
         device = _as_device(device, op)
     if dtype is not None and not isinstance(dtype, torch.dtype):
         raise TypeError(f"{op}(): dtype must be a torch.dtype, got {dtype!r}")
-    unchanged = dtype is None and (device is None or device == current)
+    new_batch_size = kwargs.get("batch_size")  # the result's batch size (0.15.3)
+    unchanged = (
+        dtype is None
+        and (device is None or device == current)
+        and new_batch_size is None
+    )
     new_device = _base.NO_DEFAULT if device is None else device
-    return device, dtype, non_blocking, new_device, unchanged, inplace
+    return device, dtype, non_blocking, new_device, unchanged, inplace, new_batch_size
 
 
 def cuda_device_rule(current, device: Any, kwargs: dict, op: str):
@@ -379,3 +406,18 @@ def grad_result(
         return rebuild(list(grads))
     result = rebuild([x if g is None else g for x, g in zip(in_leaves, grads)])
     return result._fast_apply(lambda g: None if id(g) in unused else g, filter_empty=False)
+
+
+def to_with_batch_size(td, new_batch_size, device, dtype, non_blocking: bool):
+    """``to(..., batch_size=)``: ``td`` moved or cast as asked (a copy when nothing
+    else changes), with batch size ``new_batch_size`` (the nested tensordicts keep
+    theirs). A kind whose batch size follows another's raises first."""
+    td._check_to_batch_size()
+    if device is None and dtype is None:
+        result = td.copy()
+    else:
+        result = td.to(device, dtype, non_blocking=non_blocking)
+        if result is td:
+            result = td.copy()
+    result.batch_size = new_batch_size
+    return result
