@@ -410,10 +410,14 @@ def _pickle_policy(allow_pickle) -> bool:
     return bool(allow_pickle)
 
 
-def _load(prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads=0):
+def _load(
+    prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads=0,
+    verify=False,
+):
     """``load_memmap``: read the folder, move to ``device``, or load into ``out``."""
     folder, src = _source(prefix, mode)
     if src is not _archive.FOLDERS:
+        src.verify = bool(verify)  # the payloads' CRC-32 too (reads every page)
         if device is not None and torch.device(device).type == "meta":
             src.meta_only = True  # shapes and dtypes only: no payload is read
         elif num_threads and num_threads > 1:
@@ -985,6 +989,7 @@ class PersistenceMixin:
         mode: str | None = None,
         num_threads: int = 0,
         allow_pickle: bool | None = None,
+        verify: bool = False,
     ):
         """Load the tensordict saved in the folder ``prefix``: its class (lazy stacks
         lazily, member by member; tensorclasses as their class), batch size, names,
@@ -993,14 +998,17 @@ class PersistenceMixin:
         ``allow_pickle=True``. ``device`` moves the result (then in RAM); ``mode="r"``
         maps copy-on-write; ``subpath`` loads one nested entry; ``out`` loads into an
         existing tensordict. Damaged or foreign folders raise :class:`SavedDataError`
-        naming the key and the file.
+        naming the key and the file. For a single-file archive the metadata's CRC-32
+        is always checked; ``verify=True`` also checks every payload's (reading all
+        of it, where a load otherwise maps the pages without reading them).
 
         >>> _ = TensorDict(a=torch.arange(3), batch_size=[3]).memmap("saved")
         >>> TensorDict.load_memmap("saved")["a"].tolist()
         [0, 1, 2]
         """
         result = _load(
-            prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads
+            prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads,
+            verify,
         )
         if (
             out is None
@@ -1307,6 +1315,7 @@ def load_memmap(
     mode: str | None = None,
     num_threads: int = 0,
     allow_pickle: bool | None = None,
+    verify: bool = False,
 ):
     """Load the tensordict saved in ``prefix`` (see ``TensorDict.load_memmap``).
 
@@ -1316,7 +1325,8 @@ def load_memmap(
     (torch.Size([3]), [0, 1, 2])
     """
     return _load(
-        prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads
+        prefix, device, non_blocking, out, subpath, mode, allow_pickle, num_threads,
+        verify,
     )
 
 

@@ -182,7 +182,11 @@ def test_a_flipped_byte_is_reported(tmp_path):
     raw[info.header_offset + 30 + n + e + 17] ^= 0x10
     path.write_bytes(bytes(raw))
     with pytest.raises(SavedDataError, match=r"'a.memmap' fails its CRC-32 check"):
-        TensorDict.load_memmap(path)
+        TensorDict.load_memmap(path, verify=True)
+    with pytest.raises(SavedDataError, match=r"'a.memmap' fails its CRC-32 check"):
+        tensordict.load_memmap(path, verify=True)
+    # a plain load maps the payload unread (as 0.15.3, which checks nothing)
+    assert TensorDict.load_memmap(path)["a"][4].item() != 4.0
     with pytest.raises(SavedDataError, match="damaged"):
         unpack_memmap(path, tmp_path / "out")
     assert not (tmp_path / "out").exists()
