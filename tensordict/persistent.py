@@ -40,6 +40,7 @@ from torch import Tensor
 from tensordict import _errors
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._outside_ram import OutsideRam
 from tensordict._registry import container_class, register
 from tensordict._td import (
     TensorDict,
@@ -47,7 +48,7 @@ from tensordict._td import (
     _parse_batch_size,
     _parse_device,
 )
-from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node, _parse_names
+from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node
 
 __all__ = ["PersistentTensorDict", "from_h5", "from_zarr"]
 
@@ -331,7 +332,7 @@ def _read_value(dataset) -> Any:
 
 
 @register
-class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
+class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
     """A tensordict over an HDF5 file (see the module docstring).
 
     >>> import tempfile, os
@@ -853,31 +854,6 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         self._entries = None
         self._objects = None
 
-    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
-        # results of ops live in RAM
-        bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
-        device = self._device if device is NO_DEFAULT else _parse_device(device)
-        names = (
-            (self._names if batch_size is None else None)
-            if names is NO_DEFAULT
-            else _parse_names(names, len(bs))
-        )
-        return TensorDict._from_storage({}, bs, device, names)
-
-    def _check_inplace_move(self, op: str) -> None:
-        # 0.15.3's phrase first: code matches it
-        raise TypeError(
-            f"Cannot use inplace=True with PersistentTensorDict.{op}(): its entries "
-            f"live in its file; call {op}() without inplace for a copy in RAM"
-        )
-
-    def _replace_contents(self, other) -> None:
-        raise RuntimeError(
-            "a PersistentTensorDict cannot be restructured in place (inplace=True ops "
-            "that change its keys or batch size); use the out-of-place op, whose "
-            "result is in RAM"
-        )
-
     def _set_lock(self, locked: bool) -> None:
         self._is_locked = locked
         for nested in self._nested.values():
@@ -927,22 +903,6 @@ class PersistentTensorDict(TensorDictGeneratedOps, TensorDictBase):
         return TensorDict._from_storage(
             storage, self._batch_size, self._device, self._names
         )
-
-    def pin_memory(self, *args, **kwargs):
-        """Refused, as in 0.15.3: pin ``to_tensordict()``, a copy this one does not
-        write through to."""
-        raise _errors.cannot_pin(self)
-
-    def pin_memory_(self, *args, **kwargs):
-        """Refused, as :meth:`pin_memory`."""
-        raise _errors.cannot_pin(self)
-
-    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """The content as a :class:`TensorDict` in RAM."""
-        return self._to_ram()
-
-    def copy(self) -> TensorDict:
-        return self._to_ram()
 
     def _leaves(self) -> list[Tensor]:
         out: list = []

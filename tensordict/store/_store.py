@@ -34,6 +34,7 @@ from tensordict import _errors
 from tensordict._compat import _getitem_batch_size
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._keys import unravel_key_to_tuple
+from tensordict._outside_ram import OutsideRam
 from tensordict._registry import container_class, register
 from tensordict._td import TensorDict, _parse_batch_size, _parse_device
 from tensordict.base import (
@@ -43,7 +44,6 @@ from tensordict.base import (
     TensorDictBase,
     _is_node,
     _KeysView,
-    _parse_names,
 )
 from tensordict.store import _layout
 from tensordict.store._layout import Names, RowPlan, field, plan_rows
@@ -367,7 +367,7 @@ def _check_backend(backend: str) -> None:
 
 
 @register
-class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
+class TensorDictStore(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
     """A tensordict whose entries live on a Redis-compatible server (Redis, Valkey,
     Dragonfly, KeyDB).
 
@@ -416,6 +416,10 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
         "_lock_stack",
         "_tensorclass",
         "__weakref__",
+    )
+
+    _RESTRUCTURE_HINT = (
+        "use the out-of-place op, whose result is in RAM, or write it back with update()"
     )
 
     def __init__(
@@ -1110,24 +1114,6 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
 
         server.transaction(build, {p: None for p in gone})
 
-    def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
-        # results of ops live in RAM
-        bs = self._batch_size if batch_size is None else _parse_batch_size(batch_size)
-        device = self._device if device is NO_DEFAULT else _parse_device(device)
-        names = (
-            (self._names if batch_size is None else None)
-            if names is NO_DEFAULT
-            else _parse_names(names, len(bs))
-        )
-        return TensorDict._from_storage({}, bs, device, names)
-
-    def _replace_contents(self, other) -> None:
-        raise RuntimeError(
-            "a TensorDictStore cannot be restructured in place (inplace=True ops that "
-            "change its keys or batch size); use the out-of-place op, whose result is "
-            "in RAM, or write it back with update()"
-        )
-
     def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
         if with_values or is_leaf is not None:
             return TensorDictBase._walk(
@@ -1493,23 +1479,8 @@ class TensorDictStore(TensorDictGeneratedOps, TensorDictBase):
             storage, bs, self._device, self._names if path == self._path else None
         )
 
-    def pin_memory(self, *args, **kwargs):
-        """Refused, as in 0.15.3: pin ``to_tensordict()``."""
-        raise _errors.cannot_pin(self)
-
-    def pin_memory_(self, *args, **kwargs):
-        """Refused, as :meth:`pin_memory`."""
-        raise _errors.cannot_pin(self)
-
-    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """The content as a :class:`TensorDict` in RAM."""
-        return self._to_ram()
-
     def to_local(self) -> TensorDict:
         """Deprecated name of :meth:`to_tensordict` (as in 0.15.3)."""
-        return self._to_ram()
-
-    def copy(self) -> TensorDict:
         return self._to_ram()
 
     def _leaves(self) -> list[Tensor]:
