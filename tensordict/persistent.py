@@ -904,6 +904,13 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             storage, self._batch_size, self._device, self._names
         )
 
+    def _check_inplace_move(self, op: str) -> None:
+        # 0.15.3's phrase first: code matches it
+        raise TypeError(
+            f"Cannot use inplace=True with PersistentTensorDict.{op}(): its entries "
+            f"live in its file; call {op}() without inplace for a copy in RAM"
+        )
+
     def _leaves(self) -> list[Tensor]:
         out: list = []
         for _, value in self._own_items():
