@@ -23,7 +23,17 @@ else:
         """A key: a string, or a non-empty tuple of keys nested to any depth.
 
         Usable in annotations (``key: NestedKey``, ``NestedKey | None``) and, as in
-        0.15.3, at runtime: ``isinstance(("a", "b"), NestedKey)`` is True."""
+        0.15.3, at runtime: ``isinstance(("a", "b"), NestedKey)`` is True.
+
+        >>> def read(td: TensorDict, key: NestedKey) -> torch.Tensor:
+        ...     return td[key]
+        >>> read(TensorDict(next={"obs": torch.ones(1)}), ("next", "obs"))
+        tensor([1.])
+        >>> isinstance("obs", NestedKey), isinstance(("next", ("obs",)), NestedKey)
+        (True, True)
+        >>> isinstance(("next", 0), NestedKey), isinstance((), NestedKey)
+        (False, False)
+        """
 
         def __new__(cls, *args, **kwargs):
             raise TypeError("NestedKey is a type of keys, not a class to instantiate")
@@ -38,6 +48,12 @@ def _is_nested_key(obj) -> bool:
 
 #: The separator `flatten_keys` puts between the parts of a nested key by default
 #: (``("next", "obs")`` becomes ``"next.obs"``).
+#:
+#: >>> td = TensorDict(next={"obs": torch.zeros(1)})
+#: >>> list(td.flatten_keys().keys()) == ["next" + KEY_SEPARATOR + "obs"]
+#: True
+#: >>> list(td.flatten_keys("/").keys())
+#: ['next/obs']
 KEY_SEPARATOR = "."
 
 

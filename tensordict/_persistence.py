@@ -915,7 +915,15 @@ class PersistenceMixin:
         robust_key: bool | None = None,
     ) -> MemoryMappedTensor:
         """Add a memory-mapped entry at ``key`` holding the bytes of ``storage`` as
-        ``dtype`` and ``shape`` (written to the entry's file) and return it."""
+        ``dtype`` and ``shape`` (written to the entry's file) and return it. The
+        tensordict must be memory-mapped in a folder.
+
+        >>> td = TensorDict(batch_size=[2]).memmap_("saved")
+        >>> source = torch.arange(4, dtype=torch.int32)
+        >>> mt = td.make_memmap_from_storage("x", source.untyped_storage(), (2, 2), dtype=torch.int32)
+        >>> td["x"].tolist(), mt.filename.endswith("x.memmap")
+        ([[0, 1], [2, 3]], True)
+        """
         shape = torch.Size(shape.tolist() if isinstance(shape, Tensor) else shape)
         view = MemoryMappedTensor.from_storage(storage, shape=shape, dtype=dtype)
         return self._add_memmap_entry(

@@ -782,7 +782,15 @@ class PytreeMixin:
     def to_pytree(self):
         """The pytree :func:`from_pytree` was given: each level with a
         ``"_pytree_type"`` entry becomes that container again (its keys, or its items
-        in order); a level without one stays a tensordict."""
+        in order); a level without one stays a tensordict.
+
+        >>> td = TensorDict.from_pytree({"obs": [torch.zeros(2), torch.ones(2)], "done": torch.zeros(1)})
+        >>> tree = td.to_pytree()
+        >>> type(tree).__name__, type(tree["obs"]).__name__, tree["obs"][1]
+        ('dict', 'list', tensor([1., 1.]))
+        >>> type(TensorDict(a=torch.zeros(1)).to_pytree()).__name__   # no "_pytree_type"
+        'TensorDict'
+        """
         return _td_to_container(self)
 
     @classmethod

@@ -42,6 +42,15 @@ class _NoDefault(enum.IntEnum):
 
 
 #: Sentinel for "no default given" (``None`` is a valid default).
+#: Pass it where a method takes ``default`` to ask for its error on a missing key.
+#:
+#: >>> td = TensorDict(a=torch.zeros(1))
+#: >>> print(td.get("b", None))                 # None is a default like any other
+#: None
+#: >>> td.get("b", NO_DEFAULT)
+#: Traceback (most recent call last):
+#: ...
+#: KeyError: ...
 NO_DEFAULT = _NoDefault.ZERO
 
 

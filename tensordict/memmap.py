@@ -755,7 +755,17 @@ class MemoryMappedTensor(Tensor):
     @classmethod
     def from_handler(cls, handler, dtype, shape, index=None) -> "MemoryMappedTensor":
         """Map anonymous memory held by ``handler`` (as made by another
-        MemoryMappedTensor); ``handler`` is internal."""
+        MemoryMappedTensor); ``handler`` is internal: it is what ``_handler`` of an
+        anonymous MemoryMappedTensor returns. The result shares the memory.
+
+        >>> mt = MemoryMappedTensor.from_tensor(torch.arange(4.0))  # no filename: anonymous
+        >>> same = MemoryMappedTensor.from_handler(mt._handler, torch.float32, (4,))
+        >>> same[0] = 7.0
+        >>> mt.tolist()
+        [7.0, 1.0, 2.0, 3.0]
+        >>> MemoryMappedTensor.from_handler(mt._handler, torch.float32, (2, 2), index=1).tolist()
+        [2.0, 3.0]
+        """
         if not isinstance(handler, _AnonymousFile) or handler.path is None:
             raise TypeError("from_handler expects the handler of an anonymous MemoryMappedTensor")
         shape = torch.Size(shape)

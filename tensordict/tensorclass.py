@@ -1410,7 +1410,14 @@ def stack_non_tensor(values: Sequence[Any], dim: int = 0, batch_size=None) -> An
     """The entry a stack of tensordicts holds for non-tensor entries ``values`` (raw
     values, NonTensorData or NonTensorStacks of tensordicts of batch size
     ``batch_size``, stacked along ``dim``): the value itself when every one is the same
-    value, else a :class:`NonTensorStack` with one value per element."""
+    value, else a :class:`NonTensorStack` with one value per element.
+
+    >>> stack_non_tensor(["cat", "cat"])               # the same value: kept as is
+    'cat'
+    >>> stacked = stack_non_tensor(["cat", "dog"], dim=0, batch_size=[2])
+    >>> type(stacked).__name__, stacked.batch_size, stacked.tolist()
+    ('NonTensorStack', torch.Size([2, 2]), [['cat', 'cat'], ['dog', 'dog']])
+    """
     values = list(values)
     if not values:
         raise ValueError("stack_non_tensor needs at least one value")
@@ -1436,7 +1443,14 @@ def stack_non_tensor(values: Sequence[Any], dim: int = 0, batch_size=None) -> An
 def cat_non_tensor(values: Sequence[Any], dim: int, batch_sizes: Sequence) -> Any:
     """The entry a concatenation of tensordicts (of batch sizes ``batch_sizes``, along
     ``dim``) holds for the non-tensor entries ``values``: one value when all are the
-    same value, else a :class:`NonTensorStack`."""
+    same value, else a :class:`NonTensorStack`.
+
+    >>> cat_non_tensor(["cat", "cat"], dim=0, batch_sizes=[[2], [3]])
+    'cat'
+    >>> joined = cat_non_tensor(["cat", "dog"], dim=0, batch_sizes=[[2], [1]])
+    >>> type(joined).__name__, joined.tolist()
+    ('NonTensorStack', ['cat', 'cat', 'dog'])
+    """
     values = list(values)
     if not any(isinstance(v, NonTensorStack) for v in values):
         raws = [_raw(v) for v in values]
@@ -1455,7 +1469,17 @@ def stack_non_tensor_entries(
     ``tds[0]``: every non-tensor entry of ``out`` (at any depth) becomes the stack of
     the entries of all of ``tds`` (:func:`stack_non_tensor`, :func:`cat_non_tensor`):
     one value where they are the same, a :class:`NonTensorStack` where they differ.
-    Returns ``out``."""
+    Returns ``out``.
+
+    >>> tds = [
+    ...     TensorDict(x=torch.zeros(2), label="left", batch_size=[2]),
+    ...     TensorDict(x=torch.ones(2), label="right", batch_size=[2]),
+    ... ]
+    >>> out = TensorDict(x=torch.stack([td["x"] for td in tds]), label="left", batch_size=[2, 2])
+    >>> out = stack_non_tensor_entries(tds, out, dim=0)
+    >>> out.get("label").tolist()
+    [['left', 'left'], ['right', 'right']]
+    """
     if len(tds) > 1:
         _merge_non_tensor(list(tds), out, dim, op)
     return out
@@ -1497,7 +1521,18 @@ def _merge_non_tensor(tds: list, out: Any, dim: int, op: str) -> None:
 def split_non_tensor_entries(td: Any, results: Sequence, dim: int) -> None:
     """After ``td`` was cut along batch dim ``dim`` into ``results`` (in order: split,
     chunk, tensor_split, or unbind when the results lack the dim), give each result
-    its part of every :class:`NonTensorStack` of ``td`` (at any depth)."""
+    its part of every :class:`NonTensorStack` of ``td`` (at any depth).
+
+    >>> td = TensorDict(x=torch.arange(4), batch_size=[4])
+    >>> td["label"] = NonTensorStack("a", "b", "c", "d")
+    >>> halves = [
+    ...     TensorDict(x=td["x"][:2], label="?", batch_size=[2]),
+    ...     TensorDict(x=td["x"][2:], label="?", batch_size=[2]),
+    ... ]
+    >>> split_non_tensor_entries(td, halves, dim=0)
+    >>> [half.get("label").tolist() for half in halves]
+    [['a', 'b'], ['c', 'd']]
+    """
     if not results:
         return
     squeeze = len(results[0].batch_size) < len(td.batch_size)
@@ -1528,7 +1563,15 @@ def write_non_tensor_at(existing: Any, index: Any, value: Any, batch_size) -> An
     """The entry a tensordict holds after ``value`` is written at batch ``index`` of its
     non-tensor entry ``existing`` (a raw value): ``existing`` itself when ``value`` is
     the same value, the new value when it covers every element, else a
-    :class:`NonTensorStack` with one value per element."""
+    :class:`NonTensorStack` with one value per element.
+
+    >>> write_non_tensor_at("cat", 1, "cat", batch_size=[3])            # unchanged
+    'cat'
+    >>> write_non_tensor_at("cat", slice(None), "dog", batch_size=[3])  # every element
+    'dog'
+    >>> write_non_tensor_at("cat", 1, "dog", batch_size=[3]).tolist()   # one element
+    ['cat', 'dog', 'cat']
+    """
     if not isinstance(value, NonTensorStack):
         value = _raw(value)
         if _same(existing, value):

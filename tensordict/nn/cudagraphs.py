@@ -45,6 +45,25 @@ class CudaGraphModule:
     captured: construction warns and calls go straight to ``module``.
 
     ``in_keys`` / ``out_keys`` default to the module's.
+
+    >>> import warnings
+    >>> device = "cuda" if torch.cuda.is_available() else "cpu"
+    >>> module = TensorDictModule(torch.nn.Linear(3, 1), in_keys=["x"], out_keys=["y"])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     graphed = CudaGraphModule(module.to(device), warmup=1)
+    >>> graphed.in_keys, graphed.out_keys          # the module's
+    (['x'], ['y'])
+    >>> torch.cuda.is_available() or "CUDA is not available" in str(caught[0].message)
+    True
+    >>> def batch(value):
+    ...     return TensorDict(x=torch.full((2, 3), value, device=device), batch_size=[2])
+    >>> for value in (0.0, 1.0, 2.0):              # warm-up, capture, replay (with CUDA)
+    ...     out = graphed(batch(value))
+    >>> out["y"].shape
+    torch.Size([2, 1])
+    >>> torch.allclose(out["y"], module(batch(2.0))["y"])
+    True
     """
 
     def __init__(

@@ -77,7 +77,24 @@ class TensorClassModuleBase(Generic[InputClass, OutputClass], nn.Module):
 class TensorClassModuleWrapper(TensorDictModuleBase):
     """A :class:`TensorClassModuleBase` as a module of tensordicts: it builds the
     input instance from the tensordict's entries at ``in_keys`` and returns the
-    output instance's entries as a tensordict."""
+    output instance's entries as a tensordict.
+
+    >>> import torch
+    >>> from tensordict import TensorClass, TensorDict
+    >>> class Obs(TensorClass):
+    ...     x: torch.Tensor
+    >>> class Action(TensorClass):
+    ...     action: torch.Tensor
+    >>> class Policy(TensorClassModuleBase[Obs, Action]):
+    ...     def forward(self, obs: Obs) -> Action:
+    ...         return Action(action=obs.x * 2, batch_size=obs.batch_size)
+    >>> module = TensorClassModuleWrapper(Policy())
+    >>> module.in_keys, module.out_keys
+    (['x'], ['action'])
+    >>> out = module(TensorDict(x=torch.ones(3), other=torch.zeros(3), batch_size=[3]))
+    >>> type(out).__name__, out["action"].tolist()
+    ('TensorDict', [2.0, 2.0, 2.0])
+    """
 
     def __init__(self, module: TensorClassModuleBase) -> None:
         super().__init__()
