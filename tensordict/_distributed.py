@@ -1087,7 +1087,33 @@ class DistributedMixin:
 
         A tensordict memory-mapped in a folder sends the folder's path instead of its
         data (a shared filesystem): the receiver reads the leaves from the same files.
-        ``as_path=False`` sends the data."""
+        ``as_path=False`` sends the data.
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     td = TensorDict(a=torch.zeros(3))
+        ...     td.recv(src=0)
+        ...     got.put(td["a"].tolist())
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> td = TensorDict(a=torch.arange(3.0))
+        >>> works = td.isend(dst=1, return_early=True)   # returns at once
+        >>> for work in works:                           # wait before changing td
+        ...     _ = work.wait()
+        >>> got.get(timeout=30)
+        [0.0, 1.0, 2.0]
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         peer = _Peer("dst", dst, group_dst, group)
         source = self
         folder = _folder_of(self, as_path)
@@ -1117,7 +1143,30 @@ class DistributedMixin:
     ) -> None:
         """Send the leaves to rank ``dst`` and wait until they are sent (see
         :meth:`isend`); the receiver calls :meth:`recv` or :meth:`irecv` on a
-        tensordict of the same keys, shapes and dtypes."""
+        tensordict of the same keys, shapes and dtypes.
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     td = TensorDict(a=torch.zeros(3), b={"c": torch.zeros(2, dtype=torch.int64)})
+        ...     td.recv(src=0)                   # same keys, shapes and dtypes
+        ...     got.put((td["a"].tolist(), td["b", "c"].tolist()))
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> TensorDict(a=torch.arange(3.0), b={"c": torch.tensor([7, 8])}).send(dst=1)
+        >>> got.get(timeout=30)
+        ([0.0, 1.0, 2.0], [7, 8])
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         self.isend(
             dst,
             group=group,
@@ -1147,7 +1196,32 @@ class DistributedMixin:
         compatibility: a consolidated receiver always receives straight into its
         storage. A memory-mapped sender that sent its folder's path: the leaves are
         copied here from its files (read through the shared filesystem; nothing
-        crossed the wire but the path)."""
+        crossed the wire but the path).
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     TensorDict(a=torch.arange(3.0)).send(dst=0)
+        ...     got.put("sent")
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> td = TensorDict(a=torch.zeros(3))
+        >>> works = td.irecv(src=1, return_premature=True)  # returns at once
+        >>> for work in works:                              # td is written once waited on
+        ...     _ = work.wait()
+        >>> td["a"].tolist(), got.get(timeout=30)
+        ([0.0, 1.0, 2.0], 'sent')
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         peer = _Peer("src", src, group_src, group)
         pending = _PendingRecv(
             self, peer, init_tag, pseudo_rand, waited=not return_premature
@@ -1168,7 +1242,30 @@ class DistributedMixin:
         consolidated: bool = False,
     ) -> int:
         """Receive what rank ``src`` sent into the leaves (see :meth:`irecv`); returns
-        the last tag used."""
+        the last tag used.
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     TensorDict(a=torch.full((2,), 5.0)).send(dst=0)
+        ...     got.put("sent")
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> td = TensorDict(a=torch.zeros(2))
+        >>> last_tag = td.recv(src=1)            # from rank 1, into td's leaves
+        >>> td["a"].tolist(), got.get(timeout=30)
+        ([5.0, 5.0], 'sent')
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         if group is None and group_src is None and src is not None and not pseudo_rand:
             last_tag = _recv_in_place(self, src, init_tag)
             if last_tag is not None:
@@ -1180,7 +1277,30 @@ class DistributedMixin:
 
     async def asend(self, dst) -> None:
         """``await td.asend(dst)``: :meth:`isend` to rank ``dst``, awaited without
-        blocking the event loop (a pipe object with its own ``asend`` is awaited)."""
+        blocking the event loop (a pipe object with its own ``asend`` is awaited).
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> import asyncio
+        >>> def rank1(got):
+        ...     join(1)
+        ...     td = asyncio.run(TensorDict(a=torch.zeros(2)).arecv(0))
+        ...     got.put(td["a"].tolist())
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> asyncio.run(TensorDict(a=torch.ones(2)).asend(1))
+        >>> got.get(timeout=30)
+        [1.0, 1.0]
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         if hasattr(dst, "asend"):
             await dst.asend(self)
             return
@@ -1190,7 +1310,31 @@ class DistributedMixin:
     async def arecv(self, src, *, device=None):
         """``td = await td.arecv(src)``: :meth:`irecv` from rank ``src``, awaited
         without blocking the event loop; returns the tensordict (a pipe object with
-        its own ``arecv`` is awaited)."""
+        its own ``arecv`` is awaited).
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> import asyncio
+        >>> def rank1(got):
+        ...     join(1)
+        ...     asyncio.run(TensorDict(a=torch.ones(2)).asend(0))
+        ...     got.put("sent")
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> async def receive():
+        ...     return await TensorDict(a=torch.zeros(2)).arecv(1)
+        >>> asyncio.run(receive())["a"].tolist(), got.get(timeout=30)
+        ([1.0, 1.0], 'sent')
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         if hasattr(src, "arecv"):
             return await src.arecv(self, device=device)
         works = self.irecv(src, return_premature=True)
@@ -1383,7 +1527,30 @@ class DistributedMixin:
         signature): its rank opens the folder with ``load_memmap`` (a shared
         filesystem). When all of them are, the storages' collective is skipped (two
         small collectives); otherwise the storages are scattered padded to the
-        largest. ``as_path=False`` sends the data."""
+        largest. ``as_path=False`` sends the data.
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     mine = TensorDict().scatter(src=0)           # rank 1's part
+        ...     got.put(mine["a"].tolist())
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> parts = [TensorDict(a=torch.zeros(2)), TensorDict(a=torch.ones(2))]
+        >>> mine = TensorDict().scatter(src=0, tensordicts=parts)   # parts[i] to rank i
+        >>> mine["a"].tolist(), got.get(timeout=30)
+        ([0.0, 0.0], [1.0, 1.0])
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         comm = _comm_device(group)
         world = dist.get_world_size(group)
         is_src = dist.get_rank() == src
@@ -1440,7 +1607,30 @@ class DistributedMixin:
 
         When every other rank's tensordict is memory-mapped in a folder, they gather
         their folders' paths instead (a shared filesystem): ``dst`` copies each row
-        from the files; no leaf crosses the wire. ``as_path=False`` sends the data."""
+        from the files; no leaf crosses the wire. ``as_path=False`` sends the data.
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     got.put(TensorDict(a=torch.full((2,), 1.0)).gather_and_stack(dst=0))
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> rows = TensorDict(a=torch.zeros(1, 2), batch_size=[1])    # one row per other rank
+        >>> rows.gather_and_stack(dst=0) is rows
+        True
+        >>> rows["a"].tolist(), got.get(timeout=30)                  # None on the other ranks
+        ([[1.0, 1.0]], None)
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         world = dist.get_world_size(group)
         me = dist.get_rank(group)
         dst_in_group = _group_rank_of(dst, group)
@@ -1518,7 +1708,36 @@ class DistributedMixin:
 
         A tensordict memory-mapped in a folder goes as the folder's path and its
         leaves' signature (two small messages, no data); the receiver opens it with
-        ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data."""
+        ``load_memmap`` (a shared filesystem). ``as_path=False`` sends the data.
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     td = TensorDict.from_remote_init(src=0)      # structure and values
+        ...     got.put((list(td.keys(True, True)), td.batch_size, td["a"].tolist()))
+        ...     td.recv(src=0)                               # later values, in place
+        ...     got.put(td["a"].tolist())
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> td = TensorDict(a=torch.zeros(2), b={"c": torch.ones(2, 1)}, batch_size=[2])
+        >>> td.init_remote(dst=1)
+        >>> got.get(timeout=30)
+        (['a', ('b', 'c')], torch.Size([2]), [0.0, 0.0])
+        >>> td["a"] += 1
+        >>> td.send(dst=1)
+        >>> got.get(timeout=30)
+        [1.0, 1.0]
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         if use_broadcast:
             self.broadcast(dist.get_rank(), group=group, device=device, as_path=as_path)
             return None
@@ -1547,7 +1766,30 @@ class DistributedMixin:
         cls, src: int, group=None, device=None, use_broadcast: bool = False
     ):
         """The tensordict rank ``src`` sent with :meth:`init_remote` (consolidated, of
-        the sender's class where this process can import it)."""
+        the sender's class where this process can import it).
+
+        >>> import datetime, multiprocessing, os, torch.distributed as dist
+        >>> def join(rank):  # two processes of this machine in one group (a file store)
+        ...     dist.init_process_group(
+        ...         "gloo", init_method="file://" + os.path.abspath("store"), rank=rank,
+        ...         world_size=2, timeout=datetime.timedelta(seconds=30))
+        >>> def rank1(got):
+        ...     join(1)
+        ...     TensorDict(obs=torch.arange(4).view(2, 2), done=torch.zeros(2, dtype=torch.bool),
+        ...                batch_size=[2]).init_remote(dst=0)
+        ...     got.put("sent")
+        ...     dist.destroy_process_group()
+        >>> fork = multiprocessing.get_context("fork")
+        >>> got = fork.Queue()                   # what rank 1 received
+        >>> peer = fork.Process(target=rank1, args=(got,))
+        >>> peer.start()
+        >>> join(0)
+        >>> td = TensorDict.from_remote_init(src=1)   # no template needed
+        >>> td.batch_size, td["obs"].tolist(), td["done"].dtype, got.get(timeout=30)
+        (torch.Size([2]), [[0, 1], [2, 3]], torch.bool, 'sent')
+        >>> dist.destroy_process_group(); peer.join(timeout=30); peer.exitcode
+        0
+        """
         if use_broadcast:
             empty = container_class("TensorDict")()
             return empty.broadcast(src, group=group, device=device)

@@ -920,7 +920,8 @@ class PersistenceMixin:
 
         >>> td = TensorDict(batch_size=[2]).memmap_("saved")
         >>> source = torch.arange(4, dtype=torch.int32)
-        >>> mt = td.make_memmap_from_storage("x", source.untyped_storage(), (2, 2), dtype=torch.int32)
+        >>> storage = source.untyped_storage()
+        >>> mt = td.make_memmap_from_storage("x", storage, (2, 2), dtype=torch.int32)
         >>> td["x"].tolist(), mt.filename.endswith("x.memmap")
         ([[0, 1], [2, 3]], True)
         """

@@ -784,7 +784,8 @@ class PytreeMixin:
         ``"_pytree_type"`` entry becomes that container again (its keys, or its items
         in order); a level without one stays a tensordict.
 
-        >>> td = TensorDict.from_pytree({"obs": [torch.zeros(2), torch.ones(2)], "done": torch.zeros(1)})
+        >>> tree = {"obs": [torch.zeros(2), torch.ones(2)], "done": torch.zeros(1)}
+        >>> td = TensorDict.from_pytree(tree)
         >>> tree = td.to_pytree()
         >>> type(tree).__name__, type(tree["obs"]).__name__, tree["obs"][1]
         ('dict', 'list', tensor([1., 1.]))
