@@ -61,7 +61,10 @@ def _module_entry(name: public_api.Name, described: dict[int, str], class_pages:
         page = f"class-{short}"
         class_pages[page] = (
             _title(f"``{short}``")
-            + f".. autoclass:: {qual}\n   :members:\n   :show-inheritance:\n\n"
+            + f".. autoclass:: {qual}\n   :members:\n   :show-inheritance:\n"
+            # torch's repr hook of nn.Module: not called by users, and autodoc would
+            # show torch's own docstring for it
+            + "   :exclude-members: extra_repr\n\n"
         )
         summary = public_api.docstring(name).split("\n\n")[0].replace("\n", " ")
         return f"* :py:class:`{qual}`: {summary} (:doc:`{page}`)\n"

@@ -23,6 +23,9 @@ from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 NAME = re.compile(r"^([A-Za-z_][\w.]*)(\(.*\))?$", re.S)
+#: A call whose arguments hold arithmetic is a formula (``log(1 + x)``, ``1 / x``), not
+#: a use of the API: it stays plain code.
+FORMULA = re.compile(r"\s[-+*/]\s|\*\*")
 SHORT_PREFIXES = ("tensordict.", "tensordict.nn.")
 METHOD_OWNER = "tensordict.TensorDict."
 
@@ -68,6 +71,8 @@ class LinkInlineCode(SphinxPostTransform):
             if isinstance(literal.parent, nodes.literal_block):
                 continue
             match = NAME.match(literal.astext().strip())
+            if match and match.group(2) and FORMULA.search(match.group(2)):
+                continue
             target = table.get(match.group(1)) if match else None
             if target is None:
                 continue
