@@ -522,6 +522,16 @@ class LazyStackedTensorDict(
             for dest, member in zip(self.tensordicts, source.tensordicts):
                 dest._update(member, clone, inplace, allowed, ())
             return
+        if (
+            not prefix
+            and isinstance(source, LazyStackedTensorDict)
+            and source.batch_size[: self.batch_dims] == self.batch_size
+        ):
+            # a lazy stack along another dim: each member takes its slice of it
+            # (an index of a lazy stack indexes its members, stacking nothing)
+            for dest, part in zip(self.tensordicts, _member_slices(self, source)):
+                dest._update(part, clone, inplace, allowed, ())
+            return
         super()._update(source, clone, inplace, allowed, prefix)
 
     def _own_keys(self):
@@ -600,8 +610,19 @@ class LazyStackedTensorDict(
             default = args[0] if args else kwargs.get("default", NO_DEFAULT)
             return self.get_nestedtensor(key, default, layout=layout)
         if as_list or as_padded:
+            # members that are lazy stacks themselves read their own stacked form
+            # (a list of lists, a padded tensor), as 0.15.3's do
             path = unravel_key_to_tuple(key)
-            vals = [td.get(path, *args, **kwargs) for td in self.tensordicts]
+            opts = (
+                {"as_list": True}
+                if as_list
+                else {
+                    "as_padded_tensor": True,
+                    "padding_value": padding_value,
+                    "padding_side": padding_side,
+                }
+            )
+            vals = [td.get(path, *args, **kwargs, **opts) for td in self.tensordicts]
             if as_list:
                 return vals
             return _pad_and_stack(vals, self.stack_dim, padding_value, padding_side)
@@ -1738,6 +1759,13 @@ def _split_for_index(value, count: int, dim: int, result_ndim: int):
             return [value] * count  # aligned on the right: the stack dim is not covered
         return None
     return [value] * count
+
+
+def _member_slices(td, source) -> list:
+    """``source`` (of ``td``'s batch size) cut into the slices that line up with
+    ``td``'s members."""
+    lead = (slice(None),) * td.stack_dim
+    return [source[lead + (i,)] for i in range(len(td.tensordicts))]
 
 
 def _pad_and_stack(vals, dim, padding_value=0.0, padding_side="right") -> Tensor:

@@ -632,6 +632,20 @@ class TensorDict(
             # non-tensor data (stored as the value itself) reads as NonTensorData, as
             # in 0.15.3; td[key] gives the value
             return _non_tensor_entry(self, key, value)
+        if (as_list or as_padded_tensor or as_nested_tensor) and type(key) is tuple:
+            # a path through a lazy stack: its stack reads the stacked forms
+            sub = self._get_path(key[:-1], None) if len(key) > 1 else None
+            if isinstance(sub, TensorDictBase) and not isinstance(sub, TensorDict):
+                return sub.get(
+                    key[-1],
+                    None if default is _NOT_GIVEN else default,
+                    as_list=as_list,
+                    as_padded_tensor=as_padded_tensor,
+                    as_nested_tensor=as_nested_tensor,
+                    padding_side=padding_side,
+                    layout=layout,
+                    padding_value=padding_value,
+                )
         if default is _NOT_GIVEN:  # TensorDictBase.get decides: None, or raise
             return TensorDictBase.get(self, key)
         return TensorDictBase.get(self, key, default)

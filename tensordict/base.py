@@ -812,6 +812,18 @@ class TensorDictBase(
             if isinstance(value, dict) or _is_node(value):
                 target = self._get_path(path, None)
                 if allowed is None and isinstance(target, TensorDictBase):
+                    if (
+                        not inplace
+                        and type(target) is container_class("TensorDict")
+                        and isinstance(getattr(value, "tensordicts", None), list)
+                        and value.stack_dim < target.batch_dims
+                        and value.batch_size[: target.batch_dims] == target.batch_size
+                    ):
+                        # a lazy stack's entries may differ in shape between its
+                        # members: the dense nested tensordict becomes a lazy stack
+                        # along the same dim (its own entries kept), as in 0.15.3
+                        target = target.to_lazystack(value.stack_dim)
+                        self._set_path(path, target, inplace=False)
                     # the nested tensordict updates itself (a lazy stack member-wise)
                     target._update(value, clone, inplace, None, ())
                     continue
@@ -2333,13 +2345,33 @@ def _save_targets(snapshot, td: TensorDictBase, source, keys_to_update) -> None:
     """Save, for an in-place update, the tensors of ``td`` it will write."""
     members = getattr(td, "tensordicts", None)
     if members is not None:  # a lazy stack: the members' tensors (not stacked copies)
-        sources = (
-            source.tensordicts
-            if _stacked_alike(td, source)
-            else [source] * len(members)
-        )
+        if _stacked_alike(td, source):
+            sources = source.tensordicts
+        elif (
+            isinstance(getattr(source, "tensordicts", None), list)
+            and source.batch_size[: td.batch_dims] == td.batch_size
+        ):  # a lazy stack along another dim: the slice each member takes
+            lead = (slice(None),) * td.stack_dim
+            sources = [source[lead + (i,)] for i in range(len(members))]
+        else:
+            sources = [source] * len(members)
         for member, member_source in zip(members, sources):
             _save_targets(snapshot, member, member_source, keys_to_update)
+        return
+    if keys_to_update is None and isinstance(source, TensorDictBase):
+        # level by level: a nested lazy stack's leaves may differ in shape between
+        # its members, which a walk over the source's stacked leaves cannot read
+        for key in source._own_keys():
+            target = td._get_str(key, _MISSING, missing_ok=True)
+            if isinstance(target, Tensor):
+                snapshot.save_data(target)
+            elif isinstance(target, TensorDictBase):
+                value = source._get_str(key, _MISSING, missing_ok=True)
+                if _is_node(value):
+                    _save_targets(snapshot, target, value, None)
+                else:
+                    for leaf in target._leaves():
+                        snapshot.save_data(leaf)
         return
     for path, _ in _selected_items(source, keys_to_update, False):
         target = td._get_path(path, _MISSING) if _path_ok(td, path) else _MISSING

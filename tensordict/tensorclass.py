@@ -926,6 +926,10 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     def _own_keys(self):
         return self._tensordict._own_keys()
 
+    def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
+        # the wrapped tensordict's walk (a lazy stack lists keys without stacking)
+        return self._tensordict._walk(include_nested, leaves_only, is_leaf, with_values)
+
     def _own_values(self):
         return self._tensordict._own_values()
 
