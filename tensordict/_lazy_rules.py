@@ -493,28 +493,55 @@ def stack(cls, input, dim: int = 0, *, out=None, op: str = "stack"):
 
 
 def cat(cls, input, dim: int = 0, *, out=None, op: str = "cat"):
-    """``torch.cat`` of lazy stacks stacked along the same dim: along that dim, one lazy
-    stack of all their tensordicts (no copy); along another dim, their tensordicts
-    concatenated one by one (when the stacks hold as many). Otherwise dense."""
+    """``torch.cat`` with lazy stacks among the inputs (stacked along one dim, the
+    first one's), as in 0.15.3: a lazy stack along that dim. Concatenated along it,
+    its tensordicts are the inputs' (a dense input's unbound along it; no copy);
+    along another dim, the inputs' tensordicts are concatenated one by one. Entries
+    that differ in shape between the tensordicts stay as they are. With ``out``, the
+    result is written into it (member by member into a lazy stack laid out alike)."""
     items = stack_inputs(input, op)
     tds, d, _ = cat_rule(items, dim, op)
-    first = tds[0]
-    if out is None and all(
-        _is_lazy_stack(x) and x.stack_dim == first.stack_dim for x in tds
-    ):
-        sd = first.stack_dim
-        if d == sd:
-            members = [m for x in tds for m in x.tensordicts]
-            return first._restack(members, sd)
-        count = len(first.tensordicts)
-        if all(len(x.tensordicts) == count for x in tds):
-            md = _member_dim(d, sd)
-            members = [
-                type(group[0]).cat(list(group), md)
-                for group in zip(*(x.tensordicts for x in tds))
-            ]
-            return first._restack(members, sd)
+    result = _lazy_cat(tds, d)
+    if result is not None:
+        if out is None:
+            return result
+        if (
+            _is_lazy_stack(out)
+            and out.stack_dim == result.stack_dim
+            and len(out.tensordicts) == len(result.tensordicts)
+            and out.batch_size == result.batch_size
+        ):
+            for dest, member in zip(out.tensordicts, result.tensordicts):
+                dest.update_(member)
+            return out
     return container_class("TensorDict").cat(_dense_inputs(tds, op), dim, out=out)
+
+
+def _lazy_cat(tds: list, d: int):
+    """The lazy stack :func:`cat` returns, or None where it densifies (the lazy
+    inputs are stacked along different dims)."""
+    lazy = [x for x in tds if _is_lazy_stack(x)]
+    if not lazy:
+        return None
+    first = lazy[0]
+    sd = first.stack_dim
+    if any(x.stack_dim != sd for x in lazy):
+        return None
+    groups = [
+        list(x.tensordicts) if _is_lazy_stack(x) else list(x.unbind(sd)) for x in tds
+    ]
+    if d == sd:
+        return first._restack([m for group in groups for m in group], sd)
+    count = len(groups[0])
+    if any(len(group) != count for group in groups):
+        return None
+    md = _member_dim(d, sd)
+    members = []
+    for parts in zip(*groups):
+        # a lazy member (a stack of stacks) concatenates lazily too
+        kind = next((type(p) for p in parts if _is_lazy_stack(p)), type(parts[0]))
+        members.append(kind.cat(list(parts), md))
+    return first._restack(members, sd)
 
 
 # --------------------------------------------------------------------------------------

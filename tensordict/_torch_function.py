@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from tensordict import _ops
 from tensordict._generated.torch_functions import TORCH_FUNCTIONS
+from tensordict._registry import container_class
 from tensordict.base import TensorDictBase, is_tensor_collection
 
 
@@ -50,8 +51,12 @@ def dispatch(func: Callable, types, args: tuple, kwargs: dict) -> Any:
         items = list(seq) if seq is not None else []
         if not items or not is_tensor_collection(items[0]):
             return NotImplemented
+        owner = type(items[0])
+        if target == "cat":  # a lazy stack among the inputs: the lazy cat, as 0.15.3
+            lazy = container_class("LazyStackedTensorDict")
+            owner = next((type(x) for x in items if isinstance(x, lazy)), owner)
         try:
-            return getattr(type(items[0]), target)(items, *args, **kwargs)
+            return getattr(owner, target)(items, *args, **kwargs)
         except TypeError as err:  # raised by torch: say which key, where known
             _ops.explain_stack_error(items, target, err)
             raise
