@@ -491,7 +491,10 @@ class ConsolidateMixin:
         >>> td.is_consolidated(), td.consolidate().is_consolidated()
         (False, True)
         """
-        return consolidated_parts(self) is not None
+        if consolidated_parts(self) is not None:
+            return True
+        # jagged nested tensors: their components are the block's views
+        return _jagged_consolidated_parts(self)[0] is not None
 
     @classmethod
     def from_consolidated(cls, filename):
@@ -632,8 +635,12 @@ def _write_packed(fd: int, layout: "Layout", leaves: list) -> None:
 def _leaf_bytes(leaf: Tensor) -> memoryview:
     """A CPU leaf's bytes in row-major order (copied only when it is not contiguous
     or carries a lazy conjugate or negative bit)."""
-    leaf = leaf.detach().resolve_conj().resolve_neg().contiguous()
-    return memoryview(leaf.reshape(-1).view(torch.uint8).numpy())
+    flat = leaf.detach().resolve_conj().resolve_neg().contiguous().reshape(-1)
+    if flat.numel() == 1 and flat.stride(0) != 1:
+        # one element counts as contiguous whatever its stride (a row unbound from
+        # a wider tensor), but a dtype view needs stride 1
+        flat = flat.as_strided((1,), (1,))
+    return memoryview(flat.view(torch.uint8).numpy())
 
 
 def from_consolidated(filename):

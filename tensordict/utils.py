@@ -191,15 +191,35 @@ def assert_close(
                 f"assert_close: key {full} holds a tensor in the first tensordict and "
                 f"a {type(b).__name__} in the second"
             )
-        rms = _rms_difference(a, b, full)
-        try:
-            torch.testing.assert_close(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
-        except AssertionError as err:
-            detail = f"key {full} does not match, got mse = {rms:4.4f}"
-            if msg:
-                detail += f",\t{msg}"
-            raise AssertionError(f"{detail}\n{err}") from None
+        for part_a, part_b in _comparable_parts(a, b):
+            rms = _rms_difference(part_a, part_b, full)
+            try:
+                torch.testing.assert_close(
+                    part_a, part_b, rtol=rtol, atol=atol, equal_nan=equal_nan
+                )
+            except AssertionError as err:
+                detail = f"key {full} does not match, got mse = {rms:4.4f}"
+                if msg:
+                    detail += f",\t{msg}"
+                raise AssertionError(f"{detail}\n{err}") from None
     return True
+
+
+def _comparable_parts(a: torch.Tensor, b: torch.Tensor) -> list:
+    """The pairs of plain tensors that compare ``a`` and ``b``: themselves, or for
+    two nested tensors their values and offsets (jagged; two jagged tensors built
+    apart have different symbolic sizes, so they cannot be subtracted) or their
+    components (strided)."""
+    if not (a.is_nested and b.is_nested):
+        return [(a, b)]
+    if a.layout == torch.jagged and b.layout == torch.jagged:
+        return [(a.values(), b.values()), (a.offsets(), b.offsets())]
+    parts_a, parts_b = a.unbind(), b.unbind()
+    if len(parts_a) != len(parts_b):
+        raise AssertionError(
+            f"nested tensors of {len(parts_a)} and {len(parts_b)} components"
+        )
+    return list(zip(parts_a, parts_b))
 
 
 #: 0.15.3's older name of :func:`assert_close` (the same function).
