@@ -2047,12 +2047,75 @@ def maybe_dense_stack(
     stack = LazyStackedTensorDict(*items, stack_dim=dim)
     if items and all(type(x) is TensorDict for x in items) and _same_structure(items):
         result = _dense_stack(stack, None)
+    elif items:
+        result = _best_intention_stack(items, stack.stack_dim, stack)
     else:
         result = stack
     if out is not None:
         out.update(result, inplace=True)
         return out
     return result
+
+
+def _best_intention_stack(items: list, dim: int, stack: LazyStackedTensorDict):
+    """The stack :func:`maybe_dense_stack` gives items that cannot stack densely
+    as a whole, as 0.15.3 does: dense at every level whose keys agree and whose
+    tensors agree in shape, a lazy stack at the levels below where they do not.
+    Lazy stacks alike (as many members along one dim) stack member by member,
+    under a lazy stack along their stack dim. ``stack`` is the lazy stack of
+    ``items`` along ``dim``, returned where nothing can be dense."""
+    first = items[0]
+    if _lazy_alike(items):
+        sd = first.stack_dim
+        member_dim, new_sd = (dim, sd + 1) if dim <= sd else (dim - 1, sd)
+        count = len(first.tensordicts)
+        groups = [[x.tensordicts[i] for x in items] for i in range(count)]
+        members = [maybe_dense_stack(group, member_dim) for group in groups]
+        if not all(type(m) is TensorDict for m in members):
+            # one group stacks only lazily: every group does (members alike)
+            members = [
+                LazyStackedTensorDict(*group, stack_dim=member_dim) for group in groups
+            ]
+        return LazyStackedTensorDict._new_unsafe(members, new_sd)
+    keys = first._own_keys()
+    if not all(
+        type(x) is TensorDict
+        and x.batch_size == first.batch_size
+        and set(x._own_keys()) == set(keys)
+        and len(x._own_keys()) == len(keys)
+        for x in items
+    ):
+        return stack
+    entries = {}
+    for key in keys:
+        vals = [x._tensordict[key] for x in items]
+        head = vals[0]
+        if isinstance(head, Tensor):
+            shape = tensor_shape(head)
+            if not all(
+                isinstance(v, Tensor)
+                and not is_unbatched(v)
+                and tensor_shape(v) == shape
+                for v in vals
+            ):
+                return stack
+            entries[key] = torch.stack(vals, dim)
+        elif _is_node(head):
+            if not all(_is_node(v) and v.batch_size == head.batch_size for v in vals):
+                return stack
+            entries[key] = maybe_dense_stack(vals, dim)
+        elif any(isinstance(v, TensorDictBase) and not _is_non_tensor(v) for v in vals):
+            return stack  # tensorclasses: stacked lazily with the rest
+        else:  # non-tensor data: as the lazy stack reads it
+            entries[key] = stack._get_str(key, NO_DEFAULT)
+    devices = {x.device for x in items}
+    out = TensorDict(
+        batch_size=stack.batch_size,
+        device=first.device if len(devices) == 1 else None,
+    )
+    for key, value in entries.items():
+        out._set_str(key, value, inplace=False, validated=False)
+    return out
 
 
 def _same_structure(items: list) -> bool:
