@@ -185,11 +185,20 @@ class LazyStackedTensorDict(
                 )
             if not members:
                 if len(batch_size) <= stack_dim or batch_size[stack_dim] != 0:
-                    raise RuntimeError(
-                        f"LazyStackedTensorDict: an empty stack needs a batch_size "
-                        f"with 0 at the stack dim {stack_dim}, got {tuple(batch_size)}"
+                    if len(batch_size) < stack_dim:
+                        raise RuntimeError(
+                            f"LazyStackedTensorDict: an empty stack along dim "
+                            f"{stack_dim} needs at least {stack_dim} batch dims, got "
+                            f"batch_size {tuple(batch_size)}"
+                        )
+                    # the members' batch size (as 0.15.3): the stack dim of size 0
+                    # goes in at stack_dim
+                    batch_size = torch.Size(
+                        [*batch_size[:stack_dim], 0, *batch_size[stack_dim:]]
                     )
                 self._batch_size = batch_size
+        if not members and device is not None:
+            self._device = device  # the device the members will be put on
         if names is not None:
             self.names = names
         if strict_shape and members:
@@ -628,6 +637,13 @@ class LazyStackedTensorDict(
             return _pad_and_stack(vals, self.stack_dim, padding_value, padding_side)
         return TensorDictBase.get(self, key, *args, **kwargs)
 
+    def __contains__(self, item) -> bool:
+        """``key in stack`` for a key; for a tensordict, whether it is one of the
+        stacked tensordicts (the very object), as in 0.15.3."""
+        if isinstance(item, TensorDictBase):
+            return any(item is td for td in self.tensordicts)
+        return TensorDictBase.__contains__(self, item)
+
     def __getitem__(self, index):
         if type(index) is str:
             return entry_value(self._get_str(index, NO_DEFAULT))
@@ -686,7 +702,10 @@ class LazyStackedTensorDict(
             try:
                 tensor = torch.as_tensor(value, device=self._device)
             except (TypeError, ValueError, RuntimeError):
-                return [value] * n
+                # a (nested) list of one value per element, tensors of different
+                # shapes for instance: each member takes its own, as in 0.15.3
+                parts = _modes.list_to_stack() and _split_list(value, bs, sd)
+                return parts or [value] * n
             if tensor.shape[: len(bs)] != bs:
                 raise _errors.batch_mismatch(key, tensor.shape, bs)
             return tensor.unbind(sd)
@@ -788,6 +807,16 @@ class LazyStackedTensorDict(
             f"lazy stack's batch size is its stacked tensordicts' with the stack dim; "
             f"make it dense first with to_tensordict())"
         )
+
+    def _adopt(self, source) -> None:
+        # update(update_batch_size=True): source's members along the stack dim (a
+        # lazy stack along it hands over its own, as in 0.15.3)
+        sd = self.stack_dim
+        if isinstance(source, LazyStackedTensorDict) and source.stack_dim == sd:
+            self.tensordicts = list(source.tensordicts)
+        else:
+            self.tensordicts = list(_unbind(source, sd))
+        self._refresh()
 
     def _replace_contents(self, other) -> None:
         for td, new in zip(self.tensordicts, other.tensordicts):
@@ -1759,6 +1788,24 @@ def _split_for_index(value, count: int, dim: int, result_ndim: int):
             return [value] * count  # aligned on the right: the stack dim is not covered
         return None
     return [value] * count
+
+
+def _split_list(value, bs, sd: int):
+    """A nested list laid out like batch size ``bs`` down to the stack dim ``sd``, cut
+    into the parts that go to each member (``value[k]``, ``[v[k] for v in value]``,
+    ...); None when it is not laid out so."""
+
+    def laid_out(v, depth):
+        if type(v) is not list or len(v) != bs[depth]:
+            return False
+        return depth == sd or all(laid_out(x, depth + 1) for x in v)
+
+    def part(v, depth, k):
+        return v[k] if depth == sd else [part(x, depth + 1, k) for x in v]
+
+    if not laid_out(value, 0):
+        return None
+    return [part(value, 0, k) for k in range(bs[sd])]
 
 
 def _member_slices(td, source) -> list:

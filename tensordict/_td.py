@@ -877,6 +877,15 @@ class TensorDict(
         except KeyError:
             raise _errors.key_missing(key, self._tensordict) from None
 
+    def _adopt(self, source) -> None:
+        # update(update_batch_size=True): source's batch size and entries
+        entries = {key: source._get_str(key, NO_DEFAULT) for key in source._own_keys()}
+        self._tensordict = {}
+        self._batch_size = source.batch_size
+        self._names = None
+        for key, value in entries.items():
+            self._set_str(key, value, inplace=False, validated=False)
+
     def _replace_contents(self, other: "TensorDict") -> None:
         if self._is_locked:
             raise _errors.locked("replace the entries in place")

@@ -761,7 +761,9 @@ class TensorDictBase(
         >>> list(td.keys(True, True))
         ['a', 'b', ('sub', 'c')]
         """
+        update_batch_size = False
         if kwargs:  # update(a=..., b=...), update(source, a=...)
+            update_batch_size = kwargs.pop("update_batch_size", False)
             for option in _UPDATE_OPTIONS:  # 0.15.3's options not needed here
                 kwargs.pop(option, None)
         if kwargs:
@@ -773,9 +775,17 @@ class TensorDictBase(
                     non_blocking=non_blocking,
                     keys_to_update=keys_to_update,
                     is_leaf=is_leaf,
+                    update_batch_size=update_batch_size,
                 )
             input_dict_or_td = kwargs
         if input_dict_or_td is None or input_dict_or_td is self:
+            return self
+        if (
+            update_batch_size
+            and isinstance(input_dict_or_td, TensorDictBase)
+            and input_dict_or_td.batch_size != self.batch_size
+        ):
+            self._take_batch_size_of(input_dict_or_td, clone)
             return self
         if keys_to_update is None and is_leaf is None:
             # no write could fail: no snapshot needed
@@ -794,6 +804,28 @@ class TensorDictBase(
                 _save_targets(snapshot, self, input_dict_or_td, keys_to_update)
             self._update(input_dict_or_td, clone, inplace, allowed, ())
         return self
+
+    def _take_batch_size_of(self, source: "TensorDictBase", clone: bool) -> None:
+        """``update(source, update_batch_size=True)`` where the batch sizes differ:
+        this tensordict takes ``source``'s batch size and entries (every key of this
+        one must be in ``source``), as in 0.15.3."""
+        missing = set(self.keys()) - set(source.keys())
+        if missing:
+            raise RuntimeError(
+                "Some keys of the dest tensordict are not present in the source "
+                "during update with mismatching batch-size. batch_size of source="
+                f"{source.batch_size}, batch_size of dest={self.batch_size}, keys in "
+                f"dest but not in source: {missing}."
+            )
+        if self._is_locked:
+            raise _errors.locked("update the batch size")
+        self._adopt(source.clone() if clone else source)
+
+    def _adopt(self, source: "TensorDictBase") -> None:
+        raise RuntimeError(
+            f"update(update_batch_size=True): a {type(self).__name__} cannot change "
+            "its batch size"
+        )
 
     def _update(self, source, clone, inplace, allowed, prefix):
         # one walk over full paths: a mapping meeting a nested tensordict (or only
