@@ -45,19 +45,24 @@ __all__ = [
 ]
 
 
-def _key_list(keys, what: str) -> list:
+class _KeysTypeError(TypeError, ValueError):
+    """Keys that are not keys (0.15.3 raises ValueError, this project TypeError)."""
+
+
+def _key_list(keys, what: str, allow_none: bool = True) -> list:
     """``keys`` as a list of unravelled keys; one key (a string or a tuple of strings,
-    a nested key) stands for a list of one."""
-    if keys is None:
+    a nested key) stands for a list of one; None for none (unless ``allow_none`` is
+    false)."""
+    if keys is None and allow_none:
         return []
     if isinstance(keys, (str, tuple)):
         keys = [keys]
     try:
         return unravel_key_list(list(keys))
     except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"{what} must be a key (a string or a tuple of strings) or a list of keys, "
-            f"got {keys!r}"
+        raise _KeysTypeError(  # 0.15.3's phrase first
+            f"{what} must be of type list, str or tuples of str: {what} must be a key "
+            f"(a string or a tuple of strings) or a list of keys, got {keys!r}"
         ) from err
 
 
@@ -302,9 +307,26 @@ class TensorDictModuleBase(nn.Module):
         # its own ``_out_keys`` on the instance (TorchRL's IQLLoss sets it to None)
         # shadows it without touching ``out_keys``; one that keeps ``out_keys`` behind
         # a property has no list here and is left alone.
+        for name in ("in_keys", "out_keys"):  # nested tuples unravelled (0.15.3)
+            keys = cls.__dict__.get(name)
+            if type(keys) in (list, tuple):
+                try:
+                    type.__setattr__(cls, name, unravel_key_list(list(keys)))
+                except (TypeError, ValueError):
+                    pass
         out_keys = cls.__dict__.get("out_keys")
         if isinstance(out_keys, (list, tuple)) and "_out_keys" not in cls.__dict__:
             cls._out_keys = out_keys
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (name == "in_keys" or name == "out_keys") and type(value) in (list, tuple):
+            # nested keys given as nested tuples (("c", ("d",))) are unravelled, as
+            # in 0.15.3, whoever sets them (a subclass's __init__ included)
+            try:
+                value = unravel_key_list(list(value))
+            except (TypeError, ValueError):
+                pass  # not keys: the subclass's own business
+        super().__setattr__(name, value)
 
     def __call__(self, *args, **kwargs):
         """``forward`` straight away when no hook can fire (see
@@ -423,6 +445,20 @@ class TensorDictModuleBase(nn.Module):
 # --------------------------------------------------------------------------------------
 
 
+class _NotCallableError(TypeError, ValueError):
+    """TensorDictModule given something it cannot call (0.15.3 raises ValueError)."""
+
+
+def _module_input(value):
+    """What a module gets for the entry ``value``: non-tensor data as its value (a
+    ``NonTensorStack`` as the list of its values), as in 0.15.3."""
+    if not getattr(type(value), "_is_non_tensor", False):
+        return value
+    if isinstance(value, container_class("NonTensorStack")):
+        return value.tolist()
+    return value.data
+
+
 class TensorDictModule(TensorDictModuleBase):
     """Wrap a callable on tensors so that it reads and writes a tensordict.
 
@@ -475,10 +511,20 @@ class TensorDictModule(TensorDictModuleBase):
         get_kwargs: dict | None = None,
     ) -> None:
         super().__init__()
-        if not callable(module):
-            raise TypeError(
-                f"TensorDictModule wraps a callable on tensors, got "
-                f"{type(module).__name__}"
+        if type(module) is type or (method is None and not callable(module)):
+            # 0.15.3's words first (code matches them); a TypeError too, as before
+            raise _NotCallableError(
+                f"Module {module!r} of type {type(module).__name__} is not callable: "
+                f"TensorDictModule wraps a callable on tensors (an nn.Module "
+                f"instance, a function), not a class; pass method= to call one of "
+                f"its methods"
+            )
+        if out_to_in_map is not None and not isinstance(in_keys, dict):
+            warnings.warn(  # 0.15.3's words
+                "out_to_in_map is not None but is only used when in_key is a "
+                "dictionary.",
+                UserWarning,
+                stacklevel=2,
             )
         if isinstance(in_keys, dict):
             if out_to_in_map is False:  # {in_key: argument name}
@@ -495,9 +541,15 @@ class TensorDictModule(TensorDictModuleBase):
             self.in_keys = [key for key, _ in pairs]
             self._arg_names = [name for _, name in pairs]
         else:
-            self.in_keys = _key_list(in_keys, "in_keys")
+            self.in_keys = _key_list(in_keys, "in_keys", allow_none=False)
             self._arg_names = None
-        self.out_keys = _key_list(out_keys, "out_keys")
+        self.out_keys = _key_list(out_keys, "out_keys", allow_none=False)
+        if "_" in self.in_keys:
+            warnings.warn(  # 0.15.3's words
+                'key "_" is for ignoring output, it should not be used in input keys',
+                UserWarning,
+                stacklevel=2,
+            )
         if inplace not in (True, False, "empty", None):
             raise ValueError(
                 f"TensorDictModule: inplace must be True, False or 'empty', got "
@@ -510,6 +562,19 @@ class TensorDictModule(TensorDictModuleBase):
         self.strict = strict
         self.get_kwargs = dict(get_kwargs or {})
         self._out_keys_changed()
+
+    def __getattr__(self, name: str) -> Any:
+        # the wrapped module's own attributes and methods read through (as in
+        # 0.15.3); dunder names do not (copy.deepcopy must not find the module's)
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name.startswith("__"):
+                raise
+            module = self.__dict__.get("_modules", {}).get("module")
+            if module is None:
+                raise
+            return getattr(module, name)
 
     def _out_keys_changed(self) -> None:
         # which outputs of the callable are written, and where: (position, key); the
@@ -599,9 +664,12 @@ class TensorDictModule(TensorDictModuleBase):
         if in_keys is None:  # a subclass's property
             in_keys = self.in_keys
         if len(in_keys) == 1:  # without building a list
-            inputs = (get(in_keys[0], None),)
+            value = get(in_keys[0], None)
+            inputs = (value if type(value) is Tensor else _module_input(value),)
         else:
             inputs = [get(key, None) for key in in_keys]
+            if any(type(value) is not Tensor for value in inputs):
+                inputs = [_module_input(value) for value in inputs]
         module = d["_modules"].get("module")  # an nn.Module is registered there
         if module is None:
             module = d["module"]
@@ -662,6 +730,8 @@ class TensorDictModule(TensorDictModuleBase):
         get = tensordict.get
         default = self.get_kwargs.get("default")
         inputs = [get(key, default) for key in self.in_keys]
+        if any(type(value) is not Tensor for value in inputs):
+            inputs = [_module_input(value) for value in inputs]
         if self.strict and any(value is None for value in inputs):
             raise self._missing_error(tensordict, inputs)
         call = self.module if self.method is None else getattr(self.module, self.method)
@@ -673,6 +743,8 @@ class TensorDictModule(TensorDictModuleBase):
             else:
                 outputs = call(**dict(zip(self._arg_names, inputs)), **kwargs)
         except Exception as err:
+            if isinstance(err, TypeError) and "unexpected keyword argument" in str(err):
+                raise  # the in_keys dict names arguments the callable does not take
             if any(value is None for value in inputs):
                 raise self._missing_error(tensordict, inputs) from err
             raise _rewrap(err, self._call_failed(tensordict, inputs, err)) from err

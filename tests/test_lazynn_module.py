@@ -1,0 +1,110 @@
+"""TensorDictModule as existing code uses it: the wrapped module's attributes read
+through, non-tensor entries reach the callable as values, nested-tuple keys are
+unravelled wherever they are set, and misuse raises with 0.15.3's phrases."""
+
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+from tensordict import NonTensorData, NonTensorStack, TensorDict
+from tensordict.nn import TensorDictModule, TensorDictModuleBase
+
+
+def test_the_wrapped_module_attributes_read_through():
+    class Net(nn.Linear):
+        flavour = "plain"
+
+        def describe(self):
+            return f"{self.in_features}->{self.out_features}"
+
+        def __deepcopy__(self, memo=None):
+            return Net(self.in_features, self.out_features)
+
+    module = TensorDictModule(Net(1, 2), in_keys=["a"], out_keys=["b"])
+    assert module.flavour == "plain"
+    assert module.describe() == "1->2"
+    with pytest.raises(AttributeError):
+        module.__deepcopy__  # dunder names do not read through
+    with pytest.raises(AttributeError):
+        module.no_such_thing
+    assert isinstance(copy.deepcopy(module), TensorDictModule)
+
+
+def test_non_tensor_entries_reach_the_callable_as_values():
+    module = TensorDictModule(
+        lambda s: s + " is a string!", in_keys=["s"], out_keys=["out"]
+    )
+    assert module(TensorDict(s="this"))["out"] == "this is a string!"
+    module = TensorDictModule(
+        lambda text: text.upper(),
+        in_keys={"text": "key"},
+        out_keys=["out"],
+        out_to_in_map=True,
+    )
+    assert module(TensorDict(key="abc"))["out"] == "ABC"
+    module = TensorDictModule(
+        lambda: NonTensorStack(NonTensorData(1), NonTensorData(2)),
+        in_keys=[],
+        out_keys=["out"],
+    )
+    assert module(TensorDict())["out"] == [1, 2]
+
+
+def test_nested_tuple_keys_are_unravelled_where_they_are_set():
+    module = TensorDictModule(
+        lambda x: x,
+        in_keys=["a", ("b",), ("c", ("d",))],
+        out_keys=["e", ("f",), ("g", ("h",))],
+    )
+    assert module.in_keys == ["a", "b", ("c", "d")]
+    assert module.out_keys == ["e", "f", ("g", "h")]
+
+    class ByInit(TensorDictModuleBase):
+        def __init__(self):
+            self.in_keys = [("b",), ("c", ("d",))]
+            self.out_keys = [("f",)]
+            super().__init__()
+
+    class ByClass(TensorDictModuleBase):
+        in_keys = [("b",), ("c", ("d",))]
+        out_keys = [("f",)]
+
+    for m in (ByInit(), ByClass()):
+        assert m.in_keys == ["b", ("c", "d")] and m.out_keys == ["f"]
+    m = ByInit()
+    m.in_keys = [("x", ("y",))]
+    assert m.in_keys == [("x", "y")]
+
+
+def test_misuse_raises_with_the_phrases_code_matches():
+    for wrong in (nn.Linear, int, [1], 1, torch.zeros(2)):
+        with pytest.raises(ValueError, match=r"Module .* is not callable"):
+            TensorDictModule(wrong, in_keys=["a"], out_keys=["b"])
+    for wrong_keys in (None, 123, [123]):
+        with pytest.raises(
+            ValueError, match="out_keys must be of type list, str or tuples of str"
+        ):
+            TensorDictModule(nn.Identity(), in_keys=["a"], out_keys=wrong_keys)
+        with pytest.raises(
+            TypeError, match="in_keys must be of type list, str or tuples of str"
+        ):
+            TensorDictModule(nn.Identity(), in_keys=wrong_keys, out_keys=["b"])
+    with pytest.warns(UserWarning, match='key "_"'):
+        TensorDictModule(nn.Identity(), in_keys=["_"], out_keys=["b"])
+    with pytest.warns(UserWarning, match="out_to_in_map is not None but is only used"):
+        TensorDictModule(
+            nn.Identity(), in_keys=["a"], out_keys=["b"], out_to_in_map=False
+        )
+
+
+def test_an_in_keys_dict_naming_arguments_the_callable_lacks():
+    def fn(x, y):
+        return x + y
+
+    module = TensorDictModule(
+        fn, in_keys={"1": "x", "2": "y"}, out_keys=["a"], out_to_in_map=True
+    )
+    with pytest.raises(TypeError, match="got an unexpected keyword argument '1'"):
+        module(TensorDict({"1": torch.ones(1), "2": torch.ones(1)}, []))
