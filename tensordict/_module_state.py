@@ -274,6 +274,8 @@ def _swap_into(
                 and not (value.requires_grad or is_functorch_wrapped_tensor(value))
             ):  # (under vmap, every value stops at the cheap test)
                 value = _wrap_as_parameter(value, old)
+            if preserve and where is buffers and isinstance(value, nn.Parameter):
+                value = value.data  # a buffer stays a buffer (as in 0.15.3)
             where[key] = value
             if collect:
                 swap[key] = old

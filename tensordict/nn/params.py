@@ -241,6 +241,12 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
             model = own.get(key)
             if model is not None:
                 out.set(key, _parameter_like(value, model))
+        # a parameter held at several keys (tied weights) stays one parameter
+        first_key: dict = {}
+        for key, model in own.items():
+            first = first_key.setdefault(id(model), key)
+            if first != key and key in out.keys(True, True):
+                out.set(key, out.get(first))
         return TensorDictParams(out, no_convert=True)
 
     def to(self, *args, **kwargs) -> "TensorDictParams":
@@ -331,6 +337,45 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
 
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         return self._tensordict._get_str(key, default, missing_ok=missing_ok)
+
+    # ------------------------------------------------------------------ read hooks
+    def register_get_post_hook(self, hook: Callable) -> None:
+        """Call ``hook(self, tensor)`` on every tensor read (``get``, ``td[key]``,
+        ``values``, ``items``), at any depth; a result other than ``None`` replaces
+        the tensor read (``lambda td, x: x.data`` reads the parameters without their
+        grad).
+
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> params = TensorDictParams(TensorDict(w=torch.zeros(2)))
+        >>> params.register_get_post_hook(lambda td, x: x.data)
+        >>> params["w"].requires_grad
+        False
+        """
+        if not callable(hook):
+            raise ValueError("Hooks must be callables.")  # 0.15.3's words
+        self.__dict__.setdefault("_get_post_hooks", []).append(hook)
+
+    def _hooked(self, value: Any) -> Any:
+        hooks = self.__dict__.get("_get_post_hooks")
+        if hooks and isinstance(value, Tensor):
+            for hook in hooks:
+                new = hook(self, value)
+                if new is not None:
+                    value = new
+        return value
+
+    def get(self, key: NestedKey, *args, **kwargs) -> Any:
+        return self._hooked(super().get(key, *args, **kwargs))
+
+    def __getitem__(self, index) -> Any:
+        return self._hooked(super().__getitem__(index))
+
+    def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
+        out = super()._walk(include_nested, leaves_only, is_leaf, with_values)
+        if with_values and self.__dict__.get("_get_post_hooks"):
+            out = [(key, self._hooked(value)) for key, value in out]
+        return out
 
     def _set_str(
         self,
