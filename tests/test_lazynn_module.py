@@ -108,3 +108,62 @@ def test_an_in_keys_dict_naming_arguments_the_callable_lacks():
     )
     with pytest.raises(TypeError, match="got an unexpected keyword argument '1'"):
         module(TensorDict({"1": torch.ones(1), "2": torch.ones(1)}, []))
+
+
+def test_a_sequence_of_named_modules_from_a_dict():
+    from tensordict.nn import TensorDictSequential
+
+    class Net(nn.Module):
+        def add(self, tensor, *, amount):
+            return tensor + amount
+
+    seq = TensorDictSequential(
+        {
+            "inc": lambda td: td + 1,
+            "twice": lambda td: td * 2,
+            "net": TensorDictModule(
+                Net(),
+                in_keys=["a"],
+                out_keys=["b"],
+                method="add",
+                method_kwargs={"amount": 2},
+            ),
+        }
+    )
+    assert list(dict(seq.module.named_children())) == ["inc", "twice", "net"]
+    assert seq(TensorDict(a=0))["b"] == 4
+
+
+def test_device_and_is_functional_are_deprecated():
+    module = TensorDictModule(nn.Linear(3, 4), in_keys=["a"], out_keys=["b"])
+    with pytest.warns(DeprecationWarning, match=r"removed in TensorDict 0\.17"):
+        assert module.device == torch.device("cpu")
+    with pytest.warns(DeprecationWarning, match=r"removed in TensorDict 0\.17"):
+        assert module.is_functional is False
+
+
+def test_composite_icdf_reads_what_cdf_wrote():
+    from torch import distributions
+
+    from tensordict.nn import CompositeDistribution
+
+    params = TensorDict(
+        {
+            "cont": {"loc": torch.zeros(3), "scale": torch.ones(3)},
+            ("n", "c"): {"loc": torch.ones(3), "scale": torch.ones(3)},
+        },
+        [3],
+    )
+    dist = CompositeDistribution(
+        params,
+        distribution_map={
+            "cont": distributions.Normal,
+            ("n", "c"): distributions.Normal,
+        },
+    )
+    sample = dist.sample()
+    out = dist.cdf(sample)
+    assert out is sample and ("n", "c_cdf") in sample.keys(True)
+    dist.icdf(sample)
+    torch.testing.assert_close(sample["cont_icdf"], sample["cont"])
+    torch.testing.assert_close(sample["n", "c_icdf"], sample["n", "c"])

@@ -621,7 +621,15 @@ class TensorDictModule(TensorDictModuleBase):
 
     @property
     def device(self) -> torch.device | None:
-        """The device of the first parameter or buffer (None without any)."""
+        """The device of the first parameter or buffer (None without any).
+        Deprecated, as in 0.15.3: a module may hold tensors on several devices."""
+        warnings.warn(  # 0.15.3's phrase first
+            f"{type(self).__name__}.device is deprecated and will be removed in "
+            "TensorDict 0.17. Modules may contain parameters and buffers on multiple "
+            "devices; inspect the relevant module state explicitly instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         for tensor in self.parameters():
             return tensor.device
         for tensor in self.buffers():
@@ -630,6 +638,13 @@ class TensorDictModule(TensorDictModuleBase):
 
     @property
     def is_functional(self) -> bool:
+        """Always False (deprecated, as in 0.15.3)."""
+        warnings.warn(
+            f"{type(self).__name__}.is_functional is deprecated and will be removed "
+            "in TensorDict 0.17.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return False
 
     def __call__(self, *args, **kwargs):

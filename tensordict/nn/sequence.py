@@ -116,7 +116,7 @@ class TensorDictSequential(TensorDictModule):
         inplace: bool | str | None = None,
     ) -> None:
         TensorDictModuleBase.__init__(self)
-        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+        if len(modules) == 1 and isinstance(modules[0], dict):  # named, in order
             self.module = nn.ModuleDict(
                 {name: _as_module(m) for name, m in modules[0].items()}
             )

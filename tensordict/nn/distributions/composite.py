@@ -278,12 +278,31 @@ class CompositeDistribution(D.Distribution, collections.abc.Mapping):
         return out
 
     def cdf(self, sample: TensorDictBase) -> TensorDictBase:
-        """Each part's cdf at its sample, in a tensordict (``<name>_cdf``)."""
-        return self._per_part(sample, "cdf", "_cdf")
+        """Each part's cdf at its sample, written into ``sample`` at
+        ``<name>_cdf`` (as 0.15.3); returns ``sample``."""
+        for key, dist in self.dists.items():
+            name = self.name_map[key]
+            sample.set(_add_suffix(name, "_cdf"), dist.cdf(sample.get(name)))
+        return sample
 
     def icdf(self, sample: TensorDictBase) -> TensorDictBase:
-        """Each part's inverse cdf at its value, in a tensordict (``<name>_icdf``)."""
-        return self._per_part(sample, "icdf", "_icdf")
+        """Each part's inverse cdf, written into ``sample`` at ``<name>_icdf``, of
+        the probability at ``<name>_cdf`` (as :meth:`cdf` writes it), or where that
+        is missing of the cdf of the value at ``<name>`` (as 0.15.3); returns
+        ``sample``."""
+        for key, dist in self.dists.items():
+            name = self.name_map[key]
+            prob = sample.get(_add_suffix(name, "_cdf"), None)
+            if prob is None:
+                value = sample.get(name, None)
+                if value is None:
+                    raise KeyError(
+                        f"icdf: neither {_add_suffix(name, '_cdf')!r} nor {name!r} is "
+                        f"in the sample"
+                    )
+                prob = dist.cdf(value)
+            sample.set(_add_suffix(name, "_icdf"), dist.icdf(prob))
+        return sample
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k!r}: {d}" for k, d in self.dists.items())
