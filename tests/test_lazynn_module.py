@@ -167,3 +167,44 @@ def test_composite_icdf_reads_what_cdf_wrote():
     dist.icdf(sample)
     torch.testing.assert_close(sample["cont_icdf"], sample["cont"])
     torch.testing.assert_close(sample["n", "c_icdf"], sample["n", "c"])
+
+
+def test_deterministic_interaction_of_awkward_distributions():
+    import functools
+
+    from torch import distributions
+
+    from tensordict.nn import ProbabilisticTensorDictModule, set_interaction_type
+
+    lkj = functools.partial(distributions.LKJCholesky, dim=3, concentration=1.0)
+    module = ProbabilisticTensorDictModule(
+        in_keys=[], out_keys=["out"], distribution_class=lkj
+    )
+    for kind in ("DETERMINISTIC", "MEAN", "MODE"):
+        with (
+            set_interaction_type(kind),
+            pytest.raises(RuntimeError, match="DETERMINISTIC, MEAN and MODE"),
+        ):
+            module(TensorDict())
+    wishart = functools.partial(
+        distributions.Wishart, df=torch.tensor([2]), covariance_matrix=torch.eye(2)
+    )
+    module = ProbabilisticTensorDictModule(
+        in_keys=[], out_keys=["out"], distribution_class=wishart
+    )
+    with set_interaction_type("DETERMINISTIC"):  # its mode overflows: the mean
+        assert (module(TensorDict())["out"] == 2 * torch.eye(2)).all()
+
+
+def test_as_td_module_needs_two_tensorclasses():
+    from tensordict.nn import TensorClassModuleBase
+
+    class Plain(TensorClassModuleBase[torch.Tensor, torch.Tensor]):
+        def forward(self, x):
+            return x + 1
+
+    with pytest.raises(
+        ValueError,
+        match="Only TensorClassModuleBase implementations with both input and output type as TensorClass",
+    ):
+        Plain().as_td_module()

@@ -54,12 +54,26 @@ __all__ = [
 ]
 
 
+_CENTRAL = (
+    InteractionType.DETERMINISTIC,
+    InteractionType.MEAN,
+    InteractionType.MODE,
+)
+
+
 def _draw(
     dist: D.Distribution, kind: InteractionType, shape: torch.Size, n_estimate: int
 ):
     """The value ``kind`` asks for (``shape``: leading sample dims, RANDOM only)."""
     if kind is InteractionType.RANDOM:
         return dist.rsample(shape) if dist.has_rsample else dist.sample(shape)
+    if isinstance(dist, D.LKJCholesky) and kind in _CENTRAL:
+        # its mean is an expectation over matrices nobody means to act on: refused,
+        # as in 0.15.3 (whose words lead)
+        raise RuntimeError(
+            f"DETERMINISTIC, MEAN and MODE are not implemented for "
+            f"{type(dist).__name__}: draw samples (InteractionType.RANDOM) instead"
+        )
     if kind is InteractionType.MODE:
         return dist.mode
     if kind is InteractionType.MEDIAN:

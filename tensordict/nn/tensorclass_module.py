@@ -10,6 +10,7 @@ from typing import Generic, TypeVar
 from torch import nn
 
 from tensordict.base import TensorDictBase
+from tensordict.tensorclass import is_tensorclass
 from tensordict.nn.common import TensorDictModuleBase
 
 __all__ = ["TensorClassModuleBase", "TensorClassModuleWrapper"]
@@ -74,6 +75,11 @@ class TensorClassModuleBase(Generic[InputClass, OutputClass], nn.Module):
         return TensorClassModuleWrapper(self)
 
 
+class _NotTensorClassesError(TypeError, ValueError):
+    """as_td_module() of a module whose classes are not tensorclasses (0.15.3 raises
+    ValueError)."""
+
+
 class TensorClassModuleWrapper(TensorDictModuleBase):
     """A :class:`TensorClassModuleBase` as a module of tensordicts: it builds the
     input instance from the tensordict's entries at ``in_keys`` and returns the
@@ -98,10 +104,16 @@ class TensorClassModuleWrapper(TensorDictModuleBase):
 
     def __init__(self, module: TensorClassModuleBase) -> None:
         super().__init__()
-        if module.input_class is None or module.output_class is None:
-            raise TypeError(
+        if not (
+            is_tensorclass(module.input_class) and is_tensorclass(module.output_class)
+        ):
+            raise _NotTensorClassesError(  # 0.15.3's words first
+                "Only TensorClassModuleBase implementations with both input and "
+                "output type as TensorClass can be converted to TensorDictModule: "
                 f"TensorClassModuleWrapper needs a TensorClassModuleBase[In, Out] "
-                f"subclass naming its classes; {type(module).__name__} does not"
+                f"subclass naming two tensorclasses; {type(module).__name__} names "
+                f"{getattr(module.input_class, '__name__', module.input_class)} and "
+                f"{getattr(module.output_class, '__name__', module.output_class)}"
             )
         self.tc_module = module
         self.in_keys = list(module.in_keys)

@@ -44,8 +44,9 @@ def _deterministic(dist: D.Distribution) -> torch.Tensor:
         return value
     try:
         return dist.mode
-    except NotImplementedError:
-        return dist.mean
+    except (NotImplementedError, RuntimeError):  # Wishart's mode overflows
+        pass
+    return dist.mean
 
 
 class CompositeDistribution(D.Distribution, collections.abc.Mapping):
