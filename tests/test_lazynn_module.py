@@ -208,3 +208,41 @@ def test_as_td_module_needs_two_tensorclasses():
         match="Only TensorClassModuleBase implementations with both input and output type as TensorClass",
     ):
         Plain().as_td_module()
+
+
+@pytest.mark.parametrize("built_with", [True, False])
+def test_composite_log_prob_keys_follow_the_setting_they_were_built_with(built_with):
+    import functools
+
+    from torch import distributions
+
+    from tensordict.nn import (
+        CompositeDistribution,
+        ProbabilisticTensorDictModule,
+        set_composite_lp_aggregate,
+    )
+
+    maker = functools.partial(
+        CompositeDistribution,
+        distribution_map={
+            "cont": distributions.Normal,
+            ("n", "disc"): distributions.Categorical,
+        },
+    )
+    with set_composite_lp_aggregate(built_with):
+        module = ProbabilisticTensorDictModule(
+            in_keys=["params"],
+            out_keys=["cont", ("n", "disc")],
+            distribution_class=maker,
+            return_log_prob=True,
+        )
+    with set_composite_lp_aggregate(built_with):
+        if built_with:
+            assert module.out_keys == ["cont", ("n", "disc"), "sample_log_prob"]
+            assert module.log_prob_key == "sample_log_prob"
+        else:
+            assert module.log_prob_keys == ["cont_log_prob", ("n", "disc_log_prob")]
+    with set_composite_lp_aggregate(not built_with):
+        for name in ("out_keys", "log_prob_keys", "log_prob_key"):
+            with pytest.raises(RuntimeError, match="composite_lp_aggregate"):
+                getattr(module, name)

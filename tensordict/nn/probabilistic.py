@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 from typing import Any, Iterator
 
 import torch
@@ -223,13 +224,24 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         self.num_samples = num_samples
         self.generator = generator
         self._generator, self._generator_key = _generator_source(generator)
-        self._composite = isinstance(distribution_class, type) and issubclass(
-            distribution_class, CompositeDistribution
+        target = distribution_class
+        while isinstance(target, functools.partial):  # partial(CompositeDistribution, ...)
+            target = target.func
+        self._composite = isinstance(target, type) and issubclass(
+            target, CompositeDistribution
         )
         if log_prob_key is not None and log_prob_keys is not None:
             raise ValueError("pass log_prob_key or log_prob_keys, not both")
         if log_prob_key is not None:
             log_prob_keys = [log_prob_key]
+        # the keys of a composite distribution's log-probabilities follow the
+        # composite_lp_aggregate() in force when the module is built: read under the
+        # other setting, they are refused (as in 0.15.3)
+        self.__dict__["_lp_aggregate_built"] = (
+            composite_lp_aggregate(nowarn=True)
+            if self._composite and log_prob_keys is None
+            else None
+        )
         if log_prob_keys is None:
             if composite_lp_aggregate():
                 log_prob_keys = ["sample_log_prob"]
@@ -239,6 +251,39 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         self.out_keys = list(sample_keys) + (
             list(self.log_prob_keys) if return_log_prob else []
         )
+
+    def _check_lp_aggregate(self, name: str) -> None:
+        built = self.__dict__.get("_lp_aggregate_built")
+        if built is not None and composite_lp_aggregate(nowarn=True) != built:
+            raise RuntimeError(
+                f"{type(self).__name__}.{name} was built with "
+                f"composite_lp_aggregate()={built} (its composite distribution's "
+                f"log-probability keys follow it) and is read with "
+                f"composite_lp_aggregate()={not built}: read it under "
+                f"set_composite_lp_aggregate({built}), or build the module under the "
+                f"setting it runs with"
+            )
+
+    @property
+    def out_keys(self) -> list:
+        """The sample keys, then the log-probability keys when ``return_log_prob``."""
+        self._check_lp_aggregate("out_keys")
+        return self.__dict__["_prob_out_keys"]
+
+    @out_keys.setter
+    def out_keys(self, value) -> None:
+        self.__dict__["_prob_out_keys"] = value
+
+    @property
+    def log_prob_keys(self) -> list:
+        """Where the log-probabilities go (one key, or one per part of a composite
+        distribution that does not aggregate them)."""
+        self._check_lp_aggregate("log_prob_keys")
+        return self.__dict__["_prob_log_prob_keys"]
+
+    @log_prob_keys.setter
+    def log_prob_keys(self, value) -> None:
+        self.__dict__["_prob_log_prob_keys"] = value
 
     @property
     def _out_keys(self) -> list:
@@ -251,6 +296,7 @@ class ProbabilisticTensorDictModule(TensorDictModuleBase):
         """The key of the log-probability: the only one of :attr:`log_prob_keys`
         (``RuntimeError`` when a composite distribution that does not aggregate has
         several)."""
+        self._check_lp_aggregate("log_prob_key")
         keys = self.log_prob_keys
         if len(keys) != 1:
             raise RuntimeError(
