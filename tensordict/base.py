@@ -2507,6 +2507,21 @@ def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:
 collections.abc.Mapping.register(TensorDictBase)
 
 
+class _MovedBack:
+    """``with td.to(device_or_dtype) as moved:``: on leaving the block, what was
+    written into ``moved`` goes back into ``td`` as in 0.15.3: the entries ``td`` has
+    are written in place (keeping their device and dtype), new ones are added (on
+    ``td``'s device, when it has one)."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source) -> None:
+        self.source = source
+
+    def __call__(self, moved) -> None:
+        self.source.update(moved, inplace=True)
+
+
 class _WriteBack:
     """``with td.flatten_keys() as flat:`` (or ``unflatten_keys``): on leaving the block,
     what was written into ``flat`` is written back into ``td`` through the inverse op,
