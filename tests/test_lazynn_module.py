@@ -246,3 +246,25 @@ def test_composite_log_prob_keys_follow_the_setting_they_were_built_with(built_w
         for name in ("out_keys", "log_prob_keys", "log_prob_key"):
             with pytest.raises(RuntimeError, match="composite_lp_aggregate"):
                 getattr(module, name)
+
+
+def test_repr_lists_the_submodules_and_keys():
+    class Custom(TensorDictModuleBase):
+        in_keys = ["a"]
+        out_keys = ["b"]
+
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(3, 4)
+
+        def forward(self, tensordict):
+            return tensordict
+
+    text = repr(Custom())
+    assert text.startswith("Custom(")
+    assert "net=Linear(in_features=3, out_features=4" in text
+    assert "in_keys=['a']" in text and "out_keys=['b']" in text
+    text = repr(TensorDictModule(nn.Linear(3, 4), in_keys=["a"], out_keys=["b"]))
+    assert text.count("module=") == 1 and "module=Linear(in_features=3" in text
+    text = repr(TensorDictModule(lambda x: x, in_keys=["a"], out_keys=["b"]))
+    assert text.count("module=") == 1 and "module=<function" in text

@@ -337,6 +337,24 @@ class TensorDictModuleBase(nn.Module):
             return self.forward(*args, **kwargs)
         return nn.Module.__call__(self, *args, **kwargs)
 
+    def __repr__(self) -> str:
+        # a subclass with a layout of its own (extra_repr) keeps nn.Module's; the
+        # others print their submodules and keys, as 0.15.3 does
+        if type(self).extra_repr is not nn.Module.extra_repr:
+            return super().__repr__()
+        fields = [
+            f"{name}={repr(module)}".replace("\n", "\n    ")
+            for name, module in self._modules.items()
+        ]
+        for name in ("in_keys", "out_keys"):
+            try:
+                fields.append(f"{name}={getattr(self, name)!r}")
+            except Exception:  # a property that cannot answer yet
+                continue
+        if not fields:
+            return f"{type(self).__name__}()"
+        return f"{type(self).__name__}(\n    " + ",\n    ".join(fields) + ")"
+
     @staticmethod
     def is_tdmodule_compatible(module) -> bool:
         """Whether ``module`` reads and writes tensordicts (it has ``in_keys`` and
@@ -828,19 +846,25 @@ class TensorDictModule(TensorDictModuleBase):
             f"{type(err).__name__}: {err}"
         )
 
-    def extra_repr(self) -> str:
-        parts = []
-        if not isinstance(self.module, nn.Module):
-            parts.append(f"module={_callable_name(self.module)}")
-        parts.append(f"in_keys={self.in_keys}")
-        parts.append(f"out_keys={self.out_keys}")
-        if self._arg_names is not None:
-            parts.append(f"arg_names={self._arg_names}")
-        if self.inplace is not True:
-            parts.append(f"inplace={self.inplace!r}")
-        if self.method is not None:
-            parts.append(f"method={self.method!r}")
-        return ", ".join(parts)
+    def __repr__(self) -> str:
+        # 0.15.3's layout: the wrapped callable (a child module or not), the keys,
+        # then the options that differ from the defaults (a subclass with an
+        # extra_repr of its own keeps nn.Module's layout)
+        if type(self).extra_repr is not nn.Module.extra_repr:
+            return nn.Module.__repr__(self)
+        parts = [
+            f"module={self.module!r}".replace("\n", "\n    "),
+            f"in_keys={self.in_keys}",
+            f"out_keys={self.out_keys}",
+        ]
+        d = self.__dict__
+        if d.get("_arg_names") is not None:
+            parts.append(f"arg_names={d['_arg_names']}")
+        if d.get("inplace", True) is not True:
+            parts.append(f"inplace={d['inplace']!r}")
+        if d.get("method") is not None:
+            parts.append(f"method={d['method']!r}")
+        return f"{type(self).__name__}(\n    " + ",\n    ".join(parts) + ")"
 
 
 def _callable_name(func) -> str:
