@@ -240,6 +240,17 @@ def _reshaped(stack, new_batch_size, op: str, member_op: Callable):
     n = len(stack.tensordicts)
     new = tuple(new_batch_size)
     prefix = tuple(bs[:sd])
+    extra = len(new) - len(bs)
+    if (
+        n > 0
+        and extra > 0
+        and new[:sd] == prefix
+        and new[sd + extra + 1 :] == tuple(bs[sd + 1 :])
+        and _numel(new[sd : sd + extra + 1]) == n
+    ):
+        # the stack dim split into several: lazy stacks of lazy stacks of the
+        # members, in order (no copy), as 0.15.3
+        return _nested(stack, list(stack.tensordicts), new[sd : sd + extra + 1], sd)
     fits = n > 0 and len(new) > sd and new[:sd] == prefix and new[sd] % n == 0
     if fits:
         k = new[sd] // n
@@ -258,6 +269,19 @@ def _reshaped(stack, new_batch_size, op: str, member_op: Callable):
             for row in member_op(td, prefix + (k,) + rest).unbind(sd)
         ]
         return stack._restack(rows, sd)
+
+
+def _nested(stack, members: list, sizes: tuple, sd: int):
+    """``members`` as a lazy stack along ``sd`` of ``sizes[0]`` lazy stacks of ...
+    (``sizes`` multiply to ``len(members)``)."""
+    if len(sizes) == 1:
+        return stack._restack(members, sd)
+    step = _numel(sizes[1:])
+    groups = [
+        _nested(stack, members[i * step : (i + 1) * step], sizes[1:], sd)
+        for i in range(sizes[0])
+    ]
+    return stack._restack(groups, sd)
 
 
 def _numel(shape) -> int:

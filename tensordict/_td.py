@@ -27,7 +27,6 @@ from tensordict._ragged import RAGGED, batch_shape
 from tensordict._registry import container_class, register
 from tensordict._sub_td import _SubTensorDict  # noqa: F401  (0.15.3's import path)
 from tensordict.base import (
-    _MovedBack,
     _MISSING,
     _parse_names,
     NO_DEFAULT,
@@ -886,14 +885,6 @@ class TensorDict(
         self._names = None
         for key, value in entries.items():
             self._set_str(key, value, inplace=False, validated=False)
-
-    def to(self, *args, **kwargs):
-        result = TensorDictGeneratedOps.to(self, *args, **kwargs)
-        if result is not self:  # ``with td.to(...) as moved:`` writes back on exit
-            result._last_lock_op = _MovedBack(self)
-        return result
-
-    to.__doc__ = TensorDictGeneratedOps.to.__doc__
 
     def _replace_contents(self, other: "TensorDict") -> None:
         if self._is_locked:

@@ -22,11 +22,16 @@ from codegen.rules import DEVICE_RULES, RuleCall, parse_rule_call
 @dataclass(frozen=True, kw_only=True)
 class DeviceOp(leafwise.LeafwiseOp):
     family: ClassVar[str] = "device"
-    KEYS: ClassVar[frozenset] = leafwise.KEYS | {"device", "target", "then", "shortcut", "method"}
+    KEYS: ClassVar[frozenset] = leafwise.KEYS | {
+        "device", "target", "then", "shortcut", "method", "writes_back"
+    }
 
     device_rule: RuleCall | None  # ``device: to(args, kwargs)``: the result's device
     then: str | None  # a method of self called last; its result is returned
     shortcut: str | None  # a method of self called with the rule's names, tried first
+    # a helper of ``_ops`` given (self, result) last: what ``with td.op(...) as r:``
+    # writes back into self on exit
+    writes_back: str | None = None
 
     @classmethod
     def parse(cls, entry: Entry) -> DeviceOp | None:
@@ -44,6 +49,12 @@ class DeviceOp(leafwise.LeafwiseOp):
                 entry.err(entry.line_of("shortcut"),
                           "'shortcut' needs a device rule that defines device, dtype "
                           "and non_blocking")
+        writes_back = entry.value("writes_back")
+        if writes_back is not None and not (
+            isinstance(writes_back, str) and writes_back.isidentifier()
+        ):
+            entry.err(entry.line_of("writes_back"),
+                      f"'writes_back' must be an _ops helper name, got {writes_back!r}")
         form = Form.METHOD if entry.flag("method", True) else Form.FUNCTION
         target = entry.parameter("target", sig)
         fields = cls.parse_leafwise(entry, rule.rule.defines if rule else (), form=form)
@@ -51,7 +62,9 @@ class DeviceOp(leafwise.LeafwiseOp):
             return None
         if target:
             fields["signature"] = fields["signature"].with_roles({target: Role.TARGET})
-        return cls(**fields, device_rule=rule, then=then, shortcut=shortcut)
+        return cls(
+            **fields, device_rule=rule, then=then, shortcut=shortcut, writes_back=writes_back
+        )
 
     @property
     def lazy_way(self) -> str:

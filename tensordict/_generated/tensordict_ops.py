@@ -2790,7 +2790,7 @@ class TensorDictGeneratedOps:
         result = rebuild(new, device=new_device)
         if inplace:  # self takes the result's entries and batch size
             return _ops.assign_inplace(self, result)
-        return _ops.keep_lock(self, result)
+        return _ops.moved_back(self, _ops.keep_lock(self, result))
 
     def cpu(self, **kwargs) -> Self:
         """Move every leaf to the CPU.

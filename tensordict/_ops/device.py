@@ -421,3 +421,13 @@ def to_with_batch_size(td, new_batch_size, device, dtype, non_blocking: bool):
             result = td.copy()
     result.batch_size = new_batch_size
     return result
+
+
+def moved_back(source, result):
+    """``result`` (a moved or cast copy of ``source``) as a context manager: ``with
+    td.to(...) as moved:`` writes what the block wrote back into ``td`` on exit (see
+    ``_MovedBack`` in ``base.py``), as 0.15.3 does. ``source`` itself is returned as
+    it is."""
+    if result is not source:
+        result._last_lock_op = _base._MovedBack(source)
+    return result
