@@ -67,3 +67,27 @@ def test_update_batch_size_needs_every_key_in_the_source():
     ):
         td.update(TensorDict(a=torch.ones(2), batch_size=[2]), update_batch_size=True)
     assert td.batch_size == (3,)
+
+
+@pytest.mark.parametrize("stack_dim", [0, 1])
+def test_view_splitting_the_stack_dim_gives_lazy_stacks_of_lazy_stacks(stack_dim):
+    if stack_dim == 0:
+        stack = LazyStackedTensorDict(
+            *[TensorDict(a=i) for i in range(60)], stack_dim=0
+        )
+        shape, split = (3, 4, 5), (3, 4, 5)
+    else:
+        stack = LazyStackedTensorDict(
+            *[TensorDict(a=a, batch_size=[2]) for a in torch.arange(120).chunk(60)],
+            stack_dim=1,
+        )
+        shape, split = (2, 3, 4, 5), (3, 4, 5)
+    view = stack.view(*shape)
+    assert view.batch_size == shape
+    assert isinstance(view, LazyStackedTensorDict) and view.stack_dim == stack_dim
+    inner = view.tensordicts[0]
+    assert isinstance(inner, LazyStackedTensorDict)
+    assert isinstance(inner.tensordicts[0], LazyStackedTensorDict)
+    assert inner.tensordicts[0].tensordicts[0] is stack.tensordicts[0]  # no copy
+    assert (view == stack.unflatten(stack_dim, split)).all()
+    assert (view.view(stack.shape) == stack).all()
