@@ -57,6 +57,22 @@ def _is_nested_key(obj) -> bool:
 KEY_SEPARATOR = "."
 
 
+#: The message of a key that is not one (0.15.3's text, which code matches), to be
+#: formatted with the key; ``tensordict.base._GENERIC_NESTED_ERR`` is this string.
+GENERIC_NESTED_ERR = (
+    "Only NestedKeys are supported: a key must be a string or a non-empty, possibly "
+    "nested tuple of strings. Got key {!r}."
+)
+
+
+def _invalid_key(key, part) -> "InvalidKeyError":
+    if part is key:
+        detail = f" (a {type(key).__name__})"
+    else:
+        detail = f" (its part {part!r} is a {type(part).__name__})"
+    return InvalidKeyError(GENERIC_NESTED_ERR.format(key) + detail)
+
+
 class InvalidKeyError(KeyError, TypeError, RuntimeError):
     """Something that is not a key (a string or a tuple of strings) was used as one.
     A ``TypeError``; 0.15.3 raised a ``KeyError`` (and, from :func:`unravel_key`, a
@@ -66,17 +82,14 @@ class InvalidKeyError(KeyError, TypeError, RuntimeError):
         return str(self.args[0]) if self.args else ""
 
 
-def _flatten_into(key, out: list) -> None:
+def _flatten_into(key, out: list, whole=None) -> None:
     if isinstance(key, str):
         out.append(key)
     elif isinstance(key, tuple):
         for part in key:
-            _flatten_into(part, out)
+            _flatten_into(part, out, key if whole is None else whole)
     else:
-        raise InvalidKeyError(
-            f"a key must be a string or a tuple of strings, got {key!r} "
-            f"of type {type(key).__name__}"
-        )
+        raise _invalid_key(key if whole is None else whole, key)
 
 
 def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
@@ -104,10 +117,7 @@ def unravel_key_to_tuple(key: NestedKey) -> tuple[str, ...]:
         if not out:
             raise KeyError(f"the key {key!r} names no entry")
         return tuple(out)
-    raise InvalidKeyError(
-        f"a key must be a string or a tuple of strings, got {key!r} "
-        f"of type {type(key).__name__}"
-    )
+    raise _invalid_key(key, key)
 
 
 def _unravel_strict(key: NestedKey) -> NestedKey:

@@ -569,10 +569,13 @@ class LazyStackedTensorDict(
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         return self._combine(key, self._member_values(key), default, missing_ok)
 
-    def _get_path(self, key, default=NO_DEFAULT):
+    def _get_path(self, key, default=NO_DEFAULT, *, explicit_default: bool = False):
         if len(key) == 1:
             return self._get_str(key[0], default)
-        vals = [td.get(key, _MISSING) for td in self.tensordicts]
+        vals = [
+            td._get_path(key, _MISSING, explicit_default=explicit_default)
+            for td in self.tensordicts
+        ]
         return self._combine(key, vals, default, False)
 
     def _combine(self, key, vals, default, missing_ok):
@@ -1734,7 +1737,7 @@ def _stack_non_tensor(vals: list, dim: int, member_batch) -> Any:
 def _stack_tensorclasses(key, vals: list, dim: int) -> Any:
     cls = type(vals[0])
     inner = LazyStackedTensorDict._new_unsafe([v._tensordict for v in vals], dim)
-    from_td = getattr(cls, "_from_tensordict", None)
+    from_td = getattr(cls, "_from_td", None)  # a rebuild: no __post_init__
     if from_td is None:
         raise TypeError(
             f"cannot stack the {cls.__name__} entries at key {_errors._fmt_key(key)}"
@@ -1917,9 +1920,7 @@ def _dense_stack(
             storage[key] = _dense_stack(sub, mode, padding)
         elif is_tensor_collection(first) and not _is_non_tensor(first):
             inner = LazyStackedTensorDict._new_unsafe([v._tensordict for v in vals], sd)
-            storage[key] = type(first)._from_tensordict(
-                _dense_stack(inner, mode, padding)
-            )
+            storage[key] = type(first)._from_td(_dense_stack(inner, mode, padding))
         elif mode != "mask":
             storage[key] = _stack_non_tensor(vals, sd, stack.tensordicts[0].batch_size)
     names = _parse_names(names, len(stack._batch_size))

@@ -1091,6 +1091,28 @@ class TensorDict(
         _collect_leaves(self, leaves)
         return leaves, self._rebuild_from
 
+    # Comparisons with another tensordict also compare their non-tensor entries, as
+    # in 0.15.3 (``(td == td.clone())["label"]`` is a boolean tensor of the batch
+    # size, ``td ^ td`` is False there): the generated op combines the tensors, then
+    # each pair of non-tensor entries gives the booleans of its elements.
+    def __eq__(self, other):
+        result = TensorDictGeneratedOps.__eq__(self, other)
+        return _compare_non_tensor_entries(result, self, other, "eq")
+
+    def __ne__(self, other):
+        result = TensorDictGeneratedOps.__ne__(self, other)
+        return _compare_non_tensor_entries(result, self, other, "ne")
+
+    def __xor__(self, other):
+        result = TensorDictGeneratedOps.__xor__(self, other)
+        return _compare_non_tensor_entries(result, self, other, "xor")
+
+    def __or__(self, other):
+        result = TensorDictGeneratedOps.__or__(self, other)
+        return _compare_non_tensor_entries(result, self, other, "or")
+
+    __hash__ = None
+
     def _map_leaves(self, fn):
         return _map_same(self, fn)
 
@@ -1486,6 +1508,55 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
     return changes.level(td, storage)
 
 
+def _compare_non_tensor_entries(result, td, other, op: str):
+    """``result`` (of ``td OP other``) with every non-tensor entry of ``td`` that
+    ``other`` also holds, as a non-tensor value or a tensor, replaced by the booleans
+    of ``OP`` on them (``container_class("NonTensorStack")._compare_values``); entries
+    the operator does not apply to (``"a" ^ "b"``) stay as they were."""
+    if type(result) is not TensorDict or not isinstance(other, TensorDictBase):
+        return result
+    if getattr(other, "_is_tensorclass", False):
+        other = other._tensordict
+    if type(other) is not TensorDict:
+        return result
+    _compare_level(
+        result, td, other, op, container_class("NonTensorStack")._compare_values
+    )
+    return result
+
+
+def _inner(value):
+    """A tensorclass's tensordict; anything else as it is."""
+    return value._tensordict if getattr(value, "_is_tensorclass", False) else value
+
+
+def _compare_level(result, td, other, op: str, compare) -> None:
+    storage = result._tensordict
+    other_storage = other._tensordict
+    for key, value in td._tensordict.items():
+        if type(value) is Tensor or isinstance(value, Tensor):
+            continue  # (a number the other holds as data was combined as a tensor)
+        if _is_node(value):
+            sub_result, sub_other = storage.get(key), other_storage.get(key)
+            value, sub_result, sub_other = (
+                _inner(value), _inner(sub_result), _inner(sub_other)
+            )
+            if (
+                type(value) is TensorDict
+                and type(sub_result) is TensorDict
+                and type(sub_other) is TensorDict
+            ):
+                _compare_level(sub_result, value, sub_other, op, compare)
+            continue
+        else:
+            other_value = other_storage.get(key, _MISSING)
+            if other_value is _MISSING or _is_node(other_value):
+                continue
+            compared = compare(value, other_value, td._batch_size, op)
+        if compared is not None:
+            storage[key] = compared
+
+
 def _missing_operand_key(op: str, key: tuple) -> KeyError:
     # 0.15.3's phrase first where existing code matches it, then ours
     message = f"{op}: key {key!r} is missing from the other operand"
@@ -1517,6 +1588,11 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
             if other_value is NO_DEFAULT:
                 other_value = torch.full_like(value, default)
             elif not isinstance(other_value, Tensor):
+                if isinstance(other_value, (bool, int, float, complex, np.number)):
+                    # a number held as non-tensor data: combined as a tensor, as
+                    # 0.15.3 reads it (from_dict(td.to_dict()) == td)
+                    out.append(torch.as_tensor(other_value, device=value.device))
+                    continue
                 raise TypeError(
                     f"{op}: key {prefix + (key,)!r} is a tensor here but a "
                     f"{type(other_value).__name__} in the other operand"

@@ -22,6 +22,7 @@ from torch.nn.parameter import is_lazy
 
 from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
+from tensordict._keys import GENERIC_NESTED_ERR as _GENERIC_NESTED_ERR  # 0.15.3's name
 from tensordict._linked_list import entry_value
 from tensordict._unbatched import is_unbatched  # noqa: F401  (for tensordict._ops)
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
@@ -526,7 +527,7 @@ class TensorDictBase(
         return True
 
     # ------------------------------------------------------------------ get
-    def _get_path(self, key, default=NO_DEFAULT):
+    def _get_path(self, key, default=NO_DEFAULT, *, explicit_default: bool = False):
         path = key if isinstance(key, tuple) else (key,)
         td = self
         for i, part in enumerate(path[:-1]):
@@ -534,6 +535,12 @@ class TensorDictBase(
             if sub is NO_DEFAULT:
                 return default
             if not isinstance(sub, TensorDictBase):
+                # as 0.15.3: a default passed (or, for a non-tensor value on the way,
+                # get's None) stands for the entry a leaf cannot hold
+                if explicit_default or (
+                    default is None and not isinstance(sub, torch.Tensor)
+                ):
+                    return default
                 raise _errors.not_a_tensordict(path[: i + 1], sub)
             td = sub
         return td._get_str(path[-1], default)
@@ -553,15 +560,21 @@ class TensorDictBase(
         """The entry at ``key``; ``get(key, default)`` returns ``default`` if missing,
         and ``get(key)`` returns ``None`` (as 0.15.3 does; ``td[key]`` raises a
         ``KeyError``, and so does ``get(key, NO_DEFAULT)``)."""
+        explicit = True
         if args:
             default = args[0]
         elif "default" in kwargs:
             default = kwargs["default"]
         else:
+            explicit = False
             default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
             return self._get_str(key, default)
-        return self._get_path(unravel_key_to_tuple(key), default)
+        return self._get_path(
+            unravel_key_to_tuple(key),
+            default,
+            explicit_default=explicit and default is not NO_DEFAULT,
+        )
 
     # ------------------------------------------------------------------ set / delete
     def _set_path(self, path: tuple, value, *, inplace: bool, validated: bool = False):

@@ -281,6 +281,8 @@ def _process_class(cls: type, options: frozenset) -> None:
         )
     for f in fields:
         setattr(cls, f.name, _field_descriptor(f.name, f.default))
+    # 0.15.3's set of the field names (``ClassVar`` attributes are not fields)
+    cls.__expected_keys__ = {f.name for f in fields}
     _set_field_specs(cls, fields, hints, options)
     if "__init__" not in cls.__dict__:
         cls.__init__ = _make_init(cls, fields)
@@ -387,11 +389,22 @@ def _make_init(cls: type, fields: list) -> Callable:
     field_names = {f.name for f in fields if f.init}
     shadowed = [p for p in _INIT_PARAMS if p in field_names]
     keyword += [f"{p}=None" for p in _INIT_PARAMS if p not in field_names]
-    params = ["self", *positional, *(["*", *keyword] if keyword else []), "**_unknown"]
+    params = [
+        "self",
+        *positional,
+        *(["*_extra", *keyword] if keyword else ["*_extra"]),
+        "**_unknown",
+    ]
     values = [f.name for f in fields if f.init]
     # an unknown keyword raises an error that is a TypeError (Python's) and an
-    # AttributeError (0.15.3's), naming the fields
-    body = ["    if _unknown:\n        raise _unknown_fields(type(self), _unknown)"]
+    # AttributeError (0.15.3's), naming the fields; extra positional arguments raise
+    # Python's message for them, as a dataclass's __init__ (0.15.3's) words it
+    namespace["_too_many"] = _too_many_positional
+    body = [
+        "    if _extra:\n"
+        f"        raise _too_many(type(self), {len(positional)}, len(_extra))",
+        "    if _unknown:\n        raise _unknown_fields(type(self), _unknown)",
+    ]
     body += [f"    if {n} is _FACTORY:\n        {n} = _f_{n}()" for n in factories]
     init_args = ", ".join("None" if p in shadowed else p for p in _INIT_PARAMS)
     body.append(
@@ -403,11 +416,22 @@ def _make_init(cls: type, fields: list) -> Callable:
     init = namespace["__init__"]
     shown = inspect.signature(init)  # what editors and help() show: the fields only
     init.__signature__ = shown.replace(
-        parameters=[p for p in shown.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        parameters=[
+            p
+            for p in shown.parameters.values()
+            if p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL
+        ]
     )
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     return init
+
+
+def _too_many_positional(cls: type, n: int, extra: int) -> TypeError:
+    return TypeError(
+        f"{cls.__name__}.__init__() takes {n + 1} positional arguments but "
+        f"{n + 1 + extra} were given"
+    )
 
 
 def _init_instance(self, values, batch_size, device, names) -> None:
@@ -733,8 +757,32 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
                 )
         obj = cls._from_td(tensordict)
         for key, value in (non_tensordict or {}).items():
-            obj._set_field(key, value)
+            if value is not None:  # (None leaves the entry as the tensordict has it)
+                obj._set_field(key, value)
+        # as a constructor call would (0.15.3 does too); the ops that rebuild an
+        # instance from their result do not
+        if getattr(cls, "__post_init__", None) is not None:
+            obj.__post_init__()
         return obj
+
+    @classmethod
+    def _from_tensordict(
+        cls,
+        tensordict: TensorDictBase,
+        non_tensordict: dict | None = None,
+        safe: bool = True,
+        *,
+        rebuild: bool = True,
+    ):
+        """0.15.3's private name of :meth:`from_tensordict` (code written for it
+        calls it): an instance wrapping ``tensordict``, ``__post_init__`` run.
+
+        >>> class Pair(TensorClass):
+        ...     x: torch.Tensor
+        >>> Pair._from_tensordict(TensorDict(x=torch.zeros(2), batch_size=[2])).x
+        tensor([0., 0.])
+        """
+        return cls.from_tensordict(tensordict, non_tensordict, safe)
 
     @classmethod
     def from_dict(
@@ -897,6 +945,67 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             key, _unwrap(item), inplace, non_blocking=non_blocking, **kwargs
         )
         return self
+
+    def get(self, key, *args, **kwargs):
+        """The entry at ``key``, as the attribute reads it: a non-tensor field gives
+        its value (not a ``NonTensorData``), ``"batch_size"``, ``"device"``,
+        ``"names"`` and ``"shape"`` give those attributes (0.15.3 reads them so);
+        a missing key gives the default (``None`` unless one is passed).
+
+        >>> class Sample(TensorClass):
+        ...     obs: torch.Tensor
+        ...     label: str
+        >>> s = Sample(obs=torch.zeros(2, 3), label="cat", batch_size=[2])
+        >>> s.get("label"), s.get("batch_size"), s.get(("obs",)).shape
+        ('cat', torch.Size([2]), torch.Size([2, 3]))
+        """
+        if type(key) is tuple and len(key) == 1:
+            key = key[0]
+        if type(key) is str:
+            if (
+                key in _ATTRIBUTE_KEYS
+                and key not in self._tc_fields
+                and key not in self._tensordict._own_keys()
+            ):
+                return getattr(self, key)
+        elif type(key) is tuple and key and type(key[0]) is str:
+            first = self._tensordict._get_str(key[0], None, missing_ok=True)
+            if getattr(first, "_is_tensorclass", False) and not first._is_non_tensor:
+                return first.get(key[1:], *args, **kwargs)
+        value = self._tensordict.get(key, *args, **kwargs)
+        if isinstance(value, NonTensorData):
+            return value.data
+        return value
+
+    def select(
+        self,
+        *keys,
+        inplace: bool = False,
+        strict: bool = True,
+        as_tensordict: bool = False,
+    ):
+        """An instance holding only ``keys`` (the other fields read ``None``);
+        ``as_tensordict=True`` gives a plain :class:`TensorDict` of those keys.
+
+        >>> class Pair(TensorClass):
+        ...     x: torch.Tensor
+        ...     y: torch.Tensor
+        >>> p = Pair(x=torch.zeros(2), y=torch.ones(2), batch_size=[2])
+        >>> p.select("x").y is None, type(p.select("x", as_tensordict=True)).__name__
+        (True, 'TensorDict')
+        """
+        result = self._tensordict.select(*keys, inplace=inplace, strict=strict)
+        if as_tensordict and not inplace:
+            return _plain(result.copy()) if type(result) is TensorDict else result
+        return self._wrap(result)
+
+    @property
+    def _consolidated(self):
+        """The storage block of a consolidated instance (its tensordict's)."""
+        storage = getattr(self._tensordict, "_consolidated", None)
+        if storage is None:
+            raise AttributeError("_consolidated: this instance is not consolidated")
+        return storage
 
     # ------------------------------------------------------------------ primitives
     # What the core calls on a nested container (docs/architecture.md): forwarded.
@@ -1070,6 +1179,10 @@ def _plain(td: TensorDictBase) -> TensorDictBase:
         elif type(value) is TensorDict:
             _plain(value)
     return td
+
+
+# Keys ``TensorClass.get`` reads as attributes, as 0.15.3 does.
+_ATTRIBUTE_KEYS = frozenset({"batch_size", "device", "names", "shape"})
 
 
 # Names TensorClass keeps from TensorDictBase as they are (they read the properties above).
@@ -1563,6 +1676,38 @@ def split_non_tensor_entries(td: Any, results: Sequence, dim: int) -> None:
             start += size
 
 
+_COMPARISONS = {
+    "eq": (_same, torch.eq),
+    "ne": (lambda a, b: not _same(a, b), torch.ne),
+    "xor": (lambda a, b: bool(a ^ b), torch.bitwise_xor),
+    "or": (lambda a, b: bool(a | b), torch.bitwise_or),
+}
+
+
+def compare_non_tensor(a: Any, b: Any, batch_size, op: str) -> Tensor | None:
+    """``a OP b`` for two non-tensor entries of a batch of ``batch_size`` (raw values,
+    NonTensorData or NonTensorStacks), ``op`` one of ``"eq"``, ``"ne"``, ``"xor"``,
+    ``"or"``: a boolean tensor of the batch size, element by element (0.15.3 compares
+    non-tensor data so). A number against a tensor gives the tensor op. ``None`` when
+    the operator does not apply to the values (``"a" ^ "b"``)."""
+    on_values, on_tensors = _COMPARISONS[op]
+    if isinstance(b, Tensor):
+        a = _raw(a)
+        if isinstance(a, (bool, int, float, complex, np.number)):
+            return on_tensors(torch.as_tensor(a, device=b.device), b)
+        return None
+    shape = tuple(batch_size)
+    try:
+        if not isinstance(a, NonTensorStack) and not isinstance(b, NonTensorStack):
+            return torch.full(shape, bool(on_values(_raw(a), _raw(b))))
+        mine = _as_array(a, shape).reshape(-1)
+        theirs = _as_array(b, shape).reshape(-1)
+        flags = [bool(on_values(x, y)) for x, y in zip(mine, theirs)]
+    except Exception:  # noqa: BLE001 - values the operator does not apply to
+        return None
+    return torch.tensor(flags, dtype=torch.bool).reshape(shape)
+
+
 def write_non_tensor_at(existing: Any, index: Any, value: Any, batch_size) -> Any:
     """The entry a tensordict holds after ``value`` is written at batch ``index`` of its
     non-tensor entry ``existing`` (a raw value): ``existing`` itself when ``value`` is
@@ -1680,6 +1825,26 @@ class NonTensorData(TensorClass, shadow=True):
     def __ne__(self, other):
         return ~self.__eq__(other)
 
+    def __xor__(self, other):
+        return self._combined(other, "xor")
+
+    def __or__(self, other):
+        return self._combined(other, "or")
+
+    def _combined(self, other, op: str):
+        """``self OP other`` with non-tensor data: the booleans of the values, one per
+        element (as 0.15.3); other operands go to the tensordict op."""
+        if isinstance(other, (NonTensorData, NonTensorStack)):
+            result = compare_non_tensor(self, other, self.batch_size, op)
+            if result is None:
+                raise TypeError(
+                    f"unsupported operand type(s) for {'^' if op == 'xor' else '|'}: "
+                    f"{type(self.data).__name__!r} and "
+                    f"{type(_raw(other)).__name__!r}"
+                )
+            return result
+        return getattr(super(), f"__{op}__")(other)
+
     __hash__ = None
 
     @classmethod
@@ -1785,6 +1950,7 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
     _stack_entries = staticmethod(stack_non_tensor_entries)
     _split_entries = staticmethod(split_non_tensor_entries)
     _write_at = staticmethod(write_non_tensor_at)
+    _compare_values = staticmethod(compare_non_tensor)
 
     def __init__(
         self, *items: Any, batch_size=None, device=None, names=None, stack_dim: int = 0

@@ -1,0 +1,166 @@
+"""Tensorclass behaviours code written for 0.15.3 relies on: building from a
+tensordict, reading entries with ``get``, ``select(as_tensordict=True)``, the class's
+field set, and comparisons that include non-tensor fields."""
+
+import re
+from typing import ClassVar
+
+import pytest
+import torch
+
+from tensordict import NonTensorData, TensorClass, TensorDict, tensorclass
+
+
+class Pair(TensorClass):
+    x: torch.Tensor
+    label: str
+
+
+class Checked(TensorClass):
+    x: torch.Tensor
+
+    def __post_init__(self):
+        if (self.x < 0).any():
+            raise ValueError("negative")
+
+
+def test_from_tensordict_runs_post_init_and_private_name_exists():
+    td = TensorDict(x=torch.ones(2), batch_size=[2])
+    assert Checked._from_tensordict(td)._tensordict is td
+    bad = TensorDict(x=-torch.ones(2), batch_size=[2])
+    with pytest.raises(ValueError, match="negative"):
+        Checked.from_tensordict(bad)
+    with pytest.raises(ValueError, match="negative"):
+        Checked._from_tensordict(bad)
+    # ops that rebuild an instance do not run it again
+    ok = Checked(x=torch.ones(2), batch_size=[2])
+    assert type(ok * -1) is Checked
+
+
+def test_from_tensordict_none_in_non_tensordict_keeps_the_entry():
+    td = TensorDict(x=torch.ones(2), batch_size=[2])
+    p = Pair._from_tensordict(td, {"x": None, "label": "a"})
+    assert p.x.shape == (2,) and p.label == "a"
+
+
+def test_expected_keys_are_the_fields_without_classvars():
+    @tensorclass
+    class WithConstant:
+        a: torch.Tensor
+        k: ClassVar[int] = 3
+        b: torch.Tensor
+
+    obj = WithConstant(torch.zeros(2), torch.ones(2), batch_size=[2])
+    assert obj.__expected_keys__ == {"a", "b"}
+    assert obj.k == 3
+
+
+def test_too_many_positional_arguments_message():
+    @tensorclass
+    class Two:
+        a: torch.Tensor
+        b: torch.Tensor
+
+    with pytest.raises(
+        TypeError, match="takes 3 positional arguments but 4 were given"
+    ):
+        Two(torch.zeros(()), torch.zeros(()), torch.zeros(()), batch_size=[])
+
+
+def test_get_reads_fields_as_attributes():
+    nested = Pair(x=torch.zeros(2), label="inner", batch_size=[2])
+
+    class Outer(TensorClass):
+        x: torch.Tensor
+        label: str
+        inner: Pair
+        opt: torch.Tensor = None
+
+    o = Outer(x=torch.zeros(2, 3), label="outer", inner=nested, batch_size=[2])
+    assert o.get("label") == "outer"
+    assert not isinstance(o.get("label"), NonTensorData)
+    assert o.get(("inner", "label")) == "inner"
+    assert o.get("batch_size") == torch.Size([2])
+    assert o.get("device") is None
+    assert o.get("opt") is None and o.get("opt", 1) == 1
+    assert o.get("missing", "default") == "default"
+    assert o.is_non_tensor("label") and not o.is_non_tensor("x")
+
+
+def test_get_through_a_leaf_with_a_default_gives_the_default():
+    td = TensorDict(x=torch.zeros(2), s="text", batch_size=[2])
+    assert td.get(("x", "y"), "d") == "d"
+    assert td.get(("s", "y"), "d") == "d"
+    assert td.get(("s", "y")) is None  # non-tensor data on the way: get's None
+    with pytest.raises(KeyError):
+        td.get(("x", "y"))  # a tensor on the way, no default: still an error
+    stack = TensorDict.lazy_stack([td[0], td[1]])
+    assert stack.get(("x", "y"), "d") == "d"
+    with pytest.raises(KeyError):
+        stack.get(("x", "y"))
+
+
+def test_invalid_key_error_leads_with_the_known_phrase():
+    from tensordict.base import _GENERIC_NESTED_ERR
+
+    td = TensorDict(sub=TensorDict())
+    for key in [("sub", str), 1]:
+        with pytest.raises(KeyError, match=re.escape(_GENERIC_NESTED_ERR.format(key))):
+            td.get(key)
+
+
+def test_select_as_tensordict_gives_a_plain_tensordict():
+    p = Pair(x=torch.zeros(2), label="a", batch_size=[2])
+    selected = p.select("x", as_tensordict=True)
+    assert type(selected) is TensorDict
+    assert set(selected.keys()) == {"x"}
+    assert type(p.select("x")) is Pair and p.select("x").label is None
+
+
+def test_consolidated_instance_has_the_storage():
+    p = Pair(x=torch.zeros(2), label="a", batch_size=[2])
+    assert not hasattr(p, "_consolidated")
+    c = p.consolidate()
+    assert hasattr(c, "_consolidated")
+    assert c._consolidated["storage"].dtype == torch.uint8
+
+
+def test_comparisons_compare_non_tensor_entries():
+    td = TensorDict(
+        {"n": 1, "sub": {"flag": NonTensorData(True), "s": "x"}}, batch_size=[]
+    )
+    other = td.clone()
+    eq = td == other
+    assert eq["sub", "flag"].dtype == torch.bool and eq["sub", "flag"]
+    assert eq["sub", "s"]
+    assert not (td != other)["sub", "s"]
+    plain = td.exclude(("sub", "s"))
+    assert not (plain ^ plain)["sub", "flag"]
+    assert (plain | plain)["sub", "flag"]
+    other["sub", "s"] = "y"
+    assert not (td == other)["sub", "s"]
+
+
+def test_nested_tensorclass_comparisons_give_booleans_for_text():
+    a = Pair(x=torch.zeros(3), label="a", batch_size=[3])
+    outer_a = TensorDict(p=a, batch_size=[3])
+    outer_b = TensorDict(p=a.clone(), batch_size=[3])
+    result = outer_a == outer_b
+    assert result["p"].label.shape == (3,) and result["p"].label.all()
+    assert not (a != a.clone()).label.any()
+
+
+def test_non_tensor_data_xor_or():
+    assert not (NonTensorData(3) ^ NonTensorData(3))
+    assert NonTensorData(3) | NonTensorData(0)
+    with pytest.raises(TypeError):
+        NonTensorData("a") ^ NonTensorData("b")
+
+
+def test_from_dict_of_to_dict_compares_equal():
+    td = TensorDict(
+        {"1": 1, "sub": {"i": NonTensorData(3), "s": NonTensorData("text")}},
+        batch_size=[],
+    )
+    back = TensorDict.from_dict(td.to_dict(), auto_batch_size=True)
+    assert (back == td).all()
