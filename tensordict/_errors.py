@@ -179,6 +179,17 @@ def inplace_mismatch(key, shape, target_shape) -> RuntimeError:
     )
 
 
+def inplace_type_mismatch(key, existing, value) -> InplaceWriteError:
+    # 0.15.3's phrases first (a tensorclass's, then a tensordict's): code matches them
+    stored = torch.Tensor if isinstance(existing, torch.Tensor) else type(existing)
+    return InplaceWriteError(
+        f"Cannot update an existing entry of type {stored} with a value of type "
+        f"{type(value)}. Failed to update {_fmt_key(key)} in tensordict: an in-place "
+        f"write keeps the entry's type (a tensor takes tensors and numbers, non-tensor "
+        f"data takes non-tensor values); set it without inplace to replace it"
+    )
+
+
 def keys_collide(op: str, keys) -> KeyError:
     keys = sorted(keys, key=str)
     # 0.15.3's phrase first (code matches it)
@@ -207,4 +218,20 @@ def unknown_fields(cls: type, given: dict) -> UnknownFieldError:
     return UnknownFieldError(
         f"{cls.__name__}() got unexpected keyword arguments {sorted(given)}: "
         f"{cls.__name__} has no such field; its fields are {fields}"
+    )
+
+
+class NotAFieldError(AttributeError, KeyError):
+    """``set`` of a key that is not a field of a tensorclass: 0.15.3's
+    ``AttributeError``, and a ``KeyError`` (the key names no entry that can exist)."""
+
+    def __str__(self) -> str:  # the message as written, not quoted as a KeyError's
+        return str(self.args[0]) if self.args else ""
+
+
+def not_a_field(obj, key: str) -> NotAFieldError:
+    fields = sorted(getattr(type(obj), "_tc_fields", ()))
+    return NotAFieldError(
+        f"Cannot set the attribute {key!r}: {type(obj).__name__} has no such field "
+        f"(its fields are {fields})"
     )

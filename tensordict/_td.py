@@ -811,6 +811,14 @@ class TensorDict(
             try:
                 tensor = torch.as_tensor(value, device=self._device)
             except (TypeError, ValueError, RuntimeError):
+                if (
+                    type(value) is list
+                    and value
+                    and all(isinstance(v, Tensor) for v in value)
+                    and len({v.shape for v in value}) == 1
+                ):
+                    # tensors of one shape: stacked, as 0.15.3 does
+                    return self._validate(key, torch.stack(value))
                 if type(value) is list and value and _modes.list_to_stack():
                     # a list of non-tensor values: one per element, as in 0.15.3
                     stack = container_class("NonTensorStack").from_list(value)
@@ -835,7 +843,10 @@ class TensorDict(
             existing = storage.get(key)
             if isinstance(existing, Tensor):
                 if not isinstance(value, Tensor):
-                    value = torch.as_tensor(value, device=existing.device)
+                    try:
+                        value = torch.as_tensor(value, device=existing.device)
+                    except (TypeError, ValueError, RuntimeError) as err:
+                        raise _errors.inplace_type_mismatch(key, existing, value) from err
                 if not validated:
                     value = self._validate(key, value)
                 try:
@@ -850,6 +861,12 @@ class TensorDict(
             ):
                 existing.update(value, inplace=True)
                 return
+            if (
+                existing is not None
+                and not isinstance(existing, (Tensor, TensorDictBase))
+                and isinstance(value, Tensor)
+            ):
+                raise _errors.inplace_type_mismatch(key, existing, value)
             if (
                 existing is not None
                 and not isinstance(existing, (Tensor, TensorDictBase))
@@ -1090,28 +1107,6 @@ class TensorDict(
         leaves: list[Tensor] = []
         _collect_leaves(self, leaves)
         return leaves, self._rebuild_from
-
-    # Comparisons with another tensordict also compare their non-tensor entries, as
-    # in 0.15.3 (``(td == td.clone())["label"]`` is a boolean tensor of the batch
-    # size, ``td ^ td`` is False there): the generated op combines the tensors, then
-    # each pair of non-tensor entries gives the booleans of its elements.
-    def __eq__(self, other):
-        result = TensorDictGeneratedOps.__eq__(self, other)
-        return _compare_non_tensor_entries(result, self, other, "eq")
-
-    def __ne__(self, other):
-        result = TensorDictGeneratedOps.__ne__(self, other)
-        return _compare_non_tensor_entries(result, self, other, "ne")
-
-    def __xor__(self, other):
-        result = TensorDictGeneratedOps.__xor__(self, other)
-        return _compare_non_tensor_entries(result, self, other, "xor")
-
-    def __or__(self, other):
-        result = TensorDictGeneratedOps.__or__(self, other)
-        return _compare_non_tensor_entries(result, self, other, "or")
-
-    __hash__ = None
 
     def _map_leaves(self, fn):
         return _map_same(self, fn)
@@ -1506,55 +1501,6 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
         else:
             storage[key] = value
     return changes.level(td, storage)
-
-
-def _compare_non_tensor_entries(result, td, other, op: str):
-    """``result`` (of ``td OP other``) with every non-tensor entry of ``td`` that
-    ``other`` also holds, as a non-tensor value or a tensor, replaced by the booleans
-    of ``OP`` on them (``container_class("NonTensorStack")._compare_values``); entries
-    the operator does not apply to (``"a" ^ "b"``) stay as they were."""
-    if type(result) is not TensorDict or not isinstance(other, TensorDictBase):
-        return result
-    if getattr(other, "_is_tensorclass", False):
-        other = other._tensordict
-    if type(other) is not TensorDict:
-        return result
-    _compare_level(
-        result, td, other, op, container_class("NonTensorStack")._compare_values
-    )
-    return result
-
-
-def _inner(value):
-    """A tensorclass's tensordict; anything else as it is."""
-    return value._tensordict if getattr(value, "_is_tensorclass", False) else value
-
-
-def _compare_level(result, td, other, op: str, compare) -> None:
-    storage = result._tensordict
-    other_storage = other._tensordict
-    for key, value in td._tensordict.items():
-        if type(value) is Tensor or isinstance(value, Tensor):
-            continue  # (a number the other holds as data was combined as a tensor)
-        if _is_node(value):
-            sub_result, sub_other = storage.get(key), other_storage.get(key)
-            value, sub_result, sub_other = (
-                _inner(value), _inner(sub_result), _inner(sub_other)
-            )
-            if (
-                type(value) is TensorDict
-                and type(sub_result) is TensorDict
-                and type(sub_other) is TensorDict
-            ):
-                _compare_level(sub_result, value, sub_other, op, compare)
-            continue
-        else:
-            other_value = other_storage.get(key, _MISSING)
-            if other_value is _MISSING or _is_node(other_value):
-                continue
-            compared = compare(value, other_value, td._batch_size, op)
-        if compared is not None:
-            storage[key] = compared
 
 
 def _missing_operand_key(op: str, key: tuple) -> KeyError:

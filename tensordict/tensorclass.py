@@ -42,10 +42,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from tensordict import _errors, _tc_options, _torch_function
+from tensordict import _errors, _modes, _tc_options, _torch_function
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._registry import register
+from tensordict._linked_list import entry_value
 from tensordict._persistence import _ANONYMOUS as _ANONYMOUS_MEMMAP
 from tensordict._repr import (
     _indent,
@@ -134,8 +135,12 @@ def _field_descriptor(name: str, default: Any) -> property:
     def read(obj):
         td = obj._tensordict
         if type(td) is TensorDict:
-            return td._tensordict.get(name)
-        return td.get(name, None)
+            value = td._tensordict.get(name)
+        else:
+            value = td.get(name, None)
+        if type(value) is Tensor:
+            return value
+        return entry_value(value)  # a NonTensorStack reads as a list, as td[key]
 
     def write(obj, value) -> None:
         obj._set_field(name, value)
@@ -169,8 +174,12 @@ class _FieldWithDefault(_Field):
         # the getter's body, inlined: one Python call per read, as for the property
         td = obj._tensordict
         if type(td) is TensorDict:
-            return td._tensordict.get(self.name)
-        return td.get(self.name, None)
+            value = td._tensordict.get(self.name)
+        else:
+            value = td.get(self.name, None)
+        if type(value) is Tensor:
+            return value
+        return entry_value(value)
 
 
 def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
@@ -509,6 +518,11 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
             return td._validate(name, value)
     if spec is not None and spec.tensor and isinstance(value, _CONVERTIBLE):
         return td._validate(name, value)
+    if type(value) is list and value and _modes.list_to_stack():
+        # as a tensordict stores a list (0.15.3 too): one element per batch element
+        # (numbers become a tensor, other values a NonTensorStack), checked against
+        # the batch size
+        return td._validate(name, value)
     return value  # non-tensor data, stored as it is
 
 
@@ -567,6 +581,7 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     # the options, as 0.15.3 names them (each tensorclass sets its own)
     _autocast = _nocast = _frozen = _tensor_only = _shadow = False
     _skip_post_init_on_rebuild = False
+    _tc_extra_keys = False  # set() of a key that is no field raises (as 0.15.3)
     _tc_options: frozenset = frozenset()
     _tc_templates: dict = {}
 
@@ -941,6 +956,10 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         if type(key) is str and key in self._tc_fields and not inplace:
             self._set_field(key, item)
             return self
+        if type(key) is str and key not in self._tc_fields and not self._tc_extra_keys:
+            if self._tensordict.is_locked:
+                raise _errors.locked(f"set the key {key!r}")
+            raise _errors.not_a_field(self, key)
         self._tensordict.set(
             key, _unwrap(item), inplace, non_blocking=non_blocking, **kwargs
         )
@@ -972,6 +991,7 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
             first = self._tensordict._get_str(key[0], None, missing_ok=True)
             if getattr(first, "_is_tensorclass", False) and not first._is_non_tensor:
                 return first.get(key[1:], *args, **kwargs)
+            return self._tensordict.get(key, *args, **kwargs)  # a tensordict's entry
         value = self._tensordict.get(key, *args, **kwargs)
         if isinstance(value, NonTensorData):
             return value.data

@@ -47,6 +47,7 @@ class TypedTensorDict(TensorClass):
     """
 
     __slots__ = ()
+    _tc_extra_keys = True  # set() takes keys beyond the fields, as a tensordict's
 
     def __init_subclass__(cls, **options):
         own_init = "__init__" in cls.__dict__

@@ -275,7 +275,11 @@ def assert_same_collections(got: Any, want: TensorDictBase, where: str) -> None:
         assert_same_tensors(plain.get(key), want.get(key), f"{where}[{key}]")
     for key in ("label", "count"):
         if key in want.keys():
-            assert getattr(got, key) == want[key], f"{where}.{key}"
+            mine, theirs = getattr(got, key), want[key]
+            if isinstance(theirs, torch.Tensor):  # (comparisons compare them too)
+                assert torch.equal(mine, theirs), f"{where}.{key}"
+            else:
+                assert mine == theirs, f"{where}.{key}"
     if isinstance(want.get("leaf", None), TensorDictBase):
         assert type(got.leaf) is Leaf, f"{where}: the nested tensorclass lost its class"
 

@@ -164,3 +164,44 @@ def test_from_dict_of_to_dict_compares_equal():
     )
     back = TensorDict.from_dict(td.to_dict(), auto_batch_size=True)
     assert (back == td).all()
+
+
+class Labelled(TensorClass):
+    x: torch.Tensor
+    labels: list
+
+
+def test_list_field_holds_one_value_per_batch_element():
+    obj = Labelled(x=torch.zeros(2, 3), labels=["a", "b"], batch_size=[2])
+    assert obj[0].labels == "a" and obj[1].labels == "b"
+    assert obj.labels == ["a", "b"]  # read as a list, as td[key] reads a stack
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        Labelled(x=torch.zeros(3, 4), labels=["a", "b", "c"], batch_size=[3, 4])
+    numbers = Labelled(x=torch.zeros(3), labels=[1, 2, 3], batch_size=[3])
+    assert isinstance(numbers.labels, torch.Tensor)
+
+
+def test_list_of_tensors_is_stacked():
+    td = TensorDict(batch_size=[2])
+    td["x"] = [torch.ones(3), torch.zeros(3)]
+    assert isinstance(td.get("x"), torch.Tensor) and td["x"].shape == (2, 3)
+    obj = Labelled(x=[torch.ones(3), torch.zeros(3)], labels=None, batch_size=[2])
+    assert obj.x.shape == (2, 3)
+
+
+def test_set_of_a_key_that_is_no_field_raises():
+    p = Pair(x=torch.zeros(2), label="a", batch_size=[2])
+    with pytest.raises(AttributeError, match="Cannot set the attribute"):
+        p.set("other", torch.zeros(2))
+    p.set("label", "b")
+    assert p.label == "b"
+
+
+def test_in_place_write_of_another_type_raises():
+    td = TensorDict(v=torch.zeros(3), s="text", batch_size=[3])
+    with pytest.raises(RuntimeError, match="Cannot update an existing"):
+        td.set("v", "text", inplace=True)
+    with pytest.raises(ValueError, match="Failed to update 's'"):
+        td.set("s", torch.ones(3), inplace=True)
+    td.set("s", "other", inplace=True)
+    assert td["s"] == "other" and (td["v"] == 0).all()

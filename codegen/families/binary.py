@@ -22,12 +22,17 @@ DUNDER_SIGNATURE = "(self, other: TensorCollection | torch.Tensor | float) -> Se
 @dataclass(frozen=True, kw_only=True)
 class BinaryOp(Op):
     family: ClassVar[str] = "binary"
-    KEYS: ClassVar[frozenset] = frozenset({"leaf", "foreach", "inplace", "operands", "drop_if_none"})
+    KEYS: ClassVar[frozenset] = frozenset(
+        {"leaf", "foreach", "inplace", "operands", "drop_if_none", "compares_non_tensor"}
+    )
 
     leaf: str  # "torch.add(x, other, alpha=alpha)": each operand is its per-leaf value
     foreach: str | None  # "torch._foreach_add(leaves, other, alpha=alpha)"
     operands: tuple[str, ...]  # the parameters aligned leaf by leaf
     drop_if_none: tuple[str, ...]  # a keyword left out of the calls when it is None
+    # the result's non-tensor entries compare those of a tensor-collection operand
+    # (``_ops.compare_non_tensor``): ``==``, ``!=``, ``^``, ``|``
+    compares_non_tensor: bool = False
 
     @classmethod
     def parse(cls, entry: Entry) -> BinaryOp | None:
@@ -50,7 +55,15 @@ class BinaryOp(Op):
         shared["signature"] = with_roles(sig, operands)
         if inplace is not None:
             inplace = replace(inplace, signature=with_roles(inplace.signature, operands))
-        return cls(**shared, leaf=leaf, foreach=foreach, operands=operands, drop_if_none=drops, inplace=inplace)
+        return cls(
+            **shared,
+            leaf=leaf,
+            foreach=foreach,
+            operands=operands,
+            drop_if_none=drops,
+            inplace=inplace,
+            compares_non_tensor=entry.flag("compares_non_tensor"),
+        )
 
 def with_roles(signature: Signature, operands: tuple[str, ...]) -> Signature:
     roles = {o: Role.OPERAND for o in operands}

@@ -2147,7 +2147,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "__or__")
         new = [torch.bitwise_or(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.compare_non_tensor(self, other, rebuild(new), "__or__")
 
     def __ror__(self, other: TensorCollection | torch.Tensor) -> Self:
         """``other | td``: same as :meth:`__or__`."""
@@ -2174,7 +2174,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "__xor__")
         new = [torch.bitwise_xor(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.compare_non_tensor(self, other, rebuild(new), "__xor__")
 
     def __rxor__(self, other: TensorCollection | torch.Tensor | float):
         """``other ^ td``: same as :meth:`__xor__`."""
@@ -2202,7 +2202,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "__eq__")
         new = [torch.eq(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.compare_non_tensor(self, other, rebuild(new), "__eq__")
 
     def __ne__(self, other: Any) -> Self | bool:
         """Elementwise ``!=``: a tensordict of booleans.
@@ -2220,7 +2220,7 @@ class TensorDictGeneratedOps:
         leaves, rebuild = self._leaves_and_rebuild()
         other_leaves = _ops.operand_leaves(self, leaves, other, "__ne__")
         new = [torch.ne(x, other) for x, other in zip(leaves, other_leaves)]
-        return rebuild(new)
+        return _ops.compare_non_tensor(self, other, rebuild(new), "__ne__")
 
     def __lt__(self, other: Any) -> Self | bool:
         """Elementwise ``<``: a tensordict of booleans.

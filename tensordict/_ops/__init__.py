@@ -99,6 +99,7 @@ from tensordict._ops.indexing import (
 from tensordict._ops.lock import keep_lock
 from tensordict._ops.operands import (
     PLAIN_NUMBERS,
+    compare_non_tensor,
     fill_defaults,
     is_operand,
     operand_leaves,
@@ -150,6 +151,7 @@ __all__ = [
     "cat_rule",
     "chunk_rule",
     "common_dtype",
+    "compare_non_tensor",
     "cuda_device_rule",
     "dropped_names",
     "expand_index",
@@ -232,5 +234,4 @@ __all__ = [
     "view_rule",
     "where_rule",
     "write_into",
-    "zero_grad_leaf",
-]
+    "zero_grad_leaf",]

@@ -246,3 +246,54 @@ def fill_defaults(td: TensorDictBase, other: Any, default: Any) -> tuple:
         if isinstance(leaf, torch.Tensor):
             td.set(key, torch.full_like(leaf, default))
     return td, other, default
+
+
+def compare_non_tensor(td, other, result, op: str):
+    """``result`` (of ``td OP other``, ``op`` one of ``__eq__``, ``__ne__``,
+    ``__xor__``, ``__or__``) with every non-tensor entry of ``td`` that ``other`` also
+    holds (as non-tensor data, or a number against a tensor) replaced by the booleans of
+    the operator on their values, one per batch element, as 0.15.3 gives them
+    (``(td == td.clone())["label"]`` is ``True``, ``td ^ td`` gives ``False``). Entries
+    the operator does not apply to (``"a" ^ "b"``) stay as they were. Dense results
+    only (a lazy stack's members are compared by their own op)."""
+    dense = container_class("TensorDict")
+    if type(result) is not dense or not isinstance(other, _base.TensorDictBase):
+        return result
+    other = _inner(other)
+    if type(other) is not dense:
+        return result
+    compare = container_class("NonTensorStack")._compare_values
+    _compare_level(result, td, other, op.strip("_"), compare, dense)
+    return result
+
+
+def _inner(value):
+    """A tensorclass's tensordict; anything else as it is."""
+    return value._tensordict if getattr(value, "_is_tensorclass", False) else value
+
+
+def _compare_level(result, td, other, op: str, compare, dense) -> None:
+    storage = result._tensordict
+    other_storage = other._tensordict
+    for key, value in _inner(td)._tensordict.items():
+        if isinstance(value, torch.Tensor):
+            continue  # (a number the other holds as data was combined as a tensor)
+        if _base._is_node(value):
+            sub_result = _inner(storage.get(key))
+            sub_other = _inner(other_storage.get(key))
+            if (
+                type(_inner(value)) is dense
+                and type(sub_result) is dense
+                and type(sub_other) is dense
+            ):
+                _compare_level(sub_result, value, sub_other, op, compare, dense)
+            continue
+        other_value = other_storage.get(key, _ABSENT)
+        if other_value is _ABSENT or _base._is_node(other_value):
+            continue
+        compared = compare(value, other_value, td.batch_size, op)
+        if compared is not None:
+            storage[key] = compared
+
+
+_ABSENT = object()
