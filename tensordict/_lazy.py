@@ -597,6 +597,11 @@ class LazyStackedTensorDict(
             if is_unbatched(first):  # no batch dims, so no stack dim: the first one's
                 return _unbatched_read(first, self.batch_size)
             return _stack_leaves(key, vals, sd)
+        if _tensorclass_of(vals) is not None:  # the class around a stack, as 0.15.3
+            _check_nested_batch(key, vals)
+            nested = _stack_tensorclasses(key, vals, sd)
+            nested._tensordict._is_locked = self._is_locked
+            return nested
         if _is_node(first):
             _check_nested_batch(key, vals)
             nested = LazyStackedTensorDict._new_unsafe(vals, sd)
@@ -2059,6 +2064,17 @@ def lazy_stack(
         return container_class("NonTensorStack")(
             *items, stack_dim=dim, device=items[0].device if device is None else device
         )
+    cls = _tensorclass_of(items)
+    if cls is not None:  # instances of one tensorclass: that class around the stack
+        inner = lazy_stack(
+            [x._tensordict for x in items],
+            dim,
+            out=None if out is None else getattr(out, "_tensordict", out),
+            device=device,
+            stack_dim_name=stack_dim_name,
+            strict_shape=strict_shape,
+        )
+        return out if out is not None else cls._from_td(inner)
     result = LazyStackedTensorDict(
         *items,
         stack_dim=dim,
@@ -2092,6 +2108,15 @@ def maybe_dense_stack(
     items = list(input)
     if items and all(isinstance(x, Tensor) for x in items):
         return torch.stack(items, dim, out=out)
+    cls = _tensorclass_of(items)
+    if cls is not None:  # instances of one tensorclass: that class around the stack
+        inner = maybe_dense_stack(
+            [x._tensordict for x in items],
+            dim,
+            out=None if out is None else getattr(out, "_tensordict", out),
+            strict=strict,
+        )
+        return out if out is not None else cls._from_td(inner)
     stack = LazyStackedTensorDict(*items, stack_dim=dim)
     if items and all(type(x) is TensorDict for x in items) and _same_structure(items):
         result = _dense_stack(stack, None)
@@ -2164,6 +2189,16 @@ def _best_intention_stack(items: list, dim: int, stack: LazyStackedTensorDict):
     for key, value in entries.items():
         out._set_str(key, value, inplace=False, validated=False)
     return out
+
+
+def _tensorclass_of(items: list):
+    """The tensorclass every item is an instance of (not non-tensor data), else None."""
+    if not items:
+        return None
+    cls = type(items[0])
+    if not getattr(cls, "_is_tensorclass", False) or cls._is_non_tensor:
+        return None
+    return cls if all(type(x) is cls for x in items) else None
 
 
 def _same_structure(items: list) -> bool:

@@ -205,3 +205,21 @@ def test_in_place_write_of_another_type_raises():
         td.set("s", torch.ones(3), inplace=True)
     td.set("s", "other", inplace=True)
     assert td["s"] == "other" and (td["v"] == 0).all()
+
+
+def test_lazy_stacks_of_a_tensorclass_keep_the_class():
+    a = Pair(x=torch.zeros(2, 3), label="a", batch_size=[2])
+    b = Pair(x=torch.ones(2, 4), label="a", batch_size=[2])
+    from tensordict import LazyStackedTensorDict
+
+    stacked = LazyStackedTensorDict.lazy_stack([a, b], 0)
+    assert type(stacked) is Pair
+    assert isinstance(stacked._tensordict, LazyStackedTensorDict)
+    assert stacked[1].x.shape == (2, 4)
+    assert type(LazyStackedTensorDict.maybe_dense_stack([a, a], 0)) is Pair
+    lazy = a.to_lazystack(0)
+    assert type(lazy) is Pair and isinstance(lazy._tensordict, LazyStackedTensorDict)
+    outer = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(p=a, batch_size=[2]), TensorDict(p=b, batch_size=[2])], 0
+    )
+    assert type(outer.get("p")) is Pair
