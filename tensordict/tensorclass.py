@@ -115,6 +115,7 @@ class _FieldSpec:
     )  # annotated as a tensorclass: a plain tensordict is wrapped in it
     tensordict: bool = False  # annotated as a tensordict: a dict becomes a TensorDict
     cast: type | None = None  # autocast: values are cast to this type
+    nocast: bool = False  # the class's nocast option: values kept as given
 
 
 _NO_NON_TENSORDICT = types.MappingProxyType({})
@@ -329,7 +330,12 @@ def _set_field_specs(cls: type, fields: list, hints: dict, options) -> None:
                 tc_cls = None  # 0.15.3 casts to a tensorclass named alone only
         specs.append(
             _FieldSpec(
-                f.name, (tensor or tensor_only) and not nocast, tc_cls, tensordict, cast
+                f.name,
+                (tensor or tensor_only) and not nocast,
+                tc_cls,
+                tensordict,
+                cast,
+                nocast,
             )
         )
     cls._tc_fields = {spec.name: spec for spec in specs}
@@ -518,6 +524,8 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
             return td._validate(name, value)
     if spec is not None and spec.tensor and isinstance(value, _CONVERTIBLE):
         return td._validate(name, value)
+    if isinstance(value, np.ndarray) and spec is not None and not spec.nocast:
+        return td._validate(name, value)  # an array is a tensor, whatever the annotation
     if type(value) is list and value and _modes.list_to_stack():
         # as a tensordict stores a list (0.15.3 too): one element per batch element
         # (numbers become a tensor, other values a NonTensorStack), checked against
@@ -1225,6 +1233,7 @@ def _forwarder(name: str) -> Callable:
         def method(self, *args, **kwargs):
             return getattr(self._tensordict, name)(*args, **kwargs)
 
+        method._tc_forwarded = "entries"
         return method
 
     @_wraps(target)
@@ -1232,6 +1241,7 @@ def _forwarder(name: str) -> Callable:
         args = tuple(_unwrap(a) for a in args)
         return self._wrap(getattr(self._tensordict, name)(*args, **kwargs))
 
+    method._tc_forwarded = "wrapped"
     return method
 
 
@@ -1259,6 +1269,7 @@ def _class_forwarder(name: str) -> classmethod:
         args = tuple(_unwrap_items(a) for a in args)
         return cls._wrap_new(getattr(TensorDict, name)(*args, **kwargs))
 
+    method._tc_forwarded = "class"
     return classmethod(method)
 
 
@@ -1292,6 +1303,29 @@ def _install_forwarders() -> None:
 
 
 _install_forwarders()
+
+
+def _forwarded_names() -> tuple[list, list, list, list]:
+    """What tensorclasses take from TensorDict, as the four sorted, disjoint lists
+    0.15.3 keeps under the names below (code reads them to tell which methods a
+    tensorclass forwards): the methods forwarded whose results are re-wrapped, those
+    returned as they are (entries), the classmethods, and the generated ops."""
+    lists = {"wrapped": [], "entries": [], "class": []}
+    for name, attr in vars(TensorClass).items():
+        kind = getattr(getattr(attr, "__func__", attr), "_tc_forwarded", None)
+        if kind is not None and not name.startswith("_"):
+            lists[kind].append(name)
+    wrapped, nowrap, classmethods = lists["wrapped"], lists["entries"], lists["class"]
+    generated = [n for n in vars(TensorClassGeneratedOps) if not n.startswith("_")]
+    return sorted(wrapped), sorted(nowrap), sorted(classmethods), sorted(generated)
+
+
+(
+    _FALLBACK_METHOD_FROM_TD,
+    _FALLBACK_METHOD_FROM_TD_NOWRAP,
+    _FALLBACK_METHOD_FROM_TD_FORCE,
+    _METHOD_FROM_TD,
+) = _forwarded_names()
 
 
 # --------------------------------------------------------------------------------------

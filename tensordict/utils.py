@@ -468,3 +468,49 @@ def is_integer(*args) -> bool:
 
 # --- dropa: 0.15.3's name for the future of a return_early save or consolidation
 from tensordict._futures import TensorDictFuture  # noqa: E402,F401
+
+
+def print_directory_tree(path, indent: str = "", display_metadata: bool = True) -> str:
+    """Log (``tensordict.utils.logger``, level INFO) and return the tree of files under
+    ``path``, as ``save``/``memmap`` left it: one line per folder (``name/``) and
+    file, indented by depth; ``display_metadata`` adds the total size of the files
+    first. ``indent`` starts every line.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> TensorDict(a=torch.zeros(3)).memmap(folder)  # doctest: +ELLIPSIS
+    TensorDict(...)
+    >>> "a.memmap" in print_directory_tree(folder)
+    True
+    """
+    import os
+
+    root = os.fspath(path)
+    lines = []
+    if display_metadata:
+        total = 0
+        for folder, _, files in os.walk(root):
+            total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+        lines.append(f"{indent}Directory size: {_human_size(total)}")
+
+    def walk(folder: str, depth: int) -> None:
+        lines.append(f"{indent}{'    ' * depth}{os.path.basename(folder) or folder}/")
+        entries = sorted(os.scandir(folder), key=lambda e: (e.is_dir(), e.name))
+        for entry in entries:
+            if entry.is_dir():
+                walk(entry.path, depth + 1)
+            else:
+                lines.append(f"{indent}{'    ' * (depth + 1)}{entry.name}")
+
+    walk(root.rstrip(os.sep) or root, 0)
+    for line in lines:
+        logger.info(line)
+    return "\n".join(lines)
+
+
+def _human_size(size: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024:
+            return f"{size:.2f} {unit}"
+        size /= 1024
+    return f"{size:.2f} TB"

@@ -223,3 +223,45 @@ def test_lazy_stacks_of_a_tensorclass_keep_the_class():
         [TensorDict(p=a, batch_size=[2]), TensorDict(p=b, batch_size=[2])], 0
     )
     assert type(outer.get("p")) is Pair
+
+
+def test_forwarded_method_lists():
+    import importlib
+
+    module = importlib.import_module("tensordict.tensorclass")
+    lists = [
+        module._FALLBACK_METHOD_FROM_TD,
+        module._FALLBACK_METHOD_FROM_TD_NOWRAP,
+        module._FALLBACK_METHOD_FROM_TD_FORCE,
+        module._METHOD_FROM_TD,
+    ]
+    for names in lists:
+        assert names == sorted(set(names))
+    assert sum(len(n) for n in lists) == len(set().union(*map(set, lists)))
+    assert "keys" in module._FALLBACK_METHOD_FROM_TD_NOWRAP
+    assert "lazy_stack" in module._FALLBACK_METHOD_FROM_TD_FORCE
+
+
+def test_numpy_array_field_becomes_a_tensor_unless_nocast():
+    @tensorclass
+    class Any1:
+        a: int
+
+    @tensorclass(nocast=True)
+    class Kept:
+        a: int
+
+    import numpy as np
+
+    assert isinstance(Any1(np.array([1])).a, torch.Tensor)
+    assert isinstance(Kept(np.array([1])).a, np.ndarray)
+
+
+def test_print_directory_tree(tmp_path):
+    from tensordict.utils import print_directory_tree
+
+    p = Pair(x=torch.zeros(2), label="a", batch_size=[2])
+    p.memmap(tmp_path)
+    tree = print_directory_tree(tmp_path)
+    assert tree.startswith("Directory size:")
+    assert "x.memmap" in tree
