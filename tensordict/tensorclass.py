@@ -33,6 +33,7 @@ import collections.abc
 import dataclasses
 import functools
 import inspect
+import re
 import sys
 import types
 import typing
@@ -187,9 +188,13 @@ def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
     """(is a tensor type, the tensorclass type or None, is a tensordict type) for a
     field annotation."""
     if isinstance(annotation, str):
-        parts = (
-            annotation.replace(" ", "").replace("Optional[", "").rstrip("]").split("|")
-        )
+        text = annotation.replace(" ", "")
+        while True:  # drop the parameters of generics: TensorDict[str,Tensor]
+            reduced = _tc_options._GENERIC.sub(r"\1", text)
+            if reduced == text:
+                break
+            text = reduced
+        parts = re.split(r"[|\[\],]", text)
         tensor = any(part in ("torch.Tensor", "Tensor") for part in parts)
         tensordict = any(part in ("TensorDict", "TensorDictBase") for part in parts)
         return tensor, None, tensordict
@@ -199,6 +204,9 @@ def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:
     tensor = tensordict = False
     tc_cls = None
     for candidate in candidates:
+        origin = typing.get_origin(candidate)
+        if isinstance(origin, type):  # a generic alias: TensorDict[str, Tensor]
+            candidate = origin
         if isinstance(candidate, type):
             if issubclass(candidate, Tensor):
                 tensor = True
@@ -524,7 +532,12 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
             return td._validate(name, value)
     if spec is not None and spec.tensor and isinstance(value, _CONVERTIBLE):
         return td._validate(name, value)
-    if isinstance(value, np.ndarray) and spec is not None and not spec.nocast:
+    if (
+        isinstance(value, np.ndarray)
+        and spec is not None
+        and not spec.nocast
+        and spec.cast is None  # (autocast keeps what the annotation casts to)
+    ):
         return td._validate(name, value)  # an array is a tensor, whatever the annotation
     if type(value) is list and value and _modes.list_to_stack():
         # as a tensordict stores a list (0.15.3 too): one element per batch element

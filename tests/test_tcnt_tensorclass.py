@@ -265,3 +265,16 @@ def test_print_directory_tree(tmp_path):
     tree = print_directory_tree(tmp_path)
     assert tree.startswith("Directory size:")
     assert "x.memmap" in tree
+
+
+def test_parameterized_tensordict_annotation_converts_mappings():
+    from collections import UserDict
+
+    @tensorclass(tensor_only=True)
+    class Holder:
+        a: torch.Tensor
+        b: TensorDict[str, torch.Tensor]
+        c: "TensorDict[str, torch.Tensor] | None" = None
+
+    h = Holder(a=torch.zeros(()), b=UserDict({"t": torch.ones(())}), c={"t": torch.ones(())})
+    assert isinstance(h.b, TensorDict) and isinstance(h.c, TensorDict)
