@@ -14,6 +14,7 @@ is written once on top of them, so that every container behaves the same.
 from __future__ import annotations
 
 import collections.abc
+import types
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
@@ -190,6 +191,10 @@ class TensorDictBase(
     """
 
     __slots__ = ()
+
+    # ``TensorDict[str, torch.Tensor]`` in annotations (as 0.15.3 allows): a generic
+    # alias, which type checkers read and tensorclasses take as a tensordict field
+    __class_getitem__ = classmethod(types.GenericAlias)
 
     # torch.X(td) dispatch: the table is generated from the spec, in a layer above this
     # module; tensordict/_torch_function.py installs its dispatcher here on import.

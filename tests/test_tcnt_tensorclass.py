@@ -278,3 +278,11 @@ def test_parameterized_tensordict_annotation_converts_mappings():
 
     h = Holder(a=torch.zeros(()), b=UserDict({"t": torch.ones(())}), c={"t": torch.ones(())})
     assert isinstance(h.b, TensorDict) and isinstance(h.c, TensorDict)
+
+
+def test_tensordict_classes_take_type_parameters():
+    from tensordict import LazyStackedTensorDict
+
+    alias = TensorDict[str, torch.Tensor]
+    assert alias.__origin__ is TensorDict
+    assert LazyStackedTensorDict[str, torch.Tensor].__origin__ is LazyStackedTensorDict
