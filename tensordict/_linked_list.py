@@ -20,8 +20,32 @@ class LinkedList(list):
 
     def __init__(self, *args, td: Any = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._td = td
+        self._stack = td
         self._at: tuple = ()  # where this list's items are in ``td`` (nested lists)
+
+    def _td(self) -> Any:
+        """The stack this list writes into (``None`` once a mutation that changes its
+        length unlinked it), called as 0.15.3's weak reference is."""
+        return self._stack
+
+    def _unlinked(name: str):
+        def method(self, *args, **kwargs):
+            self._stack = None  # the list no longer matches the stack's batch size
+            return getattr(list, name)(self, *args, **kwargs)
+
+        method.__name__ = name
+        return method
+
+    append = _unlinked("append")
+    extend = _unlinked("extend")
+    insert = _unlinked("insert")
+    pop = _unlinked("pop")
+    remove = _unlinked("remove")
+    clear = _unlinked("clear")
+    __delitem__ = _unlinked("__delitem__")
+    __iadd__ = _unlinked("__iadd__")
+    __imul__ = _unlinked("__imul__")
+    del _unlinked
 
     @classmethod
     def _of(cls, stack: Any) -> "LinkedList":
@@ -39,8 +63,8 @@ class LinkedList(list):
 
     def __setitem__(self, index, value) -> None:
         super().__setitem__(index, value)
-        if self._td is not None:
-            self._td[(*self._at, index) if self._at else index] = value
+        if self._stack is not None:
+            self._stack[(*self._at, index) if self._at else index] = value
 
     def tolist(self) -> list:
         """A plain list (of plain lists, for nested ones) of the values."""

@@ -1495,7 +1495,12 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
         elif isinstance(value, TensorDictBase):
             sub_leaves, sub_rebuild = value._leaves_and_rebuild()
             new = [next(it) for _ in sub_leaves]
-            storage[key] = changes.node(value, sub_rebuild, new)
+            node = changes.node(value, sub_rebuild, new)
+            if value._is_non_tensor and isinstance(
+                node, container_class("NonTensorData")
+            ):  # a stack left with one element: stored as its value, as on writes
+                node = node.data
+            storage[key] = node
         elif changes.stack_non_tensor:
             storage[key] = changes.stacked_value(td, value)
         else:

@@ -639,6 +639,8 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         """``TensorClass["nocast"]``, ``TensorClass["frozen", "shadow"]``: a base class
         whose subclasses get those class options (``tensordict/_tc_options.py``)."""
         if cls._is_non_tensor or not _tc_options.are_flags(flags):
+            if cls._is_non_tensor and isinstance(flags, type):
+                return _typed_non_tensor(cls, flags)  # MetaData[int]: checks the type
             # a generic alias, as for a generic class: MetaData[str]("meta", ...)
             if cls is TensorClass or not cls._is_non_tensor:
                 _tc_options.parse_flags(flags)  # raises, naming the options
@@ -1181,6 +1183,42 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         return (
             f"{type(self).__name__}(\n" + ",\n".join(_indent(l, 1) for l in lines) + ")"
         )
+
+
+_TYPED_NON_TENSOR: dict = {}
+
+
+def _typed_non_tensor(cls: type, data_type: type) -> type:
+    """``MetaData[int]`` (any non-tensor class with a type): a subclass, made once per
+    class and type, whose instances must hold a value of that type (``TypeError``
+    otherwise, with 0.15.3's phrase); ``isinstance`` and ``issubclass`` work with it."""
+    key = (cls, data_type)
+    typed = _TYPED_NON_TENSOR.get(key)
+    if typed is None:
+
+        def __init__(self, data: Any = None, *args, **kwargs) -> None:
+            value = data.data if isinstance(data, NonTensorData) else data
+            if not isinstance(value, data_type):
+                raise TypeError(
+                    f"Expected data of type {data_type.__name__}, got "
+                    f"{type(value).__name__}: {name} holds {data_type.__name__} values"
+                )
+            cls.__init__(self, data, *args, **kwargs)
+
+        name = f"{cls.__name__}[{data_type.__name__}]"
+        typed = type(cls)(
+            name,
+            (cls,),
+            {
+                "__init__": __init__,
+                "__module__": cls.__module__,
+                "__qualname__": name,
+                "_data_type": data_type,
+            },
+            shadow=True,
+        )
+        _TYPED_NON_TENSOR[key] = typed
+    return typed
 
 
 def _unwrap_tensorclasses(value, found: list):
@@ -1842,6 +1880,23 @@ class NonTensorData(TensorClass, shadow=True):
         """What a tensordict stores when this is written at ``key``: the value."""
         return self.data
 
+    def _wrap(self, result: Any) -> Any:
+        # an op that gave the value one element per batch element (expand,
+        # unsqueeze...) gives that NonTensorStack itself, as 0.15.3
+        out = super()._wrap(result)
+        if isinstance(out, NonTensorData):
+            td = out._tensordict
+            inner = td._get_str("data", None, missing_ok=True)
+            if isinstance(inner, NonTensorStack) and inner.batch_size == td.batch_size:
+                if type(self) is not NonTensorData:  # MetaData: one value for all
+                    try:
+                        value = inner.data
+                    except AttributeError:
+                        return inner
+                    return type(self)(value, batch_size=td.batch_size, device=td.device)
+                return inner
+        return out
+
     def _link_to(self, parent: TensorDictBase, key: str) -> None:
         """Made by ``parent.get(key)`` (a tensordict stores the value itself): as
         0.15.3's stored NonTensorData, this one takes the parent's state (locked,
@@ -2218,6 +2273,9 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
             self._values[idx] = value._values
         elif not shape:  # one element: the value itself (a list value stays one)
             self._values[idx] = _raw(value)
+        elif type(value) is list and len(value) == shape[0]:
+            # one value per element (0.15.3): stack[:2] = ["x", "y"]
+            self._values[idx] = _elementwise(value, tuple(shape))
         else:
             self._values[idx] = _object_array(_raw(value), tuple(shape))
 
@@ -2353,6 +2411,20 @@ class NonTensorStack(TensorDictGeneratedOps, TensorDictBase):
             f"device={self._device}",
         ]
         return "NonTensorStack(\n" + ",\n".join(_indent(p, 1) for p in parts) + ")"
+
+
+def _elementwise(values: list, shape: tuple) -> np.ndarray:
+    """An object array of ``shape`` from a list with one item per element of its first
+    dim (nested lists of the next dims' lengths spread the same way)."""
+    out = np.empty(shape, dtype=object)
+    for i, item in enumerate(values):
+        if len(shape) > 1 and type(item) is list and len(item) == shape[1]:
+            out[i] = _elementwise(item, shape[1:])
+        elif len(shape) > 1:
+            out[i] = _object_array(_raw(item), shape[1:])
+        else:
+            out[i] = _raw(item)
+    return out
 
 
 def _fit(values: np.ndarray, shape: tuple) -> Any:

@@ -49,7 +49,7 @@ KINDS = ["dense", "lazy", "tensorclass"]
 # ------------------------------------------------------------------------ row 1
 def test_row1_generic_aliases_of_non_tensor_classes():
     meta = MetaData[str]("meta", batch_size=[2])
-    assert type(meta) is MetaData and meta.data == "meta"
+    assert isinstance(meta, MetaData) and meta.data == "meta"  # (a MetaData[str])
     assert meta.batch_size == (2,)
     assert NonTensorData[int](3, batch_size=[2]).data == 3
 
