@@ -58,3 +58,19 @@ def test_squeeze_of_a_one_element_stack_stores_the_value():
     squeezed = unsqueezed.squeeze(0)
     assert squeezed["foo"] == 3 and isinstance(squeezed["foo"], int)
     assert isinstance(squeezed.get("foo"), NonTensorData)
+
+
+def test_stack_and_cat_into_out_with_unbatched_entries():
+    from tensordict import UnbatchedTensor
+
+    data = torch.tensor(1)
+    items = [
+        TensorDict(x=torch.zeros(2), ub=UnbatchedTensor(data), batch_size=[2])
+        for _ in range(3)
+    ]
+    out = TensorDict(x=torch.empty(3, 2), ub=UnbatchedTensor(data), batch_size=[3, 2])
+    assert torch.stack(items, 0, out=out) is out
+    assert (out["x"] == 0).all() and out["ub"].batch_size == (3, 2)
+    flat = TensorDict(x=torch.ones(6), ub=UnbatchedTensor(data), batch_size=[6])
+    assert torch.cat(items, 0, out=flat) is flat
+    assert (flat["x"] == 0).all()

@@ -183,6 +183,12 @@ def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
         if op in _OUT_CREATES_KEYS:
             return _write_creating(td, out, new)
         return _write_matching(td, out, new)
+    if len(targets) != len(new):
+        # ``new`` holds the batched leaves only (stack, cat): UnbatchedTensor entries
+        # are left as ``out`` holds them
+        batched = [not _base.is_unbatched(leaf) for leaf in td._leaves()]
+        if len(batched) == len(targets) and sum(batched) == len(new):
+            targets = [t for t, keep in zip(targets, batched) if keep]
     if targets:
         if any(torch._debug_has_internal_overlap(t) == 1 for t in targets):
             return _write_matching(td, out, new)
