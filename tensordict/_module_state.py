@@ -566,12 +566,55 @@ def _shape_metadata(td) -> collections.OrderedDict:
     (TorchRL's ``TensorStorage.load_state_dict`` does ``TensorDict().load_state_dict``).
     """
     meta = collections.OrderedDict()
-    meta[""] = {"batch_size": td.batch_size, "device": td.device}
+    meta[""] = _level_metadata(td)
     for key, value in td.items(True, False, is_leaf=_is_leaf_for_metadata):
         if _is_node(value):
             name = key if type(key) is str else ".".join(key)
-            meta[name] = {"batch_size": value.batch_size, "device": value.device}
+            meta[name] = _level_metadata(value)
     return meta
+
+
+def _level_metadata(td) -> dict:
+    """One level's entry of :func:`_shape_metadata`; a tensorclass adds its class name
+    (``_type``) and its non-tensor fields' values (``_non_tensor``, ``None`` for the
+    fields it does not hold), as 0.15.3 records them."""
+    level = {"batch_size": td.batch_size, "device": td.device}
+    fields = getattr(type(td), "_tc_fields", None)
+    if fields is not None and getattr(td, "_is_tensorclass", False):
+        level["_type"] = type(td).__name__
+        inner = td._tensordict
+        non_tensor = {}
+        for name in fields:
+            value = inner._get_str(name, None, missing_ok=True)
+            if value is None or not isinstance(value, (Tensor, TensorCollection)):
+                non_tensor[name] = value
+        level["_non_tensor"] = non_tensor
+    return level
+
+
+class UnexpectedStateKeyError(KeyError, RuntimeError):
+    """A state dict holding a key the tensordict has no entry for (strict loading):
+    0.15.3's ``KeyError`` for a tensorclass, a ``RuntimeError`` as ``nn.Module``
+    raises."""
+
+    def __str__(self) -> str:  # the message as written, not quoted as a KeyError's
+        return str(self.args[0]) if self.args else ""
+
+
+def _legacy_tensorclass_state(source):
+    """A state dict in the layout of older tensorclasses (``{"_tensordict": {...,
+    "__batch_size", "__device"}, "_non_tensordict": {...}}``) as a flat one, and its
+    non-tensor values; anything else unchanged."""
+    if not (
+        isinstance(source, collections.abc.Mapping)
+        and set(source.keys()) <= {"_tensordict", "_non_tensordict"}
+        and isinstance(source.get("_tensordict"), collections.abc.Mapping)
+    ):
+        return source, {}
+    inner = collections.OrderedDict(
+        (k, v) for k, v in source["_tensordict"].items() if not k.startswith("__")
+    )
+    return inner, dict(source.get("_non_tensordict") or {})
 
 
 def _is_leaf_for_metadata(cls: type) -> bool:
@@ -623,15 +666,32 @@ def load_state_dict(
 ):
     """See :meth:`ModuleStateMixin.load_state_dict`."""
     dense = container_class("TensorDict")
+    meta = getattr(source, "_metadata", None)
+    source, non_tensor = _legacy_tensorclass_state(source)
+    if isinstance(meta, collections.abc.Mapping) and isinstance(meta.get(""), dict):
+        non_tensor = {**non_tensor, **(meta[""].get("_non_tensor") or {})}
+    fields = getattr(type(td), "_tc_fields", None)
+    if strict and fields is not None:
+        for name in non_tensor:
+            if name not in fields:  # 0.15.3's phrase first
+                raise UnexpectedStateKeyError(
+                    f"Key '{name}' wasn't expected in the state-dict: "
+                    f"{type(td).__name__} has no such field"
+                )
     known = {unravel_key_to_tuple(k) for k in td.keys(True, True)}
     given = dict(_state_paths(source, from_flatten, known))
     if strict:
         missing = sorted(known - set(given), key=str)
         unexpected = sorted(set(given) - known, key=str)
         if missing or unexpected:
-            raise RuntimeError(
-                f"load_state_dict(strict=True): the keys do not match; missing from "
-                f"the state dict: {missing}, not in the tensordict: {unexpected}. "
+            lead = (
+                f"Key '{'.'.join(unexpected[0])}' wasn't expected in the state-dict. "
+                if unexpected
+                else ""
+            )
+            raise (UnexpectedStateKeyError if unexpected else RuntimeError)(
+                f"{lead}load_state_dict(strict=True): the keys do not match; missing "
+                f"from the state dict: {missing}, not in the tensordict: {unexpected}. "
                 f"Pass strict=False to load the matching keys only"
             )
     with torch.no_grad():
@@ -644,7 +704,22 @@ def load_state_dict(
             else:
                 # a lazy stack or a view reads a copy or a view: write through it
                 td.set_(path, value.to(target.dtype))
-    meta = getattr(source, "_metadata", None)
+    if fields is not None:
+        for name, value in non_tensor.items():
+            if name in fields and value is not None:
+                td._set_field(name, value)
+    if isinstance(meta, collections.abc.Mapping):
+        # nested tensorclasses' non-tensor fields
+        for name, level in meta.items():
+            if not name or not isinstance(level, dict) or not level.get("_non_tensor"):
+                continue
+            target = td.get(tuple(name.split(".")), None)
+            sub_fields = getattr(type(target), "_tc_fields", None)
+            if sub_fields is None:
+                continue
+            for field, value in level["_non_tensor"].items():
+                if field in sub_fields and value is not None:
+                    target._set_field(field, value)
     if isinstance(meta, collections.abc.Mapping) and isinstance(meta.get(""), dict):
         _restore_batch_sizes(td, meta)
     return td

@@ -286,3 +286,56 @@ def test_tensordict_classes_take_type_parameters():
     alias = TensorDict[str, torch.Tensor]
     assert alias.__origin__ is TensorDict
     assert LazyStackedTensorDict[str, torch.Tensor].__origin__ is LazyStackedTensorDict
+
+
+class Nest(TensorClass):
+    x: torch.Tensor
+    z: str
+    y: "Nest" = None
+
+
+def _nest():
+    inner = Nest(x=torch.randn(3), z="inner", batch_size=[])
+    return Nest(x=torch.randn(3), z="outer", y=inner, batch_size=[])
+
+
+def test_state_dict_records_the_class_and_non_tensor_fields():
+    tc = _nest()
+    sd = tc.state_dict()
+    assert set(sd.keys()) == {"x", "y.x"}
+    assert sd._metadata[""]["_type"] == "Nest"
+    assert sd._metadata[""]["_non_tensor"]["z"] == "outer"
+    assert sd._metadata["y"]["_non_tensor"]["z"] == "inner"
+    other = _nest()
+    other.z, other.y.z = "changed", "changed"
+    other.load_state_dict(sd)
+    assert torch.equal(other.x, tc.x) and torch.equal(other.y.x, tc.y.x)
+    assert other.z == "outer" and other.y.z == "inner"
+
+
+def test_state_dict_unexpected_keys_raise_key_errors():
+    tc = _nest()
+    sd = tc.state_dict()
+    sd["a"] = torch.zeros(())
+    with pytest.raises(KeyError, match="Key 'a' wasn't expected in the state-dict"):
+        tc.load_state_dict(sd)
+    del sd["a"]
+    sd._metadata[""]["_non_tensor"]["b"] = None
+    with pytest.raises(KeyError, match="Key 'b' wasn't expected in the state-dict"):
+        tc.load_state_dict(sd)
+    with pytest.raises(RuntimeError):  # (it is a RuntimeError too, as nn.Module's)
+        TensorDict(x=torch.zeros(3)).load_state_dict({"x": torch.ones(3), "q": 1})
+
+
+def test_legacy_tensorclass_state_dict_loads():
+    import collections
+
+    tc = Pair(x=torch.zeros(3), label="a", batch_size=[])
+    legacy = collections.OrderedDict(
+        _tensordict=collections.OrderedDict(
+            x=torch.ones(3), __batch_size=torch.Size([]), __device=None
+        ),
+        _non_tensordict={"label": "b"},
+    )
+    tc.load_state_dict(legacy)
+    assert (tc.x == 1).all() and tc.label == "b"
