@@ -1444,6 +1444,8 @@ def tensorclass(
         namespace = dict(cls.__dict__)
         namespace.pop("__dict__", None)
         namespace.pop("__weakref__", None)
+        # where pickle finds the class: a class defined inside another keeps its path
+        namespace["__qualname__"] = cls.__qualname__
         for slot in namespace.get("__slots__", ()):
             namespace.pop(slot, None)
         bases = tuple(b for b in cls.__bases__ if b is not object) + (TensorClass,)

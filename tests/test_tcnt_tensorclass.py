@@ -339,3 +339,22 @@ def test_legacy_tensorclass_state_dict_loads():
     )
     tc.load_state_dict(legacy)
     assert (tc.x == 1).all() and tc.label == "b"
+
+
+class Outer:
+    @tensorclass
+    class Inner:
+        a: str
+        b: torch.Tensor
+
+
+def test_a_tensorclass_defined_in_a_class_pickles():
+    import pickle
+
+    assert Outer.Inner.__qualname__ == "Outer.Inner"
+    obj = Outer.Inner(a="text", b=torch.zeros(2), batch_size=[2])
+    back = pickle.loads(pickle.dumps(obj))
+    assert type(back) is Outer.Inner and back.a == "text"
+    td = TensorDict.lazy_stack([TensorDict(x=obj[0]), TensorDict(x=obj[1])])
+    back = pickle.loads(pickle.dumps(td.consolidate()))
+    assert (back == td).all()
