@@ -846,7 +846,8 @@ class TensorDict(
                     try:
                         value = torch.as_tensor(value, device=existing.device)
                     except (TypeError, ValueError, RuntimeError) as err:
-                        raise _errors.inplace_type_mismatch(key, existing, value) from err
+                        mismatch = _errors.inplace_type_mismatch(key, existing, value)
+                        raise mismatch from err
                 if not validated:
                     value = self._validate(key, value)
                 try:

@@ -538,7 +538,7 @@ def _convert(td: TensorDict, spec: _FieldSpec | None, value: Any) -> Any:
         and not spec.nocast
         and spec.cast is None  # (autocast keeps what the annotation casts to)
     ):
-        return td._validate(name, value)  # an array is a tensor, whatever the annotation
+        return td._validate(name, value)  # an array is a tensor, whatever its field
     if type(value) is list and value and _modes.list_to_stack():
         # as a tensordict stores a list (0.15.3 too): one element per batch element
         # (numbers become a tensor, other values a NonTensorStack), checked against

@@ -163,7 +163,7 @@ def expected_call(op: Op) -> str:
     return f"x.{op.name}(...)"
 
 
-# The operators that compare the non-tensor entries of two tensordicts (tensordict/_td.py).
+# The operators that compare the non-tensor entries of two tensordicts (spec/binary.yaml).
 _COMPARE_NON_TENSOR = {"__eq__", "__ne__", "__xor__", "__or__", "__rxor__", "__ror__"}
 
 

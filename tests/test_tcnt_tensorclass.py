@@ -276,7 +276,9 @@ def test_parameterized_tensordict_annotation_converts_mappings():
         b: TensorDict[str, torch.Tensor]
         c: "TensorDict[str, torch.Tensor] | None" = None
 
-    h = Holder(a=torch.zeros(()), b=UserDict({"t": torch.ones(())}), c={"t": torch.ones(())})
+    h = Holder(
+        a=torch.zeros(()), b=UserDict({"t": torch.ones(())}), c={"t": torch.ones(())}
+    )
     assert isinstance(h.b, TensorDict) and isinstance(h.c, TensorDict)
 
 
