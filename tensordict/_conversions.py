@@ -401,7 +401,7 @@ class ConversionMethods:
         """
         if dim < 0:
             dim += self.batch_dims
-        if getattr(self, "_is_tensorclass", False):  # the class around the stack
+        if getattr(self, "_lazy_stack_keeps_class", False):  # the class around it
             return type(self)._from_td(self._tensordict.to_lazystack(dim))
         return container_class("LazyStackedTensorDict")(
             *self.unbind(dim), stack_dim=dim

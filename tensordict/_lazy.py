@@ -2196,7 +2196,7 @@ def _tensorclass_of(items: list):
     if not items:
         return None
     cls = type(items[0])
-    if not getattr(cls, "_is_tensorclass", False) or cls._is_non_tensor:
+    if not getattr(cls, "_lazy_stack_keeps_class", False) or cls._is_non_tensor:
         return None
     return cls if all(type(x) is cls for x in items) else None
 

@@ -603,6 +603,8 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     _autocast = _nocast = _frozen = _tensor_only = _shadow = False
     _skip_post_init_on_rebuild = False
     _tc_extra_keys = False  # set() of a key that is no field raises (as 0.15.3)
+    # a lazy stack of instances is an instance around a LazyStackedTensorDict
+    _lazy_stack_keeps_class = True
     _tc_options: frozenset = frozenset()
     _tc_templates: dict = {}
 

@@ -360,3 +360,22 @@ def test_a_tensorclass_defined_in_a_class_pickles():
     td = TensorDict.lazy_stack([TensorDict(x=obj[0]), TensorDict(x=obj[1])])
     back = pickle.loads(pickle.dumps(td.consolidate()))
     assert (back == td).all()
+
+
+def test_comparisons_of_views_and_typed_stacks():
+    from tensordict import LazyStackedTensorDict, TypedTensorDict
+
+    td = TensorDict(a=torch.zeros(3, 2), s="x", batch_size=[3, 2])
+    view = td._get_sub_tensordict((slice(None), 0))
+    assert (view == view.clone()).all()
+
+    class State(TypedTensorDict):
+        a: torch.Tensor
+
+    stack = LazyStackedTensorDict.lazy_stack(
+        [
+            State(a=torch.zeros(2, 1), batch_size=[2]),
+            State(a=torch.ones(2, 3), batch_size=[2]),
+        ]
+    )
+    assert type(stack) is LazyStackedTensorDict  # (a TypedTensorDict stacks as 0.15.3)

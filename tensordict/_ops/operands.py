@@ -281,7 +281,7 @@ def _inner(value):
 def _compare_level(result, td, other, op: str, compare, dense) -> None:
     storage = result._tensordict
     other_storage = other._tensordict
-    for key, value in _inner(td)._tensordict.items():
+    for key, value in _inner(td)._own_items():
         if isinstance(value, torch.Tensor):
             continue  # (a number the other holds as data was combined as a tensor)
         if _base._is_node(value):
