@@ -220,18 +220,3 @@ def unknown_fields(cls: type, given: dict) -> UnknownFieldError:
         f"{cls.__name__} has no such field; its fields are {fields}"
     )
 
-
-class NotAFieldError(AttributeError, KeyError):
-    """``set`` of a key that is not a field of a tensorclass: 0.15.3's
-    ``AttributeError``, and a ``KeyError`` (the key names no entry that can exist)."""
-
-    def __str__(self) -> str:  # the message as written, not quoted as a KeyError's
-        return str(self.args[0]) if self.args else ""
-
-
-def not_a_field(obj, key: str) -> NotAFieldError:
-    fields = sorted(getattr(type(obj), "_tc_fields", ()))
-    return NotAFieldError(
-        f"Cannot set the attribute {key!r}: {type(obj).__name__} has no such field "
-        f"(its fields are {fields})"
-    )

@@ -602,7 +602,6 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
     # the options, as 0.15.3 names them (each tensorclass sets its own)
     _autocast = _nocast = _frozen = _tensor_only = _shadow = False
     _skip_post_init_on_rebuild = False
-    _tc_extra_keys = False  # set() of a key that is no field raises (as 0.15.3)
     # a lazy stack of instances is an instance around a LazyStackedTensorDict
     _lazy_stack_keeps_class = True
     _tc_options: frozenset = frozenset()
@@ -981,10 +980,6 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
         if type(key) is str and key in self._tc_fields and not inplace:
             self._set_field(key, item)
             return self
-        if type(key) is str and key not in self._tc_fields and not self._tc_extra_keys:
-            if self._tensordict.is_locked:
-                raise _errors.locked(f"set the key {key!r}")
-            raise _errors.not_a_field(self, key)
         self._tensordict.set(
             key, _unwrap(item), inplace, non_blocking=non_blocking, **kwargs
         )

@@ -47,7 +47,6 @@ class TypedTensorDict(TensorClass):
     """
 
     __slots__ = ()
-    _tc_extra_keys = True  # set() takes keys beyond the fields, as a tensordict's
     _lazy_stack_keeps_class = False  # lazy stacks are LazyStackedTensorDicts (0.15.3)
 
     def __init_subclass__(cls, **options):

@@ -227,8 +227,7 @@ def test_row10_update_keywords_from_dict_batch_dims_set_at_numpy():
 def test_row11_reduce_true_with_dim_keeps_feature_dims(kind):
     td = make(kind)
     same = td.select("a")
-    # (a tensorclass refuses keys that are no field, as 0.15.3: its tensordict takes it)
-    (same._tensordict if kind == "tensorclass" else same).set("twin", same["a"] * 2)
+    same.set("twin", same["a"] * 2)
     both = torch.cat([same["a"], same["twin"]], 0)
     torch.testing.assert_close(same.sum(dim=0, reduce=True), both.sum(0))
     torch.testing.assert_close(same.mean(dim=0, keepdim=True, reduce=True), both.mean(0, keepdim=True))
@@ -263,8 +262,7 @@ def test_row11_sub_tensordict_without_batch_dims_takes_the_parents(kind):
     sub = TensorDict(c=torch.zeros(3, 2))
     td["sub"] = sub
     assert td["sub"].batch_size == (3,) and sub.batch_size == ()  # sub left as it is
-    # (a tensorclass refuses keys that are no field, as 0.15.3: its tensordict takes it)
-    (td._tensordict if kind == "tensorclass" else td).set("empty", TensorDict())
+    td.set("empty", TensorDict())
     assert td["empty"].batch_size == (3,)
     with pytest.raises(RuntimeError, match="'bad'"):
         td["bad"] = TensorDict(c=torch.zeros(2))

@@ -189,14 +189,6 @@ def test_list_of_tensors_is_stacked():
     assert obj.x.shape == (2, 3)
 
 
-def test_set_of_a_key_that_is_no_field_raises():
-    p = Pair(x=torch.zeros(2), label="a", batch_size=[2])
-    with pytest.raises(AttributeError, match="Cannot set the attribute"):
-        p.set("other", torch.zeros(2))
-    p.set("label", "b")
-    assert p.label == "b"
-
-
 def test_in_place_write_of_another_type_raises():
     td = TensorDict(v=torch.zeros(3), s="text", batch_size=[3])
     with pytest.raises(RuntimeError, match="Cannot update an existing"):
