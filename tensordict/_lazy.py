@@ -28,6 +28,7 @@ from torch import Tensor
 
 from tensordict import _atomic, _errors, _modes
 from tensordict._generated.lazy_ops import LazyStackedTensorDictGeneratedOps
+from tensordict._ops import operands as _ops_operands
 from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
     LazyViewTensorDict as _CustomOpTensorDict,
@@ -1173,15 +1174,25 @@ class LazyStackedTensorDict(
             out.extend(td._operand_leaves(part, op, default))
         return out
 
-    def _tensor_operand_leaves(self, tensor: Tensor, take=None) -> list:
+    def _tensor_operand_leaves(
+        self, tensor: Tensor, take=None, *, batch_dims: bool = False
+    ) -> list:
         """A tensor operand, one per leaf (aligned with :meth:`_leaves`): what each
         stacked tensordict's leaf meets in ``stacked_leaf OP tensor``. Broadcasting
-        aligns the tensor with the stacked leaf on the right; where it reaches the
+        aligns the tensor with the stacked leaf on the right (with ``batch_dims``,
+        with its batch dims: see ``_ops.batch_broadcast``); where it reaches the
         stack dim, each stacked tensordict gets its own slice of it."""
         if take is None:
+            if batch_dims:
+                batch_ndim = self.batch_dims
 
-            def take(ndim):
-                return tensor
+                def take(ndim):
+                    return _ops_operands.batch_aligned(tensor, ndim, batch_ndim)
+
+            else:
+
+                def take(ndim):
+                    return tensor
 
         sd = self.stack_dim
         out: list = []

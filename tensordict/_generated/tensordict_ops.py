@@ -1229,6 +1229,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "add", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1236,7 +1238,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_add, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "add", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "add", default, batch_dims=True
+        )
         if alpha is None:
             new = _ops.try_foreach(torch._foreach_add, leaves, other_leaves)
             if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1263,7 +1267,7 @@ class TensorDictGeneratedOps:
         ``self + alpha * other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "add_")
+        other_leaves = _ops.operand_leaves(self, leaves, other, "add_", batch_dims=True)
         if alpha is None:
             if not _ops.try_foreach_(torch._foreach_add_, leaves, other_leaves):
                 for x, other in zip(leaves, other_leaves):
@@ -1319,6 +1323,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "sub", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS and alpha is None:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1326,7 +1332,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_sub, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "sub", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "sub", default, batch_dims=True
+        )
         if alpha is None:
             new = _ops.try_foreach(torch._foreach_sub, leaves, other_leaves)
             if new is None:  # foreach rejected the leaves: go leaf by leaf
@@ -1350,7 +1358,7 @@ class TensorDictGeneratedOps:
         ``self - alpha * other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "sub_")
+        other_leaves = _ops.operand_leaves(self, leaves, other, "sub_", batch_dims=True)
         if alpha is None:
             if not _ops.try_foreach_(torch._foreach_sub_, leaves, other_leaves):
                 for x, other in zip(leaves, other_leaves):
@@ -1397,8 +1405,12 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "rsub", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "rsub", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "rsub", default, batch_dims=True
+        )
         if alpha is None:
             new = [torch.rsub(x, other) for x, other in zip(leaves, other_leaves)]
         else:
@@ -1435,6 +1447,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "mul", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1442,7 +1456,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_mul, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "mul", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "mul", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_mul, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.mul(x, other) for x, other in zip(leaves, other_leaves)]
@@ -1454,7 +1470,7 @@ class TensorDictGeneratedOps:
         ``self * other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "mul_")
+        other_leaves = _ops.operand_leaves(self, leaves, other, "mul_", batch_dims=True)
         if not _ops.try_foreach_(torch._foreach_mul_, leaves, other_leaves):
             for x, other in zip(leaves, other_leaves):
                 x.mul_(other)
@@ -1500,6 +1516,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "div", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1507,7 +1525,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_div, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "div", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "div", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_div, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.div(x, other) for x, other in zip(leaves, other_leaves)]
@@ -1519,7 +1539,7 @@ class TensorDictGeneratedOps:
         ``self / other`` (true division), leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "div_")
+        other_leaves = _ops.operand_leaves(self, leaves, other, "div_", batch_dims=True)
         if not _ops.try_foreach_(torch._foreach_div_, leaves, other_leaves):
             for x, other in zip(leaves, other_leaves):
                 x.div_(other)
@@ -1549,8 +1569,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__rtruediv__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__rtruediv__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__rtruediv__", batch_dims=True
+        )
         new = [other / x for x, other in zip(leaves, other_leaves)]
         return _ops.keep_lock(self, rebuild(new))
 
@@ -1576,6 +1600,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "pow", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1583,7 +1609,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_pow, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "pow", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "pow", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_pow, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.pow(x, other) for x, other in zip(leaves, other_leaves)]
@@ -1595,7 +1623,7 @@ class TensorDictGeneratedOps:
         ``self ** other``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "pow_")
+        other_leaves = _ops.operand_leaves(self, leaves, other, "pow_", batch_dims=True)
         if not _ops.try_foreach_(torch._foreach_pow_, leaves, other_leaves):
             for x, other in zip(leaves, other_leaves):
                 x.pow_(other)
@@ -1625,8 +1653,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__rpow__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__rpow__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__rpow__", batch_dims=True
+        )
         new = [torch.pow(other, x) for x, other in zip(leaves, other_leaves)]
         return _ops.keep_lock(self, rebuild(new))
 
@@ -1645,8 +1677,10 @@ class TensorDictGeneratedOps:
             >>> (td % 3)["b"]
             tensor([0, 2])
         """
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "mod", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "mod")
+        other_leaves = _ops.operand_leaves(self, leaves, other, "mod", batch_dims=True)
         new = [torch.remainder(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.keep_lock(self, rebuild(new))
 
@@ -1678,6 +1712,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "maximum", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1685,7 +1721,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_maximum, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "maximum", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "maximum", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_maximum, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [
@@ -1700,7 +1738,9 @@ class TensorDictGeneratedOps:
         Elementwise maximum of every leaf and the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "maximum_")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "maximum_", batch_dims=True
+        )
         for x, other in zip(leaves, other_leaves):
             torch.maximum(x, torch.as_tensor(other), out=x)
         return self
@@ -1728,6 +1768,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "minimum", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1735,7 +1777,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_minimum, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "minimum", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "minimum", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_minimum, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [
@@ -1750,7 +1794,9 @@ class TensorDictGeneratedOps:
         Elementwise minimum of every leaf and the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "minimum_")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "minimum_", batch_dims=True
+        )
         for x, other in zip(leaves, other_leaves):
             torch.minimum(x, torch.as_tensor(other), out=x)
         return self
@@ -1773,6 +1819,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "clamp_min", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1780,7 +1828,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_clamp_min, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_min", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "clamp_min", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_clamp_min, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.clamp_min(x, other) for x, other in zip(leaves, other_leaves)]
@@ -1792,7 +1842,9 @@ class TensorDictGeneratedOps:
         Clamp every leaf from below at the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_min_")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "clamp_min_", batch_dims=True
+        )
         if not _ops.try_foreach_(torch._foreach_clamp_min_, leaves, other_leaves):
             for x, other in zip(leaves, other_leaves):
                 x.clamp_min_(other)
@@ -1817,6 +1869,8 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "clamp_max", other)
         leaves, rebuild = self._leaves_and_rebuild()
         if type(other) in _ops.PLAIN_NUMBERS:
             # the common case, one number for every leaf: torch's scalar overload, given
@@ -1824,7 +1878,9 @@ class TensorDictGeneratedOps:
             new = _ops.try_foreach(torch._foreach_clamp_max, leaves, other)
             if new is not None:
                 return _ops.keep_lock(self, rebuild(new))
-        other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_max", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "clamp_max", default, batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_clamp_max, leaves, other_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [torch.clamp_max(x, other) for x, other in zip(leaves, other_leaves)]
@@ -1836,7 +1892,9 @@ class TensorDictGeneratedOps:
         Clamp every leaf from above at the operand. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "clamp_max_")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "clamp_max_", batch_dims=True
+        )
         if not _ops.try_foreach_(torch._foreach_clamp_max_, leaves, other_leaves):
             for x, other in zip(leaves, other_leaves):
                 x.clamp_max_(other)
@@ -1862,9 +1920,11 @@ class TensorDictGeneratedOps:
             >>> td.clamp(max=0)["a"]
             tensor([-1.,  0.,  0.])
         """
+        if type(min) not in _ops.PLAIN_NUMBERS or type(max) not in _ops.PLAIN_NUMBERS:
+            self, min, max = _ops.batch_broadcast(self, "clamp", min, max)
         leaves, rebuild = self._leaves_and_rebuild()
-        min_leaves = _ops.operand_leaves(self, leaves, min, "clamp")
-        max_leaves = _ops.operand_leaves(self, leaves, max, "clamp")
+        min_leaves = _ops.operand_leaves(self, leaves, min, "clamp", batch_dims=True)
+        max_leaves = _ops.operand_leaves(self, leaves, max, "clamp", batch_dims=True)
         new = [
             torch.clamp(x, min, max)
             for x, min, max in zip(leaves, min_leaves, max_leaves)
@@ -1891,9 +1951,16 @@ class TensorDictGeneratedOps:
             >>> start.lerp(end, 0.25)["a"]
             tensor([ 2.5000, 12.5000])
         """
+        if (
+            type(end) not in _ops.PLAIN_NUMBERS
+            or type(weight) not in _ops.PLAIN_NUMBERS
+        ):
+            self, end, weight = _ops.batch_broadcast(self, "lerp", end, weight)
         leaves, rebuild = self._leaves_and_rebuild()
-        end_leaves = _ops.operand_leaves(self, leaves, end, "lerp")
-        weight_leaves = _ops.operand_leaves(self, leaves, weight, "lerp")
+        end_leaves = _ops.operand_leaves(self, leaves, end, "lerp", batch_dims=True)
+        weight_leaves = _ops.operand_leaves(
+            self, leaves, weight, "lerp", batch_dims=True
+        )
         new = _ops.try_foreach(torch._foreach_lerp, leaves, end_leaves, weight_leaves)
         if new is None:  # foreach rejected the leaves: go leaf by leaf
             new = [
@@ -1912,8 +1979,10 @@ class TensorDictGeneratedOps:
         Linear interpolation ``self + weight * (end - self)``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        end_leaves = _ops.operand_leaves(self, leaves, end, "lerp_")
-        weight_leaves = _ops.operand_leaves(self, leaves, weight, "lerp_")
+        end_leaves = _ops.operand_leaves(self, leaves, end, "lerp_", batch_dims=True)
+        weight_leaves = _ops.operand_leaves(
+            self, leaves, weight, "lerp_", batch_dims=True
+        )
         if not _ops.try_foreach_(
             torch._foreach_lerp_, leaves, end_leaves, weight_leaves
         ):
@@ -1940,9 +2009,18 @@ class TensorDictGeneratedOps:
             >>> td.addcmul(t1, t1, value=0.5)["a"]
             tensor([3.0000, 5.5000])
         """
+        if (
+            type(other1) not in _ops.PLAIN_NUMBERS
+            or type(other2) not in _ops.PLAIN_NUMBERS
+        ):
+            self, other1, other2 = _ops.batch_broadcast(self, "addcmul", other1, other2)
         leaves, rebuild = self._leaves_and_rebuild()
-        other1_leaves = _ops.operand_leaves(self, leaves, other1, "addcmul")
-        other2_leaves = _ops.operand_leaves(self, leaves, other2, "addcmul")
+        other1_leaves = _ops.operand_leaves(
+            self, leaves, other1, "addcmul", batch_dims=True
+        )
+        other2_leaves = _ops.operand_leaves(
+            self, leaves, other2, "addcmul", batch_dims=True
+        )
         if value is None:
             new = _ops.try_foreach(
                 torch._foreach_addcmul, leaves, other1_leaves, other2_leaves
@@ -1973,8 +2051,12 @@ class TensorDictGeneratedOps:
         ``self + value * other1 * other2``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other1_leaves = _ops.operand_leaves(self, leaves, other1, "addcmul_")
-        other2_leaves = _ops.operand_leaves(self, leaves, other2, "addcmul_")
+        other1_leaves = _ops.operand_leaves(
+            self, leaves, other1, "addcmul_", batch_dims=True
+        )
+        other2_leaves = _ops.operand_leaves(
+            self, leaves, other2, "addcmul_", batch_dims=True
+        )
         if value is None:
             if not _ops.try_foreach_(
                 torch._foreach_addcmul_, leaves, other1_leaves, other2_leaves
@@ -2013,9 +2095,18 @@ class TensorDictGeneratedOps:
             >>> td.addcdiv(num, den, 2)["a"]
             tensor([2., 4.])
         """
+        if (
+            type(other1) not in _ops.PLAIN_NUMBERS
+            or type(other2) not in _ops.PLAIN_NUMBERS
+        ):
+            self, other1, other2 = _ops.batch_broadcast(self, "addcdiv", other1, other2)
         leaves, rebuild = self._leaves_and_rebuild()
-        other1_leaves = _ops.operand_leaves(self, leaves, other1, "addcdiv")
-        other2_leaves = _ops.operand_leaves(self, leaves, other2, "addcdiv")
+        other1_leaves = _ops.operand_leaves(
+            self, leaves, other1, "addcdiv", batch_dims=True
+        )
+        other2_leaves = _ops.operand_leaves(
+            self, leaves, other2, "addcdiv", batch_dims=True
+        )
         if value is None:
             new = _ops.try_foreach(
                 torch._foreach_addcdiv, leaves, other1_leaves, other2_leaves
@@ -2046,8 +2137,12 @@ class TensorDictGeneratedOps:
         ``self + value * other1 / other2``, leaf by leaf. Writes into the stored tensors.
         """
         leaves = self._leaves()
-        other1_leaves = _ops.operand_leaves(self, leaves, other1, "addcdiv_")
-        other2_leaves = _ops.operand_leaves(self, leaves, other2, "addcdiv_")
+        other1_leaves = _ops.operand_leaves(
+            self, leaves, other1, "addcdiv_", batch_dims=True
+        )
+        other2_leaves = _ops.operand_leaves(
+            self, leaves, other2, "addcdiv_", batch_dims=True
+        )
         if value is None:
             if not _ops.try_foreach_(
                 torch._foreach_addcdiv_, leaves, other1_leaves, other2_leaves
@@ -2088,8 +2183,12 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "bitwise_and", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "bitwise_and", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "bitwise_and", default, batch_dims=True
+        )
         new = [torch.bitwise_and(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.keep_lock(self, rebuild(new))
 
@@ -2123,8 +2222,12 @@ class TensorDictGeneratedOps:
         """
         if default is not None:  # keys one side lacks: filled with default (or dropped)
             self, other, default = _ops.fill_defaults(self, other, default)
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "logical_and", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "logical_and", default)
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "logical_and", default, batch_dims=True
+        )
         new = [torch.logical_and(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.keep_lock(self, rebuild(new))
 
@@ -2144,8 +2247,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__or__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__or__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__or__", batch_dims=True
+        )
         new = [torch.bitwise_or(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.compare_non_tensor(self, other, rebuild(new), "__or__")
 
@@ -2171,8 +2278,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__xor__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__xor__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__xor__", batch_dims=True
+        )
         new = [torch.bitwise_xor(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.compare_non_tensor(self, other, rebuild(new), "__xor__")
 
@@ -2199,8 +2310,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__eq__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__eq__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__eq__", batch_dims=True
+        )
         new = [torch.eq(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.compare_non_tensor(self, other, rebuild(new), "__eq__")
 
@@ -2217,8 +2332,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__ne__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__ne__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__ne__", batch_dims=True
+        )
         new = [torch.ne(x, other) for x, other in zip(leaves, other_leaves)]
         return _ops.compare_non_tensor(self, other, rebuild(new), "__ne__")
 
@@ -2234,8 +2353,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__lt__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__lt__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__lt__", batch_dims=True
+        )
         new = [torch.lt(x, other) for x, other in zip(leaves, other_leaves)]
         return rebuild(new)
 
@@ -2251,8 +2374,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__le__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__le__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__le__", batch_dims=True
+        )
         new = [torch.le(x, other) for x, other in zip(leaves, other_leaves)]
         return rebuild(new)
 
@@ -2268,8 +2395,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__gt__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__gt__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__gt__", batch_dims=True
+        )
         new = [torch.gt(x, other) for x, other in zip(leaves, other_leaves)]
         return rebuild(new)
 
@@ -2285,8 +2416,12 @@ class TensorDictGeneratedOps:
         """
         if not _ops.is_operand(other):
             return NotImplemented
+        if type(other) not in _ops.PLAIN_NUMBERS:
+            self, other = _ops.batch_broadcast(self, "__ge__", other)
         leaves, rebuild = self._leaves_and_rebuild()
-        other_leaves = _ops.operand_leaves(self, leaves, other, "__ge__")
+        other_leaves = _ops.operand_leaves(
+            self, leaves, other, "__ge__", batch_dims=True
+        )
         new = [torch.ge(x, other) for x, other in zip(leaves, other_leaves)]
         return rebuild(new)
 

@@ -99,6 +99,7 @@ from tensordict._ops.indexing import (
 from tensordict._ops.lock import keep_lock
 from tensordict._ops.operands import (
     PLAIN_NUMBERS,
+    batch_broadcast,
     compare_non_tensor,
     fill_defaults,
     is_operand,
@@ -191,6 +192,7 @@ __all__ = [
     "new_tensor_leaf",
     "new_tensor_rule",
     "operand_leaves",
+    "batch_broadcast",
     "permute_rule",
     "plain_tensor",
     "present_result",

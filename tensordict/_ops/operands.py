@@ -52,7 +52,8 @@ def repeated(value: Any, count: int) -> Repeated:
 
 def is_operand(value: Any) -> bool:
     """Whether ``value`` can be combined with a tensordict leaf by leaf: a tensor
-    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise."""
+    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise.
+    """
     return (
         isinstance(value, _SCALAR_OPERANDS)
         or _base.is_tensor_collection(value)
@@ -61,26 +62,90 @@ def is_operand(value: Any) -> bool:
     )
 
 
+def batch_aligned(tensor: torch.Tensor, ndim: int, batch_ndim: int) -> torch.Tensor:
+    """``tensor`` lined up with the batch dims of a leaf of ``ndim`` dims (of which
+    ``batch_ndim`` are batch dims): a view with a trailing singleton dim for each of the
+    leaf's feature dims, so that torch's broadcasting (from the right) pairs the
+    tensor's dims with the leaf's batch dims."""
+    extra = ndim - batch_ndim
+    if extra <= 0:
+        return tensor
+    return tensor.reshape(tensor.shape + (1,) * extra)
+
+
+def batch_broadcast(td: TensorDictBase, op: str, *operands: Any) -> tuple:
+    """``(td, *operands)`` with the batch shape broadcast, as in 0.15.3: a tensor
+    operand lines up with the batch dims and a tensordict operand's batch size
+    broadcasts with this one's, so ``td * t`` has the batch size
+    ``broadcast_shapes(td.batch_size, t.shape)``. ``td`` (and a tensordict operand of
+    another batch size) is expanded to that shape; the inputs come back as they are
+    when nothing widens (the common case: numbers, or operands of the batch shape)."""
+    batch_size = td.batch_size
+    shape = None
+    for other in operands:
+        if type(other) in PLAIN_NUMBERS or other is None:
+            continue
+        if isinstance(other, torch.Tensor):
+            if not other.ndim:
+                continue
+        elif not _base.is_tensor_collection(other):
+            continue
+        other_shape = other.shape
+        if other_shape == batch_size:
+            continue
+        try:
+            shape = torch.broadcast_shapes(shape or batch_size, other_shape)
+        except RuntimeError as err:
+            what = "tensor" if isinstance(other, torch.Tensor) else "tensordict"
+            raise RuntimeError(
+                f"{op}(): a {what} operand of shape {list(other_shape)} does not "
+                f"broadcast with the batch size {list(batch_size)}: an operand lines up "
+                f"with the batch dims (the leading dims of every leaf), not with each "
+                f"leaf's trailing dims ({err})"
+            ) from None
+    if shape is None or shape == batch_size:
+        return (td, *operands)
+    return (
+        td.expand(shape),
+        *[
+            (
+                other.expand(shape)
+                if _base.is_tensor_collection(other) and other.shape != shape
+                else other
+            )
+            for other in operands
+        ],
+    )
+
+
 def operand_leaves(
-    td: TensorDictBase, leaves: list, other: Any, op: str, default: Any = None
+    td: TensorDictBase,
+    leaves: list,
+    other: Any,
+    op: str,
+    default: Any = None,
+    *,
+    batch_dims: bool = False,
 ) -> list:
     """``other`` as one value per leaf of ``td``, aligned with ``leaves``.
 
     A tensor collection gives its leaves, matched key by key (``td._operand_leaves``,
     which raises ``KeyError`` naming the key that is missing on either side, unless
-    ``default`` fills in). A tensor, a number or ``None`` is repeated for every leaf:
-    torch broadcasts a tensor against each leaf as ``leaf OP tensor`` does. (A lazy
-    stack's leaves lack the stack dim: it slices the tensor for each of them.)
+    ``default`` fills in). A number or ``None`` is repeated for every leaf. A tensor
+    with ``batch_dims`` (the binary ops, as 0.15.3) lines up with the batch dims of
+    every leaf (see :func:`batch_broadcast`); without it torch broadcasts it against
+    each leaf as ``leaf OP tensor`` does. (A lazy stack's leaves lack the stack dim:
+    it slices the tensor for each of them.)
     """
     if type(other) in PLAIN_NUMBERS:  # the common case, checked first
         return repeated(other, len(leaves))
     if isinstance(other, _SCALAR_OPERANDS) or other is None:
-        if (
-            isinstance(other, torch.Tensor)
-            and other.ndim
-            and hasattr(td, "_tensor_operand_leaves")
-        ):
-            return td._tensor_operand_leaves(other)
+        if isinstance(other, torch.Tensor) and other.ndim:
+            if hasattr(td, "_tensor_operand_leaves"):
+                return td._tensor_operand_leaves(other, batch_dims=batch_dims)
+            if batch_dims:
+                batch_ndim = td.batch_dims
+                return [batch_aligned(other, leaf.ndim, batch_ndim) for leaf in leaves]
         return repeated(other, len(leaves))
     if _base.is_tensor_collection(other):
         mine, theirs = td.device, other.device
@@ -122,7 +187,9 @@ def try_foreach(
     """
     if not leaves:
         return []
-    if _functorch_active():  # no batching rule for _foreach_*: vmap would loop per sample
+    if (
+        _functorch_active()
+    ):  # no batching rule for _foreach_*: vmap would loop per sample
         return None
     if len(args) == 1:  # the common case, one operand
         arg = args[0]
