@@ -227,6 +227,7 @@ class TensorDictContext:
         "probe_index",
         "probe_shape",
         "probe_id",
+        "in_transform",
     )
 
     def __init__(
@@ -239,6 +240,17 @@ class TensorDictContext:
         self.non_tensor = non_tensor
         self.probe_index = probe_index
         self.probe_shape, self.probe_id = _probe_fields(probe)
+        # A tensordict without batch dims takes new ones from its leaves only when it
+        # was flattened under a torch.func transform (vmap's out_dims); elsewhere, as
+        # jacrev's result built on the input's spec or a tree_map, it keeps none, as in
+        # 0.15.3 (every leaf fits an empty batch size).
+        self.in_transform = bool(batch_size) or (
+            probe is not None
+            and (
+                torch.compiler.is_compiling()
+                or _functorch.maybe_current_level() is not None
+            )
+        )
 
     def _compared(self) -> tuple:
         return (self.keys, self.batch_size, self.device, self.names)
@@ -314,9 +326,7 @@ def _flatten_td(td) -> tuple[list, TensorDictContext]:
                 _KNOWN_CHILD_TYPES.add(type(value))
         if not _KNOWN_CHILD_TYPES.issuperset(map(type, values)):
             # non-tensor data: kept in the context, at its position among the keys
-            non_tensor = {
-                i: v for i, v in enumerate(values) if not _is_child(v)
-            }
+            non_tensor = {i: v for i, v in enumerate(values) if not _is_child(v)}
             values = [v for v in values if _is_child(v)]
     if values and type(values[0]) is Tensor:
         index, probe = 0, values[0]
@@ -343,9 +353,7 @@ def _unflatten_td(children, context: TensorDictContext):
     if context.non_tensor:
         values = iter(children)
         storage = {
-            key: (
-                context.non_tensor[i] if i in context.non_tensor else next(values)
-            )
+            key: (context.non_tensor[i] if i in context.non_tensor else next(values))
             for i, key in enumerate(keys)
         }
     else:
@@ -358,7 +366,11 @@ def _unflatten_td(children, context: TensorDictContext):
         probe = children[index]
         if type(probe) is not Tensor:
             probe = _first_leaf(probe)
-        if probe is not None and probe.ndim != len(context.probe_shape):
+        if (
+            probe is not None
+            and probe.ndim != len(context.probe_shape)
+            and context.in_transform
+        ):
             change = _batch_change(
                 context.probe_shape, context.probe_id, probe, len(batch_size)
             )
@@ -646,7 +658,10 @@ class _exclude_td_from_pytree:
             cls: nodes.pop(cls)
             for cls in list(nodes)
             if isinstance(cls, type)
-            and (issubclass(cls, tensordict_base) or getattr(cls, "_is_tensorclass", False))
+            and (
+                issubclass(cls, tensordict_base)
+                or getattr(cls, "_is_tensorclass", False)
+            )
         }
         return self
 
@@ -745,9 +760,7 @@ def _container_to_td(container: Any, path: tuple):
 def _td_to_container(td) -> Any:
     kind = td._get_str(PYTREE_TYPE_KEY, None, missing_ok=True)
     items = [(k, v) for k, v in td._own_items() if k != PYTREE_TYPE_KEY]
-    converted = [
-        (k, _td_to_container(v) if _is_node(v) else v) for k, v in items
-    ]
+    converted = [(k, _td_to_container(v) if _is_node(v) else v) for k, v in items]
     if kind is None:  # not made by from_pytree: a tensordict it stays
         out = td._new_empty()
         for key, value in converted:
@@ -815,4 +828,3 @@ class PytreeMixin:
             auto_batch_size=auto_batch_size,
             batch_dims=batch_dims,
         )
-
