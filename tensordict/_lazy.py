@@ -166,7 +166,7 @@ class LazyStackedTensorDict(
         self.tensordicts = members
         self.stack_dim = stack_dim
         self._stack_dim_name = stack_dim_name
-        self._is_locked = False
+        self._is_locked = None  # see is_locked
         self._last_lock_op = None
         self._lock_stack = None
         if device is not None:
@@ -215,7 +215,7 @@ class LazyStackedTensorDict(
         self.tensordicts = tensordicts
         self.stack_dim = stack_dim
         self._stack_dim_name = stack_dim_name
-        self._is_locked = False
+        self._is_locked = None  # see is_locked
         self._last_lock_op = None
         self._lock_stack = None
         if tensordicts:
@@ -832,9 +832,37 @@ class LazyStackedTensorDict(
             td._replace_contents(new)
 
     def _set_lock(self, locked: bool) -> None:
-        self._is_locked = locked
+        # None once unlocked: the stack is then as locked as its members (is_locked)
+        self._is_locked = True if locked else None
         for td in self.tensordicts:
             td._set_lock(locked)
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether the stack refuses writes: ``True`` after :meth:`lock_` (of the stack
+        or of a tensordict holding it); otherwise, as in 0.15.3, whether every stacked
+        tensordict is locked (each may have been locked on its own). ``_is_locked`` is
+        ``None`` until the stack itself is locked, and again once unlocked.
+
+        >>> td0, td1 = TensorDict(a=0), TensorDict(a=1)
+        >>> s = TensorDict.lazy_stack([td0, td1])
+        >>> s.is_locked, s._is_locked
+        (False, None)
+        >>> _ = td0.lock_(), td1.lock_()
+        >>> s.is_locked, s._is_locked
+        (True, None)
+        """
+        if self._is_locked is not None:
+            return self._is_locked
+        members = self.tensordicts
+        return bool(members) and all(td.is_locked for td in members)
+
+    @is_locked.setter
+    def is_locked(self, value: bool) -> None:
+        if value:
+            self.lock_()
+        else:
+            self.unlock_()
 
     # ------------------------------------------------------------------ keys
     def keys(

@@ -85,8 +85,29 @@ def _parents_of(holder) -> list[weakref.ref]:
 
 def parents_weakrefs(node) -> list[weakref.ref]:
     """The weak references to the locked holders whose lock reached ``node`` (those
-    still alive); what 0.15.3 calls ``_lock_parents_weakrefs``."""
+    still alive): every ancestor on the way from the root that was locked, not only
+    the direct parent; what 0.15.3 calls ``_lock_parents_weakrefs``. A lazy stack
+    answers for its members too (what they answer, itself left out): indexing a
+    locked stack gives a new stack of the members' nested tensordicts, which is held
+    wherever they are."""
     holder = _holder(node)
+    refs = _own_parents(holder)
+    members = getattr(holder, "tensordicts", None)
+    if isinstance(members, list):
+        seen = {id(ref()) for ref in refs}
+        seen.add(id(holder))
+        for member in members:
+            if not isinstance(member, TensorCollection):
+                continue
+            for ref in parents_weakrefs(member):
+                obj = ref()
+                if obj is not None and id(obj) not in seen:
+                    seen.add(id(obj))
+                    refs.append(ref)
+    return refs
+
+
+def _own_parents(holder) -> list[weakref.ref]:
     entry = _PARENTS.get(id(holder))
     if entry is None or entry[0]() is not holder:
         return []
@@ -95,23 +116,28 @@ def parents_weakrefs(node) -> list[weakref.ref]:
 
 def record(root) -> None:
     """After ``root`` was locked: every holder of its tree remembers the holders whose
-    lock reached it (one walk: each holder's children are listed once)."""
-    seen: set[int] = set()
-    todo = [_holder(root)]
+    lock reached it, that is every holder on the way down from ``root`` (as 0.15.3,
+    which hands each nested tensordict the list of the locked tensordicts above it).
+    A holder reached along several ways remembers the holders of each."""
+    todo: list[tuple[object, tuple]] = [(_holder(root), ())]
     while todo:
-        parent = todo.pop()
-        if id(parent) in seen:
-            continue
-        seen.add(id(parent))
+        parent, chain = todo.pop()
         children = _children(parent)
+        if not children:
+            continue
+        try:
+            chain = chain + (weakref.ref(parent),)
+        except TypeError:  # a holder without weak references: not tracked
+            pass
+        above = [ref() for ref in chain]
         for child in children:
+            if any(obj is child for obj in above):  # a tensordict holding itself
+                continue
             parents = _parents_of(child)
-            if not any(ref() is parent for ref in parents):
-                try:
-                    parents.append(weakref.ref(parent))
-                except TypeError:
-                    pass
-        todo += children
+            for ref, obj in zip(chain, above):
+                if obj is not None and not any(r() is obj for r in parents):
+                    parents.append(ref)
+            todo.append((child, chain))
 
 
 def lock(root) -> None:
@@ -129,22 +155,39 @@ def check_unlock(root) -> None:
         entry = _PARENTS.get(key)
         if entry is None or entry[0]() is not holder:
             continue
+        outside = []
         for ref in entry[1]:
             parent = ref()
             if parent is not None and id(parent) not in tree and parent._is_locked:
-                what = "it" if holder is _holder(root) else "a tensordict it holds"
-                raise RuntimeError(
-                    f"Cannot unlock a tensordict that is part of a locked graph. "
-                    f"unlock_(): cannot unlock a {type(root).__name__} with batch_size "
-                    f"{list(root.batch_size)}: {what} is {_place(parent, holder)} of a "
-                    f"locked {type(parent).__name__} (batch_size "
-                    f"{list(parent.batch_size)}); unlock that root tensordict instead "
-                    f"(or hold both graphs under one root)"
-                )
+                outside.append(parent)
+        if not outside:
+            continue
+        # name the tensordict that holds it directly where one is locked (the others
+        # are further up the same graph)
+        parent, place = outside[0], None
+        for candidate in outside:
+            place = _place(candidate, holder)
+            if place is not None:
+                parent = candidate
+                break
+        what = "it" if holder is _holder(root) else "a tensordict it holds"
+        where = (
+            f"{what} is {place} of a locked"
+            if place is not None
+            else f"{what} is nested in a locked"
+        )
+        raise RuntimeError(
+            f"Cannot unlock a tensordict that is part of a locked graph. "
+            f"unlock_(): cannot unlock a {type(root).__name__} with batch_size "
+            f"{list(root.batch_size)}: {where} {type(parent).__name__} (batch_size "
+            f"{list(parent.batch_size)}); unlock that root tensordict instead "
+            f"(or hold both graphs under one root)"
+        )
 
 
-def _place(parent, holder) -> str:
-    """Where ``parent`` holds ``holder``: "the entry 'key'" or "member i"."""
+def _place(parent, holder) -> str | None:
+    """Where ``parent`` holds ``holder``: "the entry 'key'" or "member i" (``None``
+    when it does not hold it directly)."""
     members = getattr(parent, "tensordicts", None)
     if isinstance(members, list):
         for i, member in enumerate(members):
@@ -155,7 +198,7 @@ def _place(parent, holder) -> str:
         for key, value in storage.items():
             if isinstance(value, TensorCollection) and _holder(value) is holder:
                 return f"the entry {key!r}"
-    return "held by"
+    return None
 
 
 def unlock(root) -> None:
