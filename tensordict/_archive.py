@@ -633,8 +633,9 @@ class _ArchiveReader:
         return _on_storage(self.flat, dtype, shape, offset=offset // dtype.itemsize)
 
     def read_value(self, folder: Path, entry: dict, allow_pickle: bool, key) -> Any:
-        if "json" in entry:
-            return entry["json"]
+        inline = _disk.inline_value(entry)
+        if inline is not _disk._NO_INLINE:
+            return inline
         if "pickle" not in entry:
             raise SavedDataError(f"{folder / META}: the entry {key!r} has no value")
         file = _disk.check_name(entry["pickle"], folder, key)

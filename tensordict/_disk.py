@@ -31,6 +31,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import atexit
+import base64
 import ctypes
 import ctypes.util
 import hashlib
@@ -349,9 +350,36 @@ def pickle_bytes(value: Any) -> bytes:
     return pickle.dumps(value)
 
 
-def _value_entry(value, name, path, key_path, folder, plan, stack_shape=None) -> dict:
-    if _json_exact(value) or not plan.encode_values:
+def inline_entry(value: Any) -> dict | None:
+    """The metadata entry holding ``value`` inline: ``{"json": value}`` for what JSON
+    holds exactly, ``{"bytes": base64 text}`` for ``bytes`` (the strings HDF5 reads,
+    as 0.15.3); ``None`` when it needs pickle."""
+    if _json_exact(value):
         return {"json": value}
+    if type(value) is bytes:
+        return {"bytes": base64.b64encode(value).decode("ascii")}
+    return None
+
+
+def inline_value(entry: dict) -> Any:
+    """The value of an inline entry (see :func:`inline_entry`); ``_NO_INLINE`` when the
+    entry is not inline."""
+    if "json" in entry:
+        return entry["json"]
+    if "bytes" in entry:
+        return base64.b64decode(entry["bytes"])
+    return _NO_INLINE
+
+
+_NO_INLINE = object()
+
+
+def _value_entry(value, name, path, key_path, folder, plan, stack_shape=None) -> dict:
+    if not plan.encode_values:
+        return {"json": value}
+    inline = inline_entry(value)
+    if inline is not None:
+        return inline
     file = name + ".pickle"
     folder.pickles[file] = pickle.dumps(value)
     plan.pickled_keys.append((_fmt(key_path), _join(path, file)))
@@ -1126,9 +1154,10 @@ def shared_for(mode: str | None) -> bool | None:
 
 
 def read_value(folder: Path, entry: dict, allow_pickle: bool, key) -> Any:
-    """A non-tensor value stored inline (JSON) or in a pickle file."""
-    if "json" in entry:
-        return entry["json"]
+    """A non-tensor value stored inline (JSON, bytes) or in a pickle file."""
+    inline = inline_value(entry)
+    if inline is not _NO_INLINE:
+        return inline
     if "pickle" not in entry:
         raise SavedDataError(f"{folder / META}: the entry {key!r} has no value")
     name = check_name(entry["pickle"], folder, key)

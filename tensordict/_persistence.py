@@ -833,8 +833,9 @@ class PersistenceMixin:
         if getattr(value, "_is_non_tensor", False):
             value = value.data
         entry = {"key": key, "kind": "value"}
-        if _disk.json_exact(value):
-            entry["json"] = value
+        inline = _disk.inline_entry(value)
+        if inline is not None:
+            entry.update(inline)
         else:
             file = _new_file_name(meta, key, ".pickle")
             (folder / file).write_bytes(_disk.pickle_bytes(value))

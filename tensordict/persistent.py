@@ -31,6 +31,7 @@ import importlib.util
 
 import json
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -120,11 +121,31 @@ class _H5:
         return _is_value_dataset(item)
 
     def read_value(self, item, batch_size) -> Any:
-        return _read_value(item)
+        value = _read_value(item)
+        if type(value) is str:
+            # 0.15.3's HDF5 backend reads a string as bytes (and says that 0.17 will
+            # read str): code written for it decodes what it reads
+            warnings.warn(
+                f"The h5 backend of PersistentTensorDict reads the string "
+                f"{item.name!r}, which tensordict wrote, as bytes. Starting with "
+                f"TensorDict 0.17, the default will change to reading it as str, as "
+                f"the other backends do. To support both, decode only bytes: "
+                f"`value.decode() if isinstance(value, bytes) else value`.",
+                FutureWarning,
+                stacklevel=4,
+            )
+            return value.encode()
+        return value
 
     def write_value(self, group, key: str, value, exists: bool) -> None:
         if getattr(value, "_is_non_tensor", False) and hasattr(value, "tolist"):
             value = value.tolist()
+            if _one_value(value):
+                # an expanded value (``td.expand(n)`` of a string): stored once, as
+                # 0.15.3 stores its expanded NonTensorData; it reads back as that
+                # value with the batch size of its level
+                while isinstance(value, list):
+                    value = value[0]
         _write_value(group, key, value, exists)
 
     def create_array(self, group, key: str, array: np.ndarray) -> None:
@@ -307,6 +328,23 @@ def _read_rows(dataset, index, plan=False, ndim=None):
     if after is not None:
         tensor = tensor[torch.from_numpy(after)]
     return tensor
+
+
+def _one_value(values) -> bool:
+    """Whether ``values`` (a non-tensor stack's nested lists) holds one value, the same
+    (and of a plain type) at every position."""
+    flat = []
+    todo = [values]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            todo.extend(item)
+        else:
+            flat.append(item)
+    if not flat or not isinstance(flat[0], (str, int, float, bool)):
+        return False
+    first = flat[0]
+    return all(type(v) is type(first) and v == first for v in flat)
 
 
 def _is_value_dataset(dataset) -> bool:

@@ -85,9 +85,10 @@ def test_non_tensor_get_is_non_tensor_data(backend, tmp_path):
     td = TensorDict(a=torch.zeros(3), batch_size=[3])
     td["s"] = "text"
     p = _write(backend, td, tmp_path)
-    assert p["s"] == "text"
+    text = b"text" if backend == "h5" else "text"  # HDF5 reads bytes, as 0.15.3
+    assert p["s"] == text
     got = p.get("s")
-    assert isinstance(got, NonTensorData) and got.data == "text"
+    assert isinstance(got, NonTensorData) and got.data == text
     assert got.batch_size == (3,)
     assert p.get("missing", 1) == 1
 
