@@ -326,7 +326,9 @@ def _flatten_td(td) -> tuple[list, TensorDictContext]:
                 _KNOWN_CHILD_TYPES.add(type(value))
         if not _KNOWN_CHILD_TYPES.issuperset(map(type, values)):
             # non-tensor data: kept in the context, at its position among the keys
-            non_tensor = {i: v for i, v in enumerate(values) if not _is_child(v)}
+            non_tensor = {
+                i: v for i, v in enumerate(values) if not _is_child(v)
+            }
             values = [v for v in values if _is_child(v)]
     if values and type(values[0]) is Tensor:
         index, probe = 0, values[0]
@@ -353,7 +355,9 @@ def _unflatten_td(children, context: TensorDictContext):
     if context.non_tensor:
         values = iter(children)
         storage = {
-            key: (context.non_tensor[i] if i in context.non_tensor else next(values))
+            key: (
+                context.non_tensor[i] if i in context.non_tensor else next(values)
+            )
             for i, key in enumerate(keys)
         }
     else:
@@ -658,10 +662,7 @@ class _exclude_td_from_pytree:
             cls: nodes.pop(cls)
             for cls in list(nodes)
             if isinstance(cls, type)
-            and (
-                issubclass(cls, tensordict_base)
-                or getattr(cls, "_is_tensorclass", False)
-            )
+            and (issubclass(cls, tensordict_base) or getattr(cls, "_is_tensorclass", False))
         }
         return self
 
@@ -760,7 +761,9 @@ def _container_to_td(container: Any, path: tuple):
 def _td_to_container(td) -> Any:
     kind = td._get_str(PYTREE_TYPE_KEY, None, missing_ok=True)
     items = [(k, v) for k, v in td._own_items() if k != PYTREE_TYPE_KEY]
-    converted = [(k, _td_to_container(v) if _is_node(v) else v) for k, v in items]
+    converted = [
+        (k, _td_to_container(v) if _is_node(v) else v) for k, v in items
+    ]
     if kind is None:  # not made by from_pytree: a tensordict it stays
         out = td._new_empty()
         for key, value in converted:
@@ -828,3 +831,4 @@ class PytreeMixin:
             auto_batch_size=auto_batch_size,
             batch_dims=batch_dims,
         )
+

@@ -222,15 +222,10 @@ def test_from_dict_stacks_one_tensordict_per_mapping():
     assert stack.batch_size == (3, 2) and stack.stack_dim == 1
     assert stack.names == [None, "env"]
     assert torch.equal(stack["a"], torch.stack([torch.zeros(3), torch.ones(3)], 1))
-    stack = LazyStackedTensorDict.from_dict(
-        *_mappings(), batch_size=[2, 3], names=["e", "t"]
-    )
+    stack = LazyStackedTensorDict.from_dict(*_mappings(), batch_size=[2, 3], names=["e", "t"])
     assert [td.batch_size for td in stack.tensordicts] == [(3,), (3,)]
     assert stack.names == ["e", "t"]
-    assert LazyStackedTensorDict.from_dict(_mappings(), batch_dims=2).batch_size == (
-        2,
-        3,
-    )
+    assert LazyStackedTensorDict.from_dict(_mappings(), batch_dims=2).batch_size == (2, 3)
 
 
 def test_from_dict_and_from_list_errors_say_what_is_wrong():
@@ -1071,9 +1066,7 @@ BATCH_DIM_OPS = {
     "softmax": lambda t: t.softmax(1),
     "cummax": lambda t: t.cummax(1),
     "new_zeros": lambda t: t.new_zeros(5),
-    "stack_from_tensordict": lambda t: t.select(("s", "n", "b")).stack_from_tensordict(
-        0
-    ),
+    "stack_from_tensordict": lambda t: t.select(("s", "n", "b")).stack_from_tensordict(0),
     "cat_from_tensordict": lambda t: t.select(("s", "n", "b")).cat_from_tensordict(1),
 }
 
@@ -1132,9 +1125,7 @@ def test_in_place_forms_write_into_the_held_lazy_stack():
     assert holder.masked_fill_(MASK, 0.5) is holder
     assert holder["s"] is stack  # still the same lazy stack, its members written
     assert_same(holder, dense.masked_fill(MASK, 0.5))
-    assert torch.equal(
-        stack.tensordicts[0]["a"], torch.full_like(stack.tensordicts[0]["a"], 0.5)
-    )
+    assert torch.equal(stack.tensordicts[0]["a"], torch.full_like(stack.tensordicts[0]["a"], 0.5))
     # inplace=True gives the holder the result (the stack comes back dense)
     holder, dense = _holder()
     assert holder.flatten(inplace=True) is holder

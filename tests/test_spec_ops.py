@@ -95,8 +95,7 @@ def tensor_keys(td: TensorDict) -> list:
 
 def per_leaf(value, key, leaf=None):
     """The operand's value for the leaf at ``key``: a tensor lines up with the batch
-    dims (a trailing singleton dim for each of the leaf's feature dims), as in 0.15.3.
-    """
+    dims (a trailing singleton dim for each of the leaf's feature dims), as in 0.15.3."""
     if isinstance(value, TensorDict):
         return value.get(key)
     if isinstance(value, torch.Tensor) and value.ndim and leaf is not None:
@@ -136,15 +135,11 @@ def expected_leaves(op: Op, td, values: dict) -> dict:
     Raises whatever torch raises for the first leaf (in key order) it rejects.
     """
     fn = oracle(op)
-    extra = [
-        REQUIRED_ARGS[p.name] for p in op.signature.params if p.name in REQUIRED_ARGS
-    ]
+    extra = [REQUIRED_ARGS[p.name] for p in op.signature.params if p.name in REQUIRED_ARGS]
     out = {}
     for key in tensor_keys(td):
         leaf = td.get(key)
-        operands = [
-            per_leaf(values[name], key, leaf) for name in getattr(op, "operands", ())
-        ]
+        operands = [per_leaf(values[name], key, leaf) for name in getattr(op, "operands", ())]
         out[key] = fn(td.get(key).clone(), *operands, *extra)
     return out
 
@@ -179,13 +174,7 @@ _COMPARE_NON_TENSOR = {"__eq__", "__ne__", "__xor__", "__or__", "__rxor__", "__r
 
 
 def assert_result(
-    result,
-    td,
-    expected: dict,
-    *,
-    inplace: bool = False,
-    form: str = "",
-    op: Op | None = None,
+    result, td, expected: dict, *, inplace: bool = False, form: str = "", op: Op | None = None
 ) -> None:
     """``form``: which form of ``op`` made ``result`` (out-of-place, in-place), named
     with the expected call when a value differs."""
@@ -203,17 +192,12 @@ def assert_result(
     if op is None:
         context = ""
     elif inplace:
-        context = (
-            f"the in-place form ({op.inplace.name}, {op.inplace.location}) differs "
-            f"from the out-of-place {op.name} cast to the stored dtype: "
-        )
+        context = (f"the in-place form ({op.inplace.name}, {op.inplace.location}) differs "
+                   f"from the out-of-place {op.name} cast to the stored dtype: ")
     else:
-        context = (
-            f"the {form or 'out-of-place'} form of {op.name} ({op.location}: 'leaf' "
-            f"{op.leaf!r}) differs from {expected_call(op)} leaf by leaf: "
-            if hasattr(op, "leaf")
-            else f"{op.name} differs from {expected_call(op)}: "
-        )
+        context = (f"the {form or 'out-of-place'} form of {op.name} ({op.location}: 'leaf' "
+                   f"{op.leaf!r}) differs from {expected_call(op)} leaf by leaf: "
+                   if hasattr(op, "leaf") else f"{op.name} differs from {expected_call(op)}: ")
     for key, value in expected.items():
         got = result.get(key)
         assert isinstance(got, torch.Tensor), key
@@ -264,9 +248,7 @@ def check_out_of_place(op: Op) -> list[tuple]:
         td = make_td(structure, profile, seed)
         values = operand_values(op, kind, structure, profile, seed)
         expected, error = outcome(lambda: expected_leaves(op, td, values))
-        run = lambda: call(
-            td, op.name, op.signature, operands(op), values
-        )  # noqa: E731
+        run = lambda: call(td, op.name, op.signature, operands(op), values)  # noqa: E731
         if error is not None:
             assert_same_error(error, run)
             continue
@@ -300,17 +282,13 @@ def check_inplace(op: Op) -> None:
             lambda: call(td, op.name, op.signature, operands(op), values)
         )
         target = td.clone()
-        run = lambda: call(
-            target, ip.name, ip.signature, operands(op), values
-        )  # noqa: E731
+        run = lambda: call(target, ip.name, ip.signature, operands(op), values)  # noqa: E731
         fits = error is None and all(
             torch.can_cast(out_of_place.get(k).dtype, td.get(k).dtype)
             for k in tensor_keys(td)
         )
         if not fits:
-            with pytest.raises(
-                Exception
-            ):  # noqa: B017 - torch's error, whichever it is
+            with pytest.raises(Exception):  # noqa: B017 - torch's error, whichever it is
                 run()
             continue
         stored = {key: target.get(key) for key in tensor_keys(target)}

@@ -52,8 +52,7 @@ def repeated(value: Any, count: int) -> Repeated:
 
 def is_operand(value: Any) -> bool:
     """Whether ``value`` can be combined with a tensordict leaf by leaf: a tensor
-    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise.
-    """
+    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise."""
     return (
         isinstance(value, _SCALAR_OPERANDS)
         or _base.is_tensor_collection(value)
@@ -187,9 +186,7 @@ def try_foreach(
     """
     if not leaves:
         return []
-    if (
-        _functorch_active()
-    ):  # no batching rule for _foreach_*: vmap would loop per sample
+    if _functorch_active():  # no batching rule for _foreach_*: vmap would loop per sample
         return None
     if len(args) == 1:  # the common case, one operand
         arg = args[0]
