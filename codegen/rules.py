@@ -72,9 +72,10 @@ BATCH_RULES: dict[str, Rule] = {
         names="_ops.swapped_names({names}, dim0, dim1)",
     ),
     "movedim": _rule(
-        "the batch dims in `source` moved to `destination`, the others in order",
+        "the batch dims in `source` moved to `destination`, the others in order (the "
+        "tensordict itself when every dim stays where it is)",
         ("source", "destination"),
-        ("source", "destination", "new_batch_size"),
+        ("source", "destination", "new_batch_size", "unchanged"),
         lazy=True,
         names="_ops.moved_names({names}, source, destination)",
     ),
@@ -175,7 +176,8 @@ BATCH_RULES: dict[str, Rule] = {
         "one tensordict per index of batch dim `dim`, without that dim", ("dim",), ("dim", "batch_sizes"), lazy=True
     ),
     "gather": _rule(
-        "the shape of `index` (one dim per batch dim)", ("dim", "index"), ("dim", "index", "new_batch_size"),
+        "the shape of `index` (one dim per batch dim)", ("dim", "index", "out", "inplace"),
+        ("dim", "index", "new_batch_size"),
         names="{names}",
     ),
     "mask": _rule(

@@ -139,7 +139,7 @@ def transpose(stack, dim0: Any, dim1: Any, op: str):
 
 
 def movedim(stack, source: Any, destination: Any, op: str):
-    src, dst, _ = movedim_rule(stack._batch_size, source, destination, op)
+    src, dst, _, _ = movedim_rule(stack._batch_size, source, destination, op)
     n = len(stack._batch_size)
     order: list = [None] * n
     for s, d in zip(src, dst):

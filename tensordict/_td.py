@@ -321,7 +321,7 @@ class TensorDict(
         elif source is None:
             items = kwargs.items()
         elif kwargs:
-            raise TypeError(
+            raise ValueError(  # 0.15.3's type
                 "TensorDict takes its entries either as `source` or as keyword "
                 f"arguments, not both (got source and {sorted(kwargs)})"
             )

@@ -515,6 +515,13 @@ class TensorDictBase(
         return iter(items)
 
     def __contains__(self, key: NestedKey) -> bool:
+        if not isinstance(key, (str, tuple)):
+            # 0.15.3's phrase: code matches it
+            raise RuntimeError(
+                f"key must be a NestedKey (a str or a possibly tuple of str). "
+                f"`in` on a tensordict looks up a key, got {type(key).__name__} "
+                f"{key!r}; to look for a value, compare the entries"
+            )
         return key in self.keys(include_nested=True)
 
     def is_empty(self) -> bool:
@@ -957,6 +964,12 @@ class TensorDictBase(
             raise _errors.key_exists(new_key)
         value = self._get_path(old)
         with _atomic.unchanged_on_error(self):
+            if old[: len(new)] == new:
+                # the new key holds the old one (("a", "b", "c") -> ("a", "b")): the
+                # value replaces that nested tensordict, as in 0.15.3
+                self.del_(new)
+                self._set_path(new, value, inplace=False, validated=True)
+                return self
             self._set_path(new, value, inplace=False, validated=True)
             self.del_(old)
         return self
@@ -978,10 +991,19 @@ class TensorDictBase(
         >>> TensorDict(a=TensorDict(b=TensorDict(c=torch.zeros(1)))).depth
         2
         """
-        deepest = 0
+        return max(self._leaf_depth(), 0)
+
+    def _leaf_depth(self) -> int:
+        """The nesting depth of the deepest leaf (0: one held here); -1 without any
+        leaf. An empty nested tensordict adds no depth, as in 0.15.3."""
+        deepest = -1
         for value in self._own_values():
             if _is_node(value):
-                deepest = max(deepest, 1 + value.depth)
+                below = value._leaf_depth()
+                if below >= 0:
+                    deepest = max(deepest, 1 + below)
+            elif deepest < 0:
+                deepest = 0
         return deepest
 
     def entry_class(self, key: NestedKey) -> type:
@@ -1894,6 +1916,8 @@ class TensorDictBase(
                 single = isinstance(key, tuple) and len(key) == 1 and key[0] in present
                 if key in present or single:
                     self.del_(key)
+                    if not reproduce_struct:
+                        _drop_emptied_parents(self, key)
             return (*parts, self)
         rest = _drop_empty_nested(self.exclude(*taken), keep=reproduce_struct)
         return (*parts, rest)
@@ -2507,6 +2531,17 @@ def _has_no_entries(td: TensorDictBase) -> bool:
     for _ in td._own_keys():
         return False
     return True
+
+
+def _drop_emptied_parents(td, key) -> None:
+    """After ``key`` was deleted from ``td``: delete the nested tensordicts on its way
+    that it left empty, innermost first (``split_keys(inplace=True)``, as 0.15.3)."""
+    path = key if isinstance(key, tuple) else (key,)
+    for depth in range(len(path) - 1, 0, -1):
+        parent = td._get_path(path[:depth], _MISSING)
+        if parent is _MISSING or not _is_node(parent) or len(parent._own_keys()):
+            return
+        td.del_(path[:depth])
 
 
 def _drop_empty_nested(td: TensorDictBase, keep: bool) -> TensorDictBase:

@@ -217,7 +217,9 @@ class TensorDictGeneratedOps:
         """The number of bytes the leaves' elements take.
 
         With ``count_duplicates=False``, a tensor stored under several keys counts once
-        (views of one tensor are different tensors and each counts).
+        (views of one tensor are different tensors and each counts). As in 0.15.3, a
+        leaf's gradient counts too, and a jagged nested tensor counts the tensors it is
+        made of (values, offsets, lengths; each once without ``count_duplicates``).
 
         Example:
             >>> x = torch.zeros(5)
@@ -226,7 +228,7 @@ class TensorDictGeneratedOps:
             (56, 36)
         """
         leaves = self._leaves()
-        new = [x.numel() * x.element_size() for x in leaves]
+        new = [_ops.leaf_bytes(x) for x in leaves]
         return _ops.total(leaves, new, count_duplicates)
 
     def param_count(self, *, count_duplicates: bool = True) -> int:
@@ -545,12 +547,14 @@ class TensorDictGeneratedOps:
             >>> td.movedim(0, -1).batch_size, td.movedim(0, -1)["a"].shape
             (torch.Size([3, 4, 2]), torch.Size([3, 4, 2, 5]))
         """
+        source, destination, new_batch_size, unchanged = _ops.movedim_rule(
+            self._batch_size, source, destination, "movedim"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("movedim")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.movedim(source, destination))
-        source, destination, new_batch_size = _ops.movedim_rule(
-            self._batch_size, source, destination, "movedim"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -575,12 +579,14 @@ class TensorDictGeneratedOps:
             >>> td.moveaxis((0, 1), (1, 0)).batch_size
             torch.Size([3, 2, 4])
         """
+        source, destination, new_batch_size, unchanged = _ops.movedim_rule(
+            self._batch_size, source, destination, "moveaxis"
+        )
+        if unchanged:  # nothing to change: the tensordict itself
+            return self
         dense = self._with_dense_stacks("moveaxis")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.moveaxis(source, destination))
-        source, destination, new_batch_size = _ops.movedim_rule(
-            self._batch_size, source, destination, "moveaxis"
-        )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         return _ops.keep_lock(
             self,
@@ -3616,7 +3622,7 @@ class TensorDictGeneratedOps:
             result = dense.gather(dim, index, out, inplace=False)
             return _ops.assign_inplace(self, result) if inplace else result
         dim, index, new_batch_size = _ops.gather_rule(
-            self._batch_size, dim, index, "gather"
+            self._batch_size, dim, index, out, inplace, "gather"
         )
         leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.gather(x, dim, _ops.expand_index(index, x)) for x in leaves]

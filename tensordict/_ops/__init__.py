@@ -28,6 +28,7 @@ from tensordict._ops.attributes import (
     present_result,
     scalar_result,
     total,
+    leaf_bytes,
 )
 from tensordict._ops.batch_shape import (
     assign_inplace,
@@ -224,6 +225,7 @@ __all__ = [
     "to_with_batch_size",
     "tolist_leaf",
     "total",
+    "leaf_bytes",
     "transform_keys",
     "transpose_rule",
     "try_foreach",

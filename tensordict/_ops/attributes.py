@@ -62,14 +62,49 @@ def leaf_keys(td: TensorDictBase) -> list:
     return list(td.keys(True, True))
 
 
+def leaf_bytes(x: torch.Tensor) -> int | tuple:
+    """The bytes of a leaf, as 0.15.3 counts them: its elements, plus its gradient's
+    where it has one; a jagged nested tensor counts the tensors it is made of (values,
+    offsets, lengths). A plain tensor gives an int; one made of parts gives its parts
+    as ``((tensor, bytes), ...)`` so that :func:`total` counts a part shared by
+    several leaves once without ``count_duplicates``."""
+    grad = x.grad if x.requires_grad and x.is_leaf else None
+    if not x.is_nested and grad is None:
+        return x.numel() * x.element_size()
+    parts: list = []
+    todo = [x] if grad is None else [x, grad]
+    while todo:
+        t = todo.pop()
+        if t.is_nested:
+            if t.layout != torch.jagged:
+                raise RuntimeError(
+                    "NTs that are not jagged are not supported by the bytes method: "
+                    "bytes() counts a nested tensor's parts, which only the jagged "
+                    "layout exposes; use layout=torch.jagged"
+                )
+            attrs, _ = t.__tensor_flatten__()
+            todo.extend(getattr(t, attr) for attr in reversed(attrs))
+        else:
+            parts.append((t, t.numel() * t.element_size()))
+    return tuple(parts)
+
+
 def total(leaves: list, new: list, count_duplicates: bool) -> int:
     """The sum of the per-leaf counts; a tensor stored under several keys counts once
-    unless ``count_duplicates``."""
+    unless ``count_duplicates`` (a count given as parts, see :func:`leaf_bytes`, counts
+    each part once)."""
     if count_duplicates:
-        return sum(new)
+        return sum(
+            count if type(count) is not tuple else sum(n for _, n in count)
+            for count in new
+        )
     seen: dict[int, int] = {}
     for x, count in zip(leaves, new):
-        seen[id(x)] = count
+        if type(count) is tuple:
+            for part, n in count:
+                seen[id(part)] = n
+        else:
+            seen[id(x)] = count
     return sum(seen.values())
 
 

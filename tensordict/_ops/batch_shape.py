@@ -263,7 +263,9 @@ def transpose_rule(batch_size, dim0: Any, dim1: Any, op: str):
 
 
 def movedim_rule(batch_size, source: Any, destination: Any, op: str):
-    """movedim/moveaxis: ``(source, destination, new_batch_size)``."""
+    """movedim/moveaxis: ``(source, destination, new_batch_size, unchanged)``;
+    ``unchanged`` (the op returns the tensordict itself, as 0.15.3) when every dim
+    stays where it is."""
     src = batch_dim_tuple(source, batch_size, op, "source")
     dst = batch_dim_tuple(destination, batch_size, op, "destination")
     if len(src) != len(dst):
@@ -277,7 +279,8 @@ def movedim_rule(batch_size, source: Any, destination: Any, op: str):
         order[d] = s
     rest = iter(d for d in range(len(batch_size)) if d not in src)
     order = [next(rest) if o is None else o for o in order]
-    return src, dst, torch.Size([batch_size[d] for d in order])
+    unchanged = order == list(range(len(batch_size)))
+    return src, dst, torch.Size([batch_size[d] for d in order]), unchanged
 
 
 def squeeze_rule(batch_size, args: tuple, kwargs: dict, op: str):

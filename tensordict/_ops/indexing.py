@@ -199,9 +199,26 @@ def _rebuild_dense_each(td, it, batch_sizes, root_dims: int, dense, names=None) 
     return [new_unsafe(s, bs, device, names) for s, bs in zip(storages, sizes)]
 
 
-def gather_rule(batch_size, dim: Any, index: Any, op: str):
+def gather_rule(batch_size, dim: Any, index: Any, out: Any, inplace: bool, op: str):
     """gather: ``(dim, index, new_batch_size)``; the result's batch size is the shape
-    of ``index``, which has one dim per batch dim."""
+    of ``index``, which has one dim per batch dim. ``out`` and ``inplace=True`` do not
+    go together (``ValueError``, as 0.15.3)."""
+    if inplace and out is not None:
+        raise ValueError(
+            f"`out` and `inplace=True` are mutually exclusive in {op}: the result goes "
+            f"either into `out` or into the tensordict itself"
+        )
+    if (
+        inplace
+        and isinstance(index, torch.Tensor)
+        and index.ndim != len(batch_size)
+    ):
+        # 0.15.3's error type and phrase for this case
+        raise NotImplementedError(
+            f"{op}(inplace=True) requires index.ndim == self.batch_dims so the result "
+            f"keeps the same number of batch dims; got index.ndim={index.ndim} and "
+            f"batch_dims={len(batch_size)}. Use inplace=False instead."
+        )
     d = batch_dim(dim, batch_size, op)
     if not isinstance(index, torch.Tensor) or index.dtype != torch.int64:
         what = (
