@@ -104,10 +104,59 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}\Z")
 _RESERVED_ENDINGS = (".json", ".memmap", ".pickle")
 
 
+# What 0.15.3 percent-encodes in a key to make a file name of it: control characters,
+# the space, DEL and the characters some file systems refuse or read as separators.
+_FS_UNSAFE = frozenset(map(chr, range(32))) | frozenset(' "%*/:<>?\\|\x7f')
+
+
+def fs_encode_key(key: str) -> str:
+    """``key`` as 0.15.3 names its file (``robust_key``): each unsafe character as
+    ``%XX`` (upper-case hex, ``%`` itself included), ``.`` and ``..`` as ``%2E``s, the
+    empty key as ``%``. Decoded by :func:`fs_decode_key`."""
+    if not key:
+        return "%"
+    if key in (".", ".."):
+        return "%2E" * len(key)
+    if not _FS_UNSAFE.intersection(key):
+        return key
+    return "".join(f"%{ord(c):02X}" if c in _FS_UNSAFE else c for c in key)
+
+
+def fs_decode_key(name: str) -> str:
+    """The key :func:`fs_encode_key` made ``name`` of (a ``%`` not followed by two hex
+    digits stays as it is)."""
+    if name == "%":
+        return ""
+    if "%" not in name:
+        return name
+    return re.sub(
+        r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), name
+    )
+
+
+def _encoded_portable(key: str) -> str | None:
+    """``fs_encode_key(key)`` where it is a portable file name (ASCII, at most 255
+    bytes with a suffix, no reserved ending), else None."""
+    name = fs_encode_key(key)
+    if (
+        not name.isascii()
+        or len(name) > 240
+        or name.lower().endswith(_RESERVED_ENDINGS)
+        or name.startswith("%") and _HASHED_NAME.match(name)
+    ):
+        return None
+    return name
+
+
+_HASHED_NAME = re.compile(r"%[0-9a-f]{32}-")
+
+
 def entry_names(keys) -> dict[str, str]:
     """A file name (without suffix) for each key of one folder: the key itself where
-    it is a plain, portable name; ``%`` + a hash of the key (+ a readable hint)
-    otherwise. Unique even on case-insensitive file systems."""
+    it is a plain, portable name; else its percent-encoding, as 0.15.3 names it
+    (``"a/b"`` -> ``"a%2Fb"``), where that is a portable ASCII name; ``%`` + a hash of
+    the key (+ a readable hint) otherwise. Unique even on case-insensitive file
+    systems."""
     out: dict[str, str] = {}
     taken: set[str] = set()
     for key in keys:
@@ -117,7 +166,9 @@ def entry_names(keys) -> dict[str, str]:
             or key.lower().endswith(_RESERVED_ENDINGS)
             or key.lower() in taken
         ):
-            name = encoded_name(key)
+            name = _encoded_portable(key)
+            if name is None or name.lower() in taken:
+                name = encoded_name(key)
         taken.add(name.lower())
         out[key] = name
     return out

@@ -33,6 +33,7 @@ from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._lazy_view import (  # noqa: F401  (0.15.3's name, for isinstance)
     LazyViewTensorDict as _CustomOpTensorDict,
 )
+from tensordict._lazy_view import LazyViewTensorDict as _LazyView
 from tensordict._registry import container_class, register
 from tensordict._repr import (
     _indent,
@@ -2295,3 +2296,45 @@ def dense_stack_tds(
     if not items:
         raise ValueError("dense_stack_tds needs at least one tensordict")
     return _dense_stack(LazyStackedTensorDict(*items, stack_dim=dim or 0), None)
+
+
+# ---------------------------------------------------------------------------------------
+# 0.15.3's lazy-view classes, one per op (code checks ``isinstance(td,
+# _PermutedTensorDict)``). A lazy view here is one class, LazyViewTensorDict, which
+# knows the op that made it: these names are what isinstance asks of it.
+class _LazyViewKind(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _LazyView) and obj._op_name in cls._ops
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return type.__subclasscheck__(cls, sub)
+
+
+class _PermutedTensorDict(metaclass=_LazyViewKind):
+    """The lazy views that ``permute`` makes under ``set_lazy_legacy(True)``."""
+
+    _ops = ("permute",)
+
+
+class _ViewedTensorDict(metaclass=_LazyViewKind):
+    """The lazy views that ``view`` makes under ``set_lazy_legacy(True)``."""
+
+    _ops = ("view",)
+
+
+class _TransposedTensorDict(metaclass=_LazyViewKind):
+    """The lazy views that ``transpose`` makes under ``set_lazy_legacy(True)``."""
+
+    _ops = ("transpose",)
+
+
+class _UnsqueezedTensorDict(metaclass=_LazyViewKind):
+    """The lazy views that ``unsqueeze`` makes under ``set_lazy_legacy(True)``."""
+
+    _ops = ("unsqueeze",)
+
+
+class _SqueezedTensorDict(metaclass=_LazyViewKind):
+    """The lazy views that ``squeeze`` makes under ``set_lazy_legacy(True)``."""
+
+    _ops = ("squeeze",)

@@ -124,19 +124,29 @@ class LazyViewTensorDict(_WriteThroughView):
     """A shape op on the batch dims of ``source``, applied when entries are read and
     undone when they are written (see the module docstring)."""
 
-    def __init__(self, source: TensorDictBase, op: Callable) -> None:
+    # the name of the op (``"permute"``, ``"view"``...) where known: what 0.15.3's
+    # per-op view classes (``_PermutedTensorDict``...) tell apart
+    _op_name: str | None = None
+
+    def __init__(
+        self, source: TensorDictBase, op: Callable, name: str | None = None
+    ) -> None:
         self._op = op
+        if name is not None:
+            self._op_name = name
         template = TensorDict._from_storage({}, source.batch_size, source.device)
         self._init_view(source, _eager(op, template).batch_size)
         self._names = _names_after(op, source)
 
     @classmethod
-    def _of(cls, source: TensorDictBase, op: Callable) -> TensorDictBase:
-        """``op`` of ``source`` as a lazy view; where ``source`` is itself a lazy view
-        that ``op`` undoes, the tensordict it views."""
+    def _of(
+        cls, source: TensorDictBase, op: Callable, name: str | None = None
+    ) -> TensorDictBase:
+        """``op`` (named ``name``) of ``source`` as a lazy view; where ``source`` is
+        itself a lazy view that ``op`` undoes, the tensordict it views."""
         if isinstance(source, LazyViewTensorDict) and _undoes(source, op):
             return source._source
-        return cls(source, op)
+        return cls(source, op, name)
 
     def _with_dense_stacks(
         self, op: str, key: tuple = (), outer_dims=None
@@ -166,7 +176,7 @@ class LazyViewTensorDict(_WriteThroughView):
         """A copy; ``recurse=False`` keeps the view: the same op over a shallow copy of
         the source (sharing its tensors), as 0.15.3's lazy views do."""
         if not recurse:
-            return LazyViewTensorDict(self._source.clone(False), self._op)
+            return LazyViewTensorDict(self._source.clone(False), self._op, self._op_name)
         return super().clone(recurse, **kwargs)
 
     def memmap_(self, prefix=None, copy_existing: bool = False, **kwargs):
@@ -240,7 +250,7 @@ class LazyViewTensorDict(_WriteThroughView):
                 outer = TensorDict._from_storage({key: sub}, bs, device)
                 return _eager(op, outer)._tensordict[key]
 
-            return LazyViewTensorDict(value, nested_op)
+            return LazyViewTensorDict(value, nested_op, self._op_name)
         return value
 
     # ------------------------------------------------------------------ primitives

@@ -37,10 +37,26 @@ from tensordict.base import (
     _KeysView,
     _looks_like_key,
     _WriteBack,
+    _device_recorder,
     is_tensor_collection,  # noqa: F401  (0.15.3's import path: tensordict._td)
 )
 
+from tensordict._index_json import (  # noqa: E402,F401  (0.15.3's import path)
+    _index_to_str,
+    _str_to_index,
+)
+
 _CONVERTIBLE = (bool, int, float, complex, list, tuple, np.ndarray, np.generic)
+
+
+def __getattr__(name: str):
+    # 0.15.3's import path of ``lazy_stack`` (``from tensordict._td import
+    # lazy_stack``); it lives above this module, so it is looked up when asked for
+    if name == "lazy_stack":
+        from tensordict import lazy_stack
+
+        return lazy_stack
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _EMPTY_SIZE = torch.Size(())
@@ -346,30 +362,49 @@ class TensorDict(
         n = len(bs)
         first = bs[0] if n else None
         second = bs[1] if n == 2 else None
-        for key, value in items:
-            if type(key) is str and type(value) is Tensor:
-                # the common case, inlined: a plain tensor under a plain key
-                # (one- and two-dim batches, the most frequent, are checked by
-                # indexing: slicing and comparing a torch.Size costs twice as much)
-                try:
-                    shape = value.shape
-                except RuntimeError:  # a strided nested tensor has no sizes
-                    shape = batch_shape(value)
-                if n == 1:
-                    wrong = not shape or shape[0] != first
-                elif n == 2:
-                    wrong = len(shape) < 2 or shape[0] != first or shape[1] != second
+        # with a device and no non_blocking, copies are queued without waiting and
+        # waited for once at the end if one goes to the host (_device_recorder)
+        owner = False
+        try:
+            for key, value in items:
+                if type(key) is str and type(value) is Tensor:
+                    # the common case, inlined: a plain tensor under a plain key
+                    # (one- and two-dim batches, the most frequent, are checked by
+                    # indexing: slicing and comparing a torch.Size costs twice as much)
+                    try:
+                        shape = value.shape
+                    except RuntimeError:  # a strided nested tensor has no sizes
+                        shape = batch_shape(value)
+                    if n == 1:
+                        wrong = not shape or shape[0] != first
+                    elif n == 2:
+                        wrong = (
+                            len(shape) < 2 or shape[0] != first or shape[1] != second
+                        )
+                    else:
+                        wrong = n and shape[:n] != bs
+                    if wrong:
+                        raise _errors.batch_mismatch(key, shape, bs)
+                    if dev is not None and value.device != dev:
+                        if non_blocking is None:
+                            if not owner and not _device_recorder.marked:
+                                _device_recorder.mark()
+                                owner = True
+                            value = value.to(dev, non_blocking=True)
+                            if dev.type != "cuda":
+                                _device_recorder.record_transfer(dev)
+                        else:
+                            value = value.to(dev, non_blocking=bool(non_blocking))
+                    storage[key] = value
+                elif type(key) is str:
+                    storage[key] = self._validate(key, value)
                 else:
-                    wrong = n and shape[:n] != bs
-                if wrong:
-                    raise _errors.batch_mismatch(key, shape, bs)
-                if dev is not None and value.device != dev:
-                    value = value.to(dev, non_blocking=bool(non_blocking))
-                storage[key] = value
-            elif type(key) is str:
-                storage[key] = self._validate(key, value)
-            else:
-                self._set_path(unravel_key_to_tuple(key), value, inplace=False)
+                    self._set_path(unravel_key_to_tuple(key), value, inplace=False)
+            if owner and _device_recorder.has_transfer():
+                self._sync_all()
+        finally:
+            if owner:
+                _device_recorder.unmark()
         if lock:
             self.lock_()
 

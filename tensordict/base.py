@@ -14,6 +14,7 @@ is written once on top of them, so that every container behaves the same.
 from __future__ import annotations
 
 import collections.abc
+import threading
 import types
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -61,6 +62,58 @@ from tensordict._repr import container_repr
 
 
 _MISSING = object()
+
+
+class _DeviceRecorder(threading.local):
+    """Records, per thread, the copies a ``TensorDict(..., device=...)`` construction
+    issued without waiting (0.15.3's ``tensordict.base._device_recorder``): while
+    ``marked``, the constructor copies leaves with ``non_blocking=True`` and records
+    the copies whose destination is not a CUDA device (those to the host must be
+    waited for before the values are read); it then synchronises once, through
+    ``TensorDictBase._sync_all``, if any was recorded. A construction nested in a
+    marked one records into the same state and leaves the synchronisation to it.
+
+    >>> from tensordict.base import _device_recorder
+    >>> _device_recorder.marked, _device_recorder.has_transfer()
+    (False, False)
+    """
+
+    def __init__(self) -> None:
+        self.marked = False
+        self._has_transfer = False
+
+    def mark(self) -> None:
+        if self.marked:
+            raise RuntimeError("Can only mark one TensorDict at a time.")
+        self.marked = True
+        self._has_transfer = False
+
+    def unmark(self) -> None:
+        self.marked = False
+        self._has_transfer = False
+
+    def record_transfer(self, device) -> None:
+        self._has_transfer = True
+
+    def has_transfer(self) -> bool:
+        return self._has_transfer
+
+
+_device_recorder = _DeviceRecorder()
+
+
+def _sync_accelerator() -> None:
+    """Wait for the copies queued on the available accelerator (none: nothing)."""
+    if torch.cuda.is_available():
+        if not torch.compiler.is_compiling() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        return
+    for name in ("mps", "npu", "xpu"):
+        module = getattr(torch, name, None)
+        available = getattr(module, "is_available", None)
+        if available is not None and available():
+            module.synchronize()
+            return
 
 
 def is_tensor_collection(obj: Any) -> bool:
@@ -1477,6 +1530,12 @@ class TensorDictBase(
         """Batched indexing (what ``torch.utils.data.DataLoader`` calls with a list of
         indices): the same as ``td[index]``."""
         return self[index]
+
+    def _sync_all(self) -> None:
+        """Wait for the copies queued on the available accelerator: what a
+        construction that copied leaves without waiting calls once (see
+        ``_device_recorder``; 0.15.3's method)."""
+        _sync_accelerator()
 
     # ------------------------------------------------------------------ locking
     def lock_(self) -> "TensorDictBase":

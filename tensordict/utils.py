@@ -514,3 +514,32 @@ def _human_size(size: float) -> str:
             return f"{size:.2f} {unit}"
         size /= 1024
     return f"{size:.2f} TB"
+
+
+# --- gmisc: 0.15.3's file-name encoding of keys and its folder printer
+def _encode_key_for_filesystem(key: str, *, robust: bool = True) -> str:
+    """The file name 0.15.3 gives ``key`` in a memory-mapped folder: unsafe characters
+    (path separators, ``:*?"<>|%``, spaces, control characters) as ``%XX``; ``.``
+    and ``..`` as ``%2E``s; the empty key as ``%``. ``robust=False`` gives the key
+    itself (0.15.3's legacy names). The folders written here use this name where it
+    is a portable ASCII name (else a hashed one), and ``meta.json`` records it.
+
+    >>> _encode_key_for_filesystem("a/b c")
+    'a%2Fb%20c'
+    >>> _decode_key_from_filesystem("a%2Fb%20c")
+    'a/b c'
+    """
+    from tensordict._disk import fs_encode_key
+
+    return fs_encode_key(key) if robust else key
+
+
+def _decode_key_from_filesystem(encoded_key: str) -> str:
+    """The key :func:`_encode_key_for_filesystem` made ``encoded_key`` of.
+
+    >>> _decode_key_from_filesystem("%2E%2E")
+    '..'
+    """
+    from tensordict._disk import fs_decode_key
+
+    return fs_decode_key(encoded_key)

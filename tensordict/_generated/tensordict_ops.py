@@ -345,7 +345,9 @@ class TensorDictGeneratedOps:
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
             return _ops.lazy_view(
-                self, lambda td: td.view(*shape, size=size, batch_size=batch_size)
+                self,
+                lambda td: td.view(*shape, size=size, batch_size=batch_size),
+                "view",
             )
         dense = self._with_dense_stacks("view")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
@@ -429,7 +431,11 @@ class TensorDictGeneratedOps:
             return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
-            return _ops.lazy_view(self, lambda td: td.permute(*args, **kwargs))
+            return _ops.lazy_view(
+                self,
+                lambda td: td.permute(*args, **kwargs),
+                "permute",
+            )
         dense = self._with_dense_stacks("permute")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.permute(*args, **kwargs))
@@ -461,7 +467,11 @@ class TensorDictGeneratedOps:
             return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
-            return _ops.lazy_view(self, lambda td: td.transpose(dim0, dim1))
+            return _ops.lazy_view(
+                self,
+                lambda td: td.transpose(dim0, dim1),
+                "transpose",
+            )
         dense = self._with_dense_stacks("transpose")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.transpose(dim0, dim1))
@@ -620,7 +630,11 @@ class TensorDictGeneratedOps:
             return self
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
-            return _ops.lazy_view(self, lambda td: td.squeeze(*args, **kwargs))
+            return _ops.lazy_view(
+                self,
+                lambda td: td.squeeze(*args, **kwargs),
+                "squeeze",
+            )
         dense = self._with_dense_stacks("squeeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.squeeze(*args, **kwargs))
@@ -650,7 +664,11 @@ class TensorDictGeneratedOps:
         """
         # set_lazy_legacy(True): a lazy view, whose writes go through to self
         if _ops.lazy_legacy():
-            return _ops.lazy_view(self, lambda td: td.unsqueeze(*args, **kwargs))
+            return _ops.lazy_view(
+                self,
+                lambda td: td.unsqueeze(*args, **kwargs),
+                "unsqueeze",
+            )
         dense = self._with_dense_stacks("unsqueeze")
         if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
             return _ops.keep_lock(self, dense.unsqueeze(*args, **kwargs))

@@ -238,10 +238,10 @@ def _has_non_tensor(td, dense) -> bool:
     return False
 
 
-def lazy_view(td: Any, op: Callable) -> Any:
-    """Under set_lazy_legacy(True): ``op`` (a batch-shape op) as a lazy view of ``td``
-    whose writes go through to it."""
-    return container_class("LazyViewTensorDict")._of(td, op)
+def lazy_view(td: Any, op: Callable, name: str | None = None) -> Any:
+    """Under set_lazy_legacy(True): ``op`` (a batch-shape op, named ``name``) as a lazy
+    view of ``td`` whose writes go through to it."""
+    return container_class("LazyViewTensorDict")._of(td, op, name)
 
 
 def lazy_stack(input: Any, dim: int, *, out: Any = None) -> Any:
