@@ -102,6 +102,15 @@ def _gather_tensors(in_keys, args, kwargs, separator: str, owner: str):
     return td
 
 
+def _dict_outputs(outputs: dict):
+    """A module's dict output as a tensordict without batch dims (None where it does
+    not make one)."""
+    try:
+        return container_class("TensorDict")(outputs)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
 def _outputs(td, out_keys):
     values = tuple(td.get(key) for key in out_keys)
     return values[0] if len(values) == 1 else values
@@ -798,6 +807,12 @@ class TensorDictModule(TensorDictModuleBase):
         if outputs is None and not self._n_outputs:  # nothing to write
             return dest
         if kind is not tuple and kind is not list:
+            if kind is dict:  # a dict keyed by the out_keys: as a tensordict (0.15.3)
+                as_td = _dict_outputs(outputs)
+                if as_td is not None and all(
+                    key in as_td.keys(True) for _, key in self._write_plan
+                ):
+                    outputs = as_td
             # a tensordict holding every out_key (one included, as in 0.15.3:
             # TorchRL's spec.zero() of a nested action) gives its entries
             if isinstance(outputs, TensorDictBase) and all(
