@@ -446,13 +446,17 @@ def _source(prefix, mode):
 def _subfolder(folder: Path, subpath, src) -> Path:
     """The folder of the nested entry ``subpath`` (looked up in the metadata): a key,
     a tuple of keys (nested tuples are flattened), or a ``"a/b"`` path; a lazy stack's
-    member is named by its index (``"1/sub"``)."""
-    parts = [
-        piece
-        for key in unravel_key_to_tuple(subpath)
-        for piece in (key.split("/") if isinstance(key, str) else (str(key),))
-        if piece
-    ]
+    member is named by its index (``"1/sub"``). A tuple names keys as they are (a key
+    may hold a ``/``, as ``("../x",)``)."""
+    if isinstance(subpath, tuple):
+        parts = list(unravel_key_to_tuple(subpath))
+    else:
+        parts = [
+            piece
+            for key in unravel_key_to_tuple(subpath)
+            for piece in (key.split("/") if isinstance(key, str) else (str(key),))
+            if piece
+        ]
     for key in parts:
         meta = src.read_meta(folder)
         for entry in meta.get("entries") or ():

@@ -744,7 +744,7 @@ class MemoryMappedTensor(Tensor):
         nbytes = nbytes_of(shape, dtype)
         if size != nbytes:
             raise _file_size_error(filename, size, nbytes, dtype, shape)
-        writable = os.access(filename, os.W_OK)
+        writable = _is_writable(filename)
         if mode == "r+" and not writable:
             raise PermissionError(f"from_filename: {filename} is not writable (mode='r+')")
         shared = mode == "r+" or (mode is None and writable)
@@ -1050,8 +1050,15 @@ def _view(flat: Tensor, dtype: str, shape, stride, offset) -> Tensor:
     return _on_storage(flat, parse_dtype(dtype), shape, stride, offset)
 
 
+def _is_writable(file_path) -> bool:
+    """Whether the file can be written: it exists and may be written, or it does not
+    exist yet (0.15.3's helper; a file mapped from here is shared only if it is)."""
+    file_path = os.fspath(file_path)
+    return os.access(file_path, os.W_OK) or not os.path.exists(file_path)
+
+
 def _rebuild_from_file(filename, nbytes, dtype, shape, stride, offset):
-    writable = os.access(filename, os.W_OK)
+    writable = _is_writable(filename)
     size = os.stat(filename).st_size
     if size < nbytes:
         raise ValueError(

@@ -73,3 +73,12 @@ def test_movedim_without_a_move_is_the_tensordict():
     assert td.movedim(1, 1) is td
     assert td.moveaxis((0, 1), (0, 1)) is td
     assert td.movedim(0, 1).batch_size == (3, 2)
+
+
+def test_stack_keeps_names_only_when_every_input_has_them():
+    td = TensorDict(a=torch.zeros(3, 4), batch_size=[3, 4], names=["first", "second"])
+    other = td.clone()
+    other.names = ["first", "third"]
+    assert torch.stack([td, td], 1).names == ["first", None, "second"]
+    assert torch.stack([td, other], 0).names == [None, None, None]
+    assert torch.cat([td, other], 0).names == ["first", "second"]

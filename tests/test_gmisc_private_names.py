@@ -119,6 +119,9 @@ def test_key_file_names_are_0_15_3s(tmp_path):
     assert (tmp_path / "saved" / "..%2Fup" / "meta.json").is_file()
     back = TensorDict.load_memmap(tmp_path / "saved")
     assert (back["a/b/c"] == 0).all() and (back["../up", "x"] == 1).all()
+    # a tuple subpath names keys as they are, "/" included
+    sub = TensorDict.load_memmap(tmp_path / "saved", subpath=("../up",))
+    assert (sub["x"] == 1).all()
 
 
 def test_print_directory_tree(tmp_path, caplog):
@@ -141,3 +144,20 @@ def test_print_directory_tree(tmp_path, caplog):
     assert not print_directory_tree(tmp_path / "td", display_metadata=False).startswith(
         "Directory"
     )
+
+
+def test_memmap_is_writable(tmp_path):
+    import os
+
+    from tensordict.memmap import _is_writable
+
+    path = tmp_path / "f.bin"
+    assert _is_writable(path)  # missing: can be created
+    path.write_bytes(b"0")
+    assert _is_writable(path)
+    os.chmod(path, 0o444)
+    try:
+        if os.geteuid() != 0:  # root may write anything
+            assert not _is_writable(path)
+    finally:
+        os.chmod(path, 0o644)

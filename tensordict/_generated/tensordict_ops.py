@@ -5688,7 +5688,7 @@ class TensorDictGeneratedOps:
         new = [torch.stack(x, dim) for x in _ops.stacked_leaves(input, leaves, "stack")]
         if out is not None:  # the results are written into out
             return _ops.write_into(input[0], out, new, "stack")
-        input_names = _ops.first_names(input)
+        input_names = _ops.first_names(input, same=True)
         return _ops.stack_non_tensor(
             input,
             rebuild(

@@ -15,11 +15,23 @@ from typing import Sequence
 Names = Sequence  # one name (a str or None) per batch dim
 
 
-def first_names(tensordicts: Sequence) -> Names | None:
-    """stack, cat: the names of the first input, None when it has none."""
+def first_names(tensordicts: Sequence, same: bool = False) -> Names | None:
+    """stack, cat: the names of the first input, None when it has none; with
+    ``same`` (stack, as 0.15.3), None unless every input has those names."""
     first = tensordicts[0]
-    names = getattr(first, "_names", None) if hasattr(first, "_names") else first.names
-    return names if names and any(name is not None for name in names) else None
+    names = _names_of(first)
+    if not names or all(name is None for name in names):
+        return None
+    if same:
+        for td in tensordicts[1:]:
+            other = _names_of(td)
+            if other is None or list(other) != list(names):
+                return None
+    return names
+
+
+def _names_of(td) -> Names | None:
+    return getattr(td, "_names", None) if hasattr(td, "_names") else td.names
 
 
 def same_size_names(names: Names, batch_size, new_batch_size) -> Names | None:
