@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import sys
+
 import numpy as np
 import torch
 from torch.nn.parameter import is_lazy
@@ -53,9 +55,7 @@ def __getattr__(name: str):
     # 0.15.3's import path of ``lazy_stack`` (``from tensordict._td import
     # lazy_stack``); it lives above this module, so it is looked up when asked for
     if name == "lazy_stack":
-        from tensordict import lazy_stack
-
-        return lazy_stack
+        return sys.modules["tensordict"].lazy_stack
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -517,6 +517,7 @@ def _human_size(size: float) -> str:
 
 
 # --- gmisc: 0.15.3's file-name encoding of keys and its folder printer
+from tensordict._disk import fs_decode_key, fs_encode_key  # noqa: E402
 def _encode_key_for_filesystem(key: str, *, robust: bool = True) -> str:
     """The file name 0.15.3 gives ``key`` in a memory-mapped folder: unsafe characters
     (path separators, ``:*?"<>|%``, spaces, control characters) as ``%XX``; ``.``
@@ -529,8 +530,6 @@ def _encode_key_for_filesystem(key: str, *, robust: bool = True) -> str:
     >>> _decode_key_from_filesystem("a%2Fb%20c")
     'a/b c'
     """
-    from tensordict._disk import fs_encode_key
-
     return fs_encode_key(key) if robust else key
 
 
@@ -540,6 +539,4 @@ def _decode_key_from_filesystem(encoded_key: str) -> str:
     >>> _decode_key_from_filesystem("%2E%2E")
     '..'
     """
-    from tensordict._disk import fs_decode_key
-
     return fs_decode_key(encoded_key)
