@@ -518,6 +518,8 @@ def _human_size(size: float) -> str:
 
 # --- gmisc: 0.15.3's file-name encoding of keys and its folder printer
 from tensordict._disk import fs_decode_key, fs_encode_key  # noqa: E402
+
+
 def _encode_key_for_filesystem(key: str, *, robust: bool = True) -> str:
     """The file name 0.15.3 gives ``key`` in a memory-mapped folder: unsafe characters
     (path separators, ``:*?"<>|%``, spaces, control characters) as ``%XX``; ``.``
