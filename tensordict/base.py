@@ -1574,6 +1574,7 @@ class TensorDictBase(
         >>> td["a"].tolist()
         [3.0, 3.0]
         """
+        kwargs.setdefault("filter_empty", False)  # the result is self either way
         self.apply(fn, *others, inplace=True, **kwargs)
         return self
 
@@ -1660,6 +1661,21 @@ class TensorDictBase(
                     f"provided: got batch_size={list(batch_size)} and out.batch_size="
                     f"{list(out.batch_size)}."
                 )
+        produced = None
+        if inplace and filter_empty is not False and out is None:
+            # in place, a walk where ``fn`` returned None for every leaf (and no
+            # non-tensor entry was carried over) has written nothing: None, as the
+            # out-of-place walk returns (0.15.3)
+            produced = [0, 0]  # leaves seen, results that were not None
+            inner_fn = fn
+
+            def fn(*args):
+                result = inner_fn(*args)
+                produced[0] += 1
+                if result is not None:
+                    produced[1] += 1
+                return result
+
         result = self._apply(
             fn,
             others,
@@ -1677,6 +1693,13 @@ class TensorDictBase(
             checked=checked,
         )
         result = _apply_result(self, result, inplace, filter_empty, out)
+        if (
+            produced is not None
+            and produced[0]
+            and not produced[1]
+            and not self._has_non_tensor
+        ):
+            return None
         if propagate_lock and not inplace and result is not None and self.is_locked:
             result.lock_()
         return result
