@@ -572,7 +572,7 @@ class TensorDict(
             return TensorDictBase.values(
                 self, include_nested, leaves_only, is_leaf, sort=sort
             )
-        return self._tensordict.values()
+        return _entries_as_read(self).values()
 
     _values_py = values
 
@@ -587,7 +587,7 @@ class TensorDict(
             return TensorDictBase.items(
                 self, include_nested, leaves_only, is_leaf, sort=sort
             )
-        return self._tensordict.items()
+        return _entries_as_read(self).items()
 
     _items_py = items
 
@@ -1245,6 +1245,24 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
 def _holder_of(td: TensorDict, key) -> TensorDict:
     """The dense level holding the entry at a str or flat tuple ``key`` (present)."""
     return td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
+
+
+def _entries_as_read(td: TensorDict) -> dict:
+    """The storage dict itself (its views are live), or, where it holds non-tensor
+    data, a copy in which each such value is the ``NonTensorData`` that ``get`` returns
+    (``values()``/``items()`` yield what ``get`` reads, as 0.15.3's)."""
+    storage = td._tensordict
+    for value in storage.values():
+        if not isinstance(value, (Tensor, TensorDictBase)):
+            break
+    else:
+        return storage
+    return {
+        key: value
+        if isinstance(value, (Tensor, TensorDictBase))
+        else _non_tensor_entry(td, key, value)
+        for key, value in storage.items()
+    }
 
 
 def _non_tensor_entry(td: TensorDict, key, value) -> Any:

@@ -1012,7 +1012,9 @@ class TensorDictBase(
         """
         return [
             (key, value)
-            for key, value in self.items(include_nested)
+            for key, value in (
+                self.items(True) if include_nested else self._own_items()
+            )
             if _is_non_tensor_value(value)
         ]
 

@@ -1671,6 +1671,32 @@ class NonTensorData(TensorClass, shadow=True):
         """The value repeated as nested lists shaped like the batch."""
         return _object_array(self.data, self.batch_size).tolist()
 
+    # A NonTensorData is a leaf: it has no entries to list (as 0.15.3's), so a walk
+    # over tensor collections (``for v in td.values(): ...``) ends at it.
+    def keys(self, *args, **kwargs):
+        """No keys: a NonTensorData is a leaf (its value is :attr:`data`).
+
+        >>> list(NonTensorData("text").keys())
+        []
+        """
+        return {}.keys()
+
+    def values(self, *args, **kwargs):
+        """No entries: a NonTensorData is a leaf (its value is :attr:`data`).
+
+        >>> list(NonTensorData("text").values())
+        []
+        """
+        return {}.values()
+
+    def items(self, *args, **kwargs):
+        """No entries: a NonTensorData is a leaf (its value is :attr:`data`).
+
+        >>> list(NonTensorData("text").items())
+        []
+        """
+        return {}.items()
+
     def __eq__(self, other):
         other_data = other.data if isinstance(other, NonTensorData) else other
         return torch.full(

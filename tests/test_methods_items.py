@@ -1,0 +1,62 @@
+"""items()/values() with no argument read entries as get() does: non-tensor data as
+NonTensorData (on the C reads and the Python ones); NonTensorData is a leaf."""
+import pytest
+import torch
+
+from tensordict import NonTensorData, TensorDict, is_tensor_collection, tensorclass
+
+
+def _td():
+    td = TensorDict(a=torch.zeros(3), sub=TensorDict(b=torch.ones(3), batch_size=[3]), batch_size=[3])
+    td.set_non_tensor(("data", "text"), "hello")
+    return td
+
+
+def test_values_and_items_yield_non_tensor_data():
+    td = _td()
+    data = td["data"]
+    (value,) = list(data.values())
+    assert isinstance(value, NonTensorData) and value.data == "hello"
+    assert value.batch_size == (3,)
+    ((key, value),) = list(data.items())
+    assert key == "text" and isinstance(value, NonTensorData)
+    assert len(data.values()) == 1
+
+
+def test_plain_values_stay_live_views():
+    td = TensorDict(a=torch.zeros(3), batch_size=[3])
+    values = td.values()
+    td["b"] = torch.ones(3)
+    assert len(values) == 2  # the storage's own view
+
+
+def test_non_tensor_data_has_no_entries():
+    nd = NonTensorData("x", batch_size=[2])
+    assert list(nd.keys()) == [] and list(nd.values()) == [] and list(nd.items()) == []
+
+
+def _leaves(td):
+    # a walk over tensor collections as user code writes it: it must end
+    for value in td.values():
+        if is_tensor_collection(value):
+            yield from _leaves(value)
+        else:
+            yield value
+
+
+def test_recursive_walk_over_values_ends_at_non_tensor_data():
+    td = _td()
+    leaves = list(_leaves(td))
+    assert len(leaves) == 2
+    assert all(isinstance(leaf, torch.Tensor) for leaf in leaves)
+
+
+def test_tensorclass_items_yield_non_tensor_data():
+    @tensorclass
+    class Sample:
+        y: torch.Tensor
+        z: str
+
+    s = Sample(y=torch.zeros(3), z="a", batch_size=[3])
+    items = dict(s.items())
+    assert isinstance(items["z"], NonTensorData) and items["z"].data == "a"
