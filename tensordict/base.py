@@ -1031,6 +1031,10 @@ class TensorDictBase(
         for part in path[:-1]:
             sub = parent._get_str(part, None)
             parent = sub if sub is not None else parent._create_nested_str(part)
+        if type(value) is container_class("NonTensorData"):
+            # stored as its value, as any write of a NonTensorData is (reads give a
+            # NonTensorData back; indexed writes of other values make a stack)
+            value = value.data
         parent._set_str(path[-1], value, inplace=False, validated=True)
         return self
 

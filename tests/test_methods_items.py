@@ -60,3 +60,16 @@ def test_tensorclass_items_yield_non_tensor_data():
     s = Sample(y=torch.zeros(3), z="a", batch_size=[3])
     items = dict(s.items())
     assert isinstance(items["z"], NonTensorData) and items["z"].data == "a"
+
+
+def test_set_non_tensor_of_non_tensor_data_then_indexed_update():
+    td = TensorDict(a=torch.zeros(4, 3), batch_size=[4, 3])
+    td.set_non_tensor(("data", "text"), NonTensorData("some", batch_size=[4, 3]))
+    assert td["data", "text"] == "some"
+    part = td[3].to_tensordict().apply(lambda x: x * 0 + 2)
+    td._get_sub_tensordict(3).update(part)  # the same text: stays one value
+    assert (td["a"][3] == 2).all()
+    assert td["data", "text"] == "some"
+    assert td.to_dict()["data"]["text"] == "some"
+    td[0] = part.set_non_tensor(("data", "text"), "other")  # now one per element
+    assert td[0]["data", "text"] == "other" and td[1]["data", "text"] == "some"
