@@ -560,8 +560,19 @@ class TensorDictBase(
         else:
             default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
-            return self._get_str(key, default)
-        return self._get_path(unravel_key_to_tuple(key), default)
+            path = None
+            value = self._get_str(key, _MISSING)
+        else:
+            path = unravel_key_to_tuple(key)
+            value = self._get_path(path, _MISSING)
+        if value is _MISSING:
+            if type(key) is str:
+                return self._get_str(key, default)
+            return self._get_path(path, default)
+        if isinstance(value, (Tensor, TensorDictBase)):
+            return value
+        # non-tensor data reads as NonTensorData, as TensorDict.get and 0.15.3 give it
+        return _non_tensor_read(self, key if path is None else path, value)
 
     # ------------------------------------------------------------------ set / delete
     def _set_path(self, path: tuple, value, *, inplace: bool, validated: bool = False):
@@ -2512,6 +2523,22 @@ def _is_tensorclass_data(value) -> bool:
 
 def _is_non_tensor_value(value) -> bool:
     return not isinstance(value, Tensor) and not _is_node(value)
+
+
+def _non_tensor_read(td: TensorDictBase, key, value) -> Any:
+    """The non-tensor ``value`` read at ``key`` (a str or a path) of ``td`` as a
+    ``NonTensorData`` with the batch size and device of the level holding it, linked
+    to that level (writes to it reach the tensordict, as 0.15.3's stored ones)."""
+    parent = td
+    if type(key) is not str:
+        if len(key) > 1:
+            parent = td._get_path(key[:-1])
+        key = key[-1]
+    data = container_class("NonTensorData")(
+        data=value, batch_size=parent.batch_size, device=parent.device
+    )
+    data._link_to(parent, key)
+    return data
 
 
 def _has_no_entries(td: TensorDictBase) -> bool:

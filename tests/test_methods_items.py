@@ -73,3 +73,29 @@ def test_set_non_tensor_of_non_tensor_data_then_indexed_update():
     assert td.to_dict()["data"]["text"] == "some"
     td[0] = part.set_non_tensor(("data", "text"), "other")  # now one per element
     assert td[0]["data", "text"] == "other" and td[1]["data", "text"] == "some"
+
+
+@pytest.mark.parametrize("kind", ["sub", "lazy", "view", "params"])
+def test_get_of_non_tensor_reads_non_tensor_data_on_every_kind(kind):
+    from tensordict import LazyStackedTensorDict, set_lazy_legacy
+    from tensordict.nn import TensorDictParams
+
+    base = TensorDict(a=torch.zeros(4, 3), batch_size=[4, 3])
+    if kind == "sub":
+        td = base._get_sub_tensordict(0)
+    elif kind == "lazy":
+        td = LazyStackedTensorDict.lazy_stack([base[0].clone(), base[1].clone()], 0)
+    elif kind == "view":
+        with set_lazy_legacy(True):
+            td = base.unsqueeze(0)
+    else:
+        td = TensorDictParams(base)
+    td.set_non_tensor(("this", "text"), "hello")
+    td.set_non_tensor("top", "there")
+    for key, text in ((("this", "text"), "hello"), ("top", "there")):
+        value = td.get(key)
+        assert isinstance(value, NonTensorData), (kind, type(value))
+        assert value.data == text
+        assert value.batch_size == td.batch_size
+    assert td.get("missing", "default") == "default"
+    assert td["top"] == "there"
