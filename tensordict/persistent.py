@@ -31,6 +31,7 @@ import importlib.util
 
 import json
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -363,6 +364,7 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         "_objects",
         "_memmap_prefix",
         "_backend",
+        "_parent_ref",
         "__weakref__",
     )
 
@@ -436,6 +438,7 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._nested = {}
         self._entries = None
         self._objects = None
+        self._parent_ref = weakref.ref(parent)
         self._is_locked = parent._is_locked
         self._last_lock_op = None
         self._lock_stack = None
@@ -774,7 +777,9 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._objects = None
         group = self._group
         exists = key in group
-        if not exists and self._is_locked:
+        if self._is_locked and not (exists and inplace):
+            # a locked tensordict takes in-place writes only (set_, update_), as a
+            # TensorDict does
             raise _errors.locked(f"set the key {key!r}")
         if isinstance(value, dict):
             value = TensorDict(value, batch_size=self._batch_size)
@@ -858,6 +863,20 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._is_locked = locked
         for nested in self._nested.values():
             nested._set_lock(locked)
+
+    def unlock_(self) -> "TensorDictBase":
+        """As :meth:`TensorDict.unlock_`: a group read from a locked
+        ``PersistentTensorDict`` (alive) cannot be unlocked on its own."""
+        ref = getattr(self, "_parent_ref", None)
+        parent = ref() if ref is not None else None
+        if parent is not None and parent._is_locked and self._is_locked:
+            # 0.15.3's phrase first (code matches it)
+            raise RuntimeError(
+                f"Cannot unlock a tensordict that is part of a locked graph. Unlock "
+                f"the root tensordict first. (unlock_(): the group {self._group_name!r} "
+                f"of {self._filename} is held by a locked PersistentTensorDict)"
+            )
+        return super().unlock_()
 
     def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
         if with_values or is_leaf is not None:
