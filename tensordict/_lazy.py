@@ -1282,6 +1282,20 @@ class LazyStackedTensorDict(
         self.update(dense, inplace=True)
         return self
 
+    def filter_non_tensor_data(self) -> "LazyStackedTensorDict":
+        """As :meth:`TensorDict.filter_non_tensor_data`, member by member: a lazy
+        stack of the members' tensors (not their dense stack: the leaves stay the
+        members' own, autograd leaves included).
+
+        >>> stack = LazyStackedTensorDict.lazy_stack(
+        ...     [TensorDict(a=torch.zeros(2), label="x", batch_size=[2])] * 2, 0)
+        >>> list(stack.filter_non_tensor_data().keys())
+        ['a']
+        """
+        return self._per_member(
+            [td.filter_non_tensor_data() for td in self.tensordicts]
+        )
+
     def _per_member(self, results) -> "LazyStackedTensorDict":
         return LazyStackedTensorDict._new_unsafe(
             results,

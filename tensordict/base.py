@@ -1940,6 +1940,8 @@ class TensorDictBase(
             name = key if isinstance(key, str) else separator.join(key)
             if out._get_str(name, _MISSING, missing_ok=True) is not _MISSING:
                 raise _errors.keys_collide("flatten_keys", [key, name])
+            if type(value) is container_class("NonTensorData"):
+                value = value.data  # stored as its value, as a write of it is
             out._set_str(name, value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
@@ -1954,7 +1956,7 @@ class TensorDictBase(
         out = self._new_empty()
         levels = {(): out}  # path -> nested tensordict of ``out``: each walked once
         for key, value in self._own_items():
-            if isinstance(value, TensorDictBase):
+            if isinstance(value, TensorDictBase) and not value._is_non_tensor:
                 value = value.unflatten_keys(separator)
             path = tuple(key.split(separator)) if separator in key else (key,)
             parent = _unflatten_level(levels, path[:-1])

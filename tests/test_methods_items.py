@@ -99,3 +99,37 @@ def test_get_of_non_tensor_reads_non_tensor_data_on_every_kind(kind):
         assert value.batch_size == td.batch_size
     assert td.get("missing", "default") == "default"
     assert td["top"] == "there"
+
+
+def test_flatten_unflatten_round_trip_with_non_tensor_data():
+    td = TensorDict(a=torch.zeros(4, 3), batch_size=[4, 3])
+    td.set_non_tensor(("data", "text"), NonTensorData("some", batch_size=[4, 3]))
+    flat = td.flatten_keys(",")
+    assert set(flat.keys()) == {"a", "data,text"}
+    back = flat.unflatten_keys(",")
+    assert set(back.keys(True)) == {"a", ("data", "text"), "data"}
+    with td.flatten_keys(",") as tdflat:
+        with tdflat.unflatten_keys(",") as orig:
+            orig["new", "x"] = torch.zeros(4, 3)
+        assert (tdflat["new,x"] == 0).all()
+    assert (td["new", "x"] == 0).all()
+    assert td["data", "text"] == "some"
+
+
+def test_lazy_stack_filter_non_tensor_data_keeps_member_leaves():
+    from tensordict import LazyStackedTensorDict
+
+    members = [
+        TensorDict(a=torch.zeros(2, requires_grad=True), label="x", batch_size=[2])
+        for _ in range(2)
+    ]
+    stack = LazyStackedTensorDict.lazy_stack(members, 0)
+    out = stack.filter_non_tensor_data()
+    assert isinstance(out, LazyStackedTensorDict)
+    assert list(out.keys()) == ["a"]
+    assert out.tensordicts[0]["a"] is members[0]["a"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no .grad of a non-leaf (a dense stack)
+        assert stack.zero_grad().filter_non_tensor_data().grad is None
