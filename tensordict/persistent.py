@@ -555,6 +555,16 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             **kwargs,
         )
 
+    def clone(self, recurse: bool = True, *, newfile=None, **kwargs):
+        """A copy in RAM (a ``TensorDict``); with ``newfile=path``, a copy written to
+        that new HDF5 file and opened there (``PersistentTensorDict``), as 0.15.3's
+        ``clone(newfile=...)``."""
+        if newfile is not None:
+            return type(self).from_dict(
+                self.to_tensordict(), filename=newfile, device=self._device
+            )
+        return super().clone(recurse, **kwargs)
+
     def close(self) -> None:
         """Close the file (entries read before stay valid; tensors stop writing back).
 
