@@ -873,6 +873,12 @@ class LazyStackedTensorDict(
                 continue
             if isinstance(part, (bool, np.bool_)):
                 return None
+            if isinstance(part, (set, frozenset, dict)):
+                # 0.15.3's phrase first (code matches it)
+                raise _errors.InvalidIndexError(
+                    f"Invalid index {part!r}: a {type(part).__name__} is no batch "
+                    f"index (use an int, a slice, a list, a range or a tensor)"
+                )
             if isinstance(part, (list, range)):
                 part = (
                     torch.as_tensor(list(part))

@@ -1270,7 +1270,10 @@ def _non_tensor_entry(td: TensorDict, key, value) -> Any:
     ``NonTensorData`` with the batch size and device of the level holding it."""
     parent = td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
     data = container_class("NonTensorData")(
-        data=value, batch_size=parent._batch_size, device=parent._device
+        data=value,
+        batch_size=parent._batch_size,
+        device=parent._device,
+        names=parent._maybe_names(),
     )
     # As 0.15.3's stored NonTensorData: it writes through to the tensordict holding
     # it (update_, update(inplace=True)) and shares its state (locked, shared,

@@ -2308,7 +2308,7 @@ def _walked_non_tensor(td, value):
     it: a NonTensorData with ``td``'s batch size and device, as ``get`` returns it
     (and as 0.15.3 lists it)."""
     return container_class("NonTensorData")(
-        data=value, batch_size=td.batch_size, device=td.device
+        data=value, batch_size=td.batch_size, device=td.device, names=td._maybe_names()
     )
 
 
@@ -2537,7 +2537,10 @@ def _non_tensor_read(td: TensorDictBase, key, value) -> Any:
             parent = td._get_path(key[:-1])
         key = key[-1]
     data = container_class("NonTensorData")(
-        data=value, batch_size=parent.batch_size, device=parent.device
+        data=value,
+        batch_size=parent.batch_size,
+        device=parent.device,
+        names=parent._maybe_names(),
     )
     data._link_to(parent, key)
     return data

@@ -563,6 +563,21 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             return type(self).from_dict(
                 self.to_tensordict(), filename=newfile, device=self._device
             )
+        if not recurse:
+            # another PersistentTensorDict over the same file and group, unlocked, as
+            # 0.15.3's shallow clone
+            copy = object.__new__(type(self))
+            for name in type(self).__slots__:
+                if name != "__weakref__" and hasattr(self, name):
+                    object.__setattr__(copy, name, getattr(self, name))
+            copy._nested = {}
+            copy._entries = None
+            copy._objects = None
+            copy._is_locked = False
+            copy._last_lock_op = None
+            copy._lock_stack = None
+            copy._parent_ref = None
+            return copy
         return super().clone(recurse, **kwargs)
 
     def close(self) -> None:

@@ -36,3 +36,18 @@ def test_persistent_clone_newfile(tmp_path):
     copy["a"] += 1
     assert (h5["a"] == td["a"]).all()
     assert type(h5.clone()) is TensorDict
+
+
+def test_persistent_shallow_clone_is_persistent(tmp_path):
+    pytest.importorskip("h5py")
+    from tensordict import PersistentTensorDict
+
+    td = TensorDict(a=torch.zeros(2, 3), sub=TensorDict(b=torch.zeros(2)), batch_size=[2])
+    h5 = PersistentTensorDict.from_dict(td, filename=tmp_path / "a.h5")
+    h5.lock_()
+    copy = h5.clone(recurse=False)
+    assert type(copy) is PersistentTensorDict and not copy.is_locked
+    assert copy.batch_size == h5.batch_size
+    copy["a"] += 1  # the same file
+    assert (h5["a"] == 1).all()
+    assert (copy["sub", "b"] == 0).all()

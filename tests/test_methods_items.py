@@ -133,3 +133,27 @@ def test_lazy_stack_filter_non_tensor_data_keeps_member_leaves():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no .grad of a non-leaf (a dense stack)
         assert stack.zero_grad().filter_non_tensor_data().grad is None
+
+
+def test_non_tensor_data_read_carries_the_dim_names():
+    td = TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])
+    td.set_non_tensor(("sub", "text"), "x")
+    td.names = ["n0", "n1"]
+    assert td.get(("sub", "text")).names == ["n0", "n1"]
+    for value in td.values(True):
+        if is_tensor_collection(value):
+            assert value.names == ["n0", "n1"]
+    td.names = ["m0", "m1"]
+    assert dict(td.items(True))[("sub", "text")].names == ["m0", "m1"]
+
+
+def test_lazy_stack_set_index_raises_type_error():
+    from tensordict import LazyStackedTensorDict
+
+    stack = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(a=torch.zeros(3), batch_size=[3]) for _ in range(4)], 0
+    )
+    with pytest.raises(TypeError, match="Invalid index"):
+        stack[{1, 2}]
+    with pytest.raises(IndexError):
+        stack[:, {0}]
