@@ -1,0 +1,45 @@
+"""Under set_lazy_legacy(True), permute/transpose/view of a lazy stack are lazy views
+that the inverse op undoes (the stack itself back); a no-op gives the stack itself."""
+import torch
+
+from tensordict import LazyStackedTensorDict, TensorDict, set_lazy_legacy
+
+
+def _stack():
+    return LazyStackedTensorDict.lazy_stack(
+        [TensorDict(a=torch.randn(4, 3, 1, 5), batch_size=[4, 3, 1]) for _ in range(2)],
+        2,
+    )
+
+
+def test_legacy_inverse_ops_give_the_stack_back():
+    stack = _stack()
+    with set_lazy_legacy(True):
+        t = stack.transpose(-1, -2)
+        assert t.batch_size == (4, 3, 1, 2)
+        assert t.transpose(-1, -2) is stack
+        p = stack.permute(1, 0, 2, 3)
+        assert p.batch_size == (3, 4, 2, 1)
+        assert p.permute(1, 0, 2, 3) is stack
+        v = stack.view(-1)
+        assert v.batch_size == (24,)
+        assert v.view(stack.shape) is stack
+        assert (v["a"] == stack["a"].reshape(24, 5)).all()
+        # writes go through to the stacked tensordicts
+        t["a"] = torch.zeros(4, 3, 1, 2, 5)
+        assert (stack.tensordicts[0]["a"] == 0).all()
+
+
+def test_no_op_permute_and_transpose_return_the_stack():
+    stack = _stack()
+    assert stack.transpose(0, 0) is stack
+    assert stack.permute(0, 1, 2, 3) is stack
+    with set_lazy_legacy(True):
+        assert stack.transpose(1, 1) is stack
+
+
+def test_without_legacy_the_ops_stay_lazy_stacks():
+    stack = _stack()
+    out = stack.transpose(-1, -2)
+    assert isinstance(out, LazyStackedTensorDict)
+    assert out.batch_size == (4, 3, 1, 2)
