@@ -1288,6 +1288,26 @@ class LazyStackedTensorDict(
         self.update(dense, inplace=True)
         return self
 
+    def atleast_1d(self):
+        """The stack itself when it has a batch dim (it always has one: the stack
+        dim), as a TensorDict's and 0.15.3's ``atleast_1d``.
+
+        >>> stack = LazyStackedTensorDict.lazy_stack([TensorDict(batch_size=[])] * 2, 0)
+        >>> stack.atleast_1d() is stack
+        True
+        """
+        return self if self.batch_dims >= 1 else super().atleast_1d()
+
+    def atleast_2d(self):
+        """The stack itself when it has two batch dims or more; otherwise as
+        :meth:`TensorDict.atleast_2d` (on the dense stack)."""
+        return self if self.batch_dims >= 2 else super().atleast_2d()
+
+    def atleast_3d(self):
+        """The stack itself when it has three batch dims or more; otherwise as
+        :meth:`TensorDict.atleast_3d` (on the dense stack)."""
+        return self if self.batch_dims >= 3 else super().atleast_3d()
+
     def filter_non_tensor_data(self) -> "LazyStackedTensorDict":
         """As :meth:`TensorDict.filter_non_tensor_data`, member by member: a lazy
         stack of the members' tensors (not their dense stack: the leaves stay the

@@ -43,3 +43,11 @@ def test_without_legacy_the_ops_stay_lazy_stacks():
     out = stack.transpose(-1, -2)
     assert isinstance(out, LazyStackedTensorDict)
     assert out.batch_size == (4, 3, 1, 2)
+
+
+def test_atleast_nd_of_a_lazy_stack_with_enough_dims_is_the_stack():
+    stack = _stack()
+    assert stack.atleast_1d() is stack
+    assert stack.atleast_2d() is stack
+    assert stack.atleast_3d() is stack
+    assert torch.atleast_3d(stack) is stack
