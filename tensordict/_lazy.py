@@ -1809,7 +1809,15 @@ def _split_for_index(value, count: int, dim: int, result_ndim: int):
             if bs[dim] != count:
                 return None
             return _unbind(value, dim)
-        return [value] * count
+        # fewer batch dims: broadcast, aligned on the right (as a tensor's shape)
+        d = dim - (result_ndim - len(bs))
+        if d < 0:  # the stack dim is not covered
+            return [value] * count
+        if bs[d] == count:
+            return _unbind(value, d)
+        if bs[d] == 1:
+            return [value[(_FULL,) * d + (0,)]] * count
+        return None
     if isinstance(value, dict):
         split = {
             k: _split_for_index(v, count, dim, result_ndim) for k, v in value.items()

@@ -51,3 +51,14 @@ def test_atleast_nd_of_a_lazy_stack_with_enough_dims_is_the_stack():
     assert stack.atleast_2d() is stack
     assert stack.atleast_3d() is stack
     assert torch.atleast_3d(stack) is stack
+
+
+def test_indexed_write_broadcasts_a_value_with_fewer_batch_dims():
+    stack = _stack()  # batch [4, 3, 2, 1], stacked at dim 2
+    value = stack[0].clone().zero_()  # batch [3, 2, 1]
+    stack[:1] = value  # broadcast over the leading dim, as a tensor would
+    assert (stack[:1] == 0).all()
+    assert not (stack[1:] == 0).all()
+    one = stack[0, :, :1].clone().fill_("a", 7.0)  # batch [3, 1, 1]: size 1 at the stack dim
+    stack[1:2] = one
+    assert (stack[1]["a"] == 7).all()
