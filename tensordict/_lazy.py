@@ -1024,6 +1024,8 @@ class LazyStackedTensorDict(
         the stacked tensordicts (the entry read from a lazy stack is a copy)."""
         path = unravel_key_to_tuple(key)
         self._get_path(path)  # KeyError naming a missing key, as a dense tensordict
+        if isinstance(value, np.ndarray):  # as a dense tensordict takes it
+            value = torch.as_tensor(value)
         for part in reversed(path):
             value = {part: value}
         self._set_at_index(index, value)

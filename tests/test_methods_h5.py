@@ -66,3 +66,24 @@ def test_nested_group_unlocks_once_its_locked_parent_is_gone(tmp_path):
     gc.collect()
     nested.unlock_()
     assert not nested.is_locked
+
+
+def test_numpy_arrays_are_set_as_tensors(h5):
+    import numpy as np
+
+    h5.set("arr", np.ones((4, 3, 2)))
+    assert isinstance(h5["arr"], torch.Tensor)
+    assert (h5["arr"] == 1).all()
+
+
+def test_lazy_stack_set_at_takes_numpy():
+    import numpy as np
+
+    from tensordict import LazyStackedTensorDict
+
+    stack = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(x=torch.zeros(3, 5), batch_size=[3]) for _ in range(2)], 0
+    )
+    stack.set_at_("x", np.ones(5) * 42, (1, 2))
+    assert (stack["x"][1, 2] == 42).all()
+    assert (stack["x"][0] == 0).all()
