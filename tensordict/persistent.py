@@ -808,8 +808,14 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             raise _errors.locked(f"set the key {key!r}")
         if isinstance(value, dict):
             value = TensorDict(value, batch_size=self._batch_size)
-        if isinstance(value, np.ndarray) and not validated and value.dtype.kind in "biufc":
-            value = torch.as_tensor(value)  # an array is a tensor, as a TensorDict sets it
+        if (
+            isinstance(value, np.ndarray)
+            and not validated
+            and value.dtype.kind in "biufc"
+        ):
+            value = torch.as_tensor(
+                value
+            )  # an array is a tensor, as a TensorDict sets it
         if isinstance(value, Tensor):
             n = len(self._batch_size)
             if not validated and value.shape[:n] != self._batch_size:

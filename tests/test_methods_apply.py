@@ -1,4 +1,5 @@
 """apply in place when ``fn`` returns nothing, and new_tensor's copy warning."""
+
 import warnings
 
 import pytest

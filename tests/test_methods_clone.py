@@ -1,5 +1,6 @@
 """clone(recurse=False) of a sub-tensordict keeps the view; PersistentTensorDict's
 clone(newfile=...) writes a new file."""
+
 import pytest
 import torch
 
@@ -8,7 +9,9 @@ from tensordict._sub_td import _SubTensorDict
 
 
 def test_sub_tensordict_shallow_clone_is_a_view_of_a_shallow_copy():
-    td = TensorDict(a=torch.zeros(4, 3), sub=TensorDict(c=torch.zeros(4, 3)), batch_size=[4, 3])
+    td = TensorDict(
+        a=torch.zeros(4, 3), sub=TensorDict(c=torch.zeros(4, 3)), batch_size=[4, 3]
+    )
     view = td._get_sub_tensordict(1)
     copy = view.clone(recurse=False)
     assert type(copy) is _SubTensorDict
@@ -42,7 +45,9 @@ def test_persistent_shallow_clone_is_persistent(tmp_path):
     pytest.importorskip("h5py")
     from tensordict import PersistentTensorDict
 
-    td = TensorDict(a=torch.zeros(2, 3), sub=TensorDict(b=torch.zeros(2)), batch_size=[2])
+    td = TensorDict(
+        a=torch.zeros(2, 3), sub=TensorDict(b=torch.zeros(2)), batch_size=[2]
+    )
     h5 = PersistentTensorDict.from_dict(td, filename=tmp_path / "a.h5")
     h5.lock_()
     copy = h5.clone(recurse=False)

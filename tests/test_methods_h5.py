@@ -1,6 +1,7 @@
 """PersistentTensorDict: in-place restructuring refused with 0.15.3's error types and
 phrases, a locked file takes in-place writes only, a nested group of a locked file
 cannot be unlocked on its own."""
+
 import gc
 
 import pytest

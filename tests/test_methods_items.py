@@ -1,5 +1,6 @@
 """items()/values() with no argument read entries as get() does: non-tensor data as
 NonTensorData (on the C reads and the Python ones); NonTensorData is a leaf."""
+
 import pytest
 import torch
 
@@ -7,7 +8,11 @@ from tensordict import NonTensorData, TensorDict, is_tensor_collection, tensorcl
 
 
 def _td():
-    td = TensorDict(a=torch.zeros(3), sub=TensorDict(b=torch.ones(3), batch_size=[3]), batch_size=[3])
+    td = TensorDict(
+        a=torch.zeros(3),
+        sub=TensorDict(b=torch.ones(3), batch_size=[3]),
+        batch_size=[3],
+    )
     td.set_non_tensor(("data", "text"), "hello")
     return td
 

@@ -1,5 +1,6 @@
 """Under set_lazy_legacy(True), permute/transpose/view of a lazy stack are lazy views
 that the inverse op undoes (the stack itself back); a no-op gives the stack itself."""
+
 import torch
 
 from tensordict import LazyStackedTensorDict, TensorDict, set_lazy_legacy
@@ -59,6 +60,8 @@ def test_indexed_write_broadcasts_a_value_with_fewer_batch_dims():
     stack[:1] = value  # broadcast over the leading dim, as a tensor would
     assert (stack[:1] == 0).all()
     assert not (stack[1:] == 0).all()
-    one = stack[0, :, :1].clone().fill_("a", 7.0)  # batch [3, 1, 1]: size 1 at the stack dim
+    one = (
+        stack[0, :, :1].clone().fill_("a", 7.0)
+    )  # batch [3, 1, 1]: size 1 at the stack dim
     stack[1:2] = one
     assert (stack[1]["a"] == 7).all()

@@ -1,4 +1,5 @@
 """meta.json carries the batch size under 0.15.3's key, ``shape`` too."""
+
 import json
 
 import torch
@@ -7,7 +8,11 @@ from tensordict import LazyStackedTensorDict, TensorDict
 
 
 def test_meta_json_has_shape(tmp_path):
-    td = TensorDict(a=torch.zeros(3, 2), sub=TensorDict(b=torch.zeros(3, 4), batch_size=[3, 4]), batch_size=[3])
+    td = TensorDict(
+        a=torch.zeros(3, 2),
+        sub=TensorDict(b=torch.zeros(3, 4), batch_size=[3, 4]),
+        batch_size=[3],
+    )
     td.memmap_(tmp_path / "td")
     meta = json.loads((tmp_path / "td" / "meta.json").read_text())
     assert meta["shape"] == [3]
