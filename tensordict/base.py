@@ -2594,4 +2594,7 @@ class _WriteBack:
         self.source, self.inverse, self.separator = source, inverse, separator
 
     def __call__(self, view) -> None:
-        self.source.update(getattr(view, self.inverse)(self.separator))
+        # a locked source takes the values back in place (its keys cannot change)
+        self.source.update(
+            getattr(view, self.inverse)(self.separator), inplace=self.source.is_locked
+        )

@@ -65,3 +65,16 @@ def test_indexed_write_broadcasts_a_value_with_fewer_batch_dims():
     )  # batch [3, 1, 1]: size 1 at the stack dim
     stack[1:2] = one
     assert (stack[1]["a"] == 7).all()
+
+
+def test_flatten_keys_block_over_a_locked_tensordict(tmp_path):
+    td = TensorDict(
+        a=torch.zeros(4, 3), n=TensorDict(b=torch.zeros(4, 3)), batch_size=[4, 3]
+    ).memmap_(tmp_path / "td")
+    assert td.is_locked
+    with td.flatten_keys(",") as flat:
+        with flat.unflatten_keys(",") as orig:
+            assert (orig == td).all()
+        flat["n,b"] += 1  # written back in place on exit
+    assert (td["n", "b"] == 1).all()
+    assert td.is_locked
