@@ -946,6 +946,8 @@ class TensorDictBase(
         new = unravel_key_to_tuple(new_key)
         if old == new:
             return self
+        if self.is_locked:  # before any other check, as 0.15.3
+            raise _errors.locked(f"rename the key {old_key!r} to {new_key!r}")
         if safe and self._get_path(new, _MISSING) is not _MISSING:
             raise _errors.key_exists(new_key)
         value = self._get_path(old)
