@@ -88,12 +88,3 @@ def test_lazy_stack_set_at_takes_numpy():
     stack.set_at_("x", np.ones(5) * 42, (1, 2))
     assert (stack["x"][1, 2] == 42).all()
     assert (stack["x"][0] == 0).all()
-
-
-def test_rename_key_of_a_locked_tensordict_raises_the_lock_error_first():
-    td = TensorDict(a=torch.zeros(2), b=torch.zeros(2), batch_size=[2]).lock_()
-    with pytest.raises(RuntimeError, match="Cannot modify locked TensorDict"):
-        td.rename_key_("a", "b", safe=True)  # not the KeyError of an existing key
-    with pytest.raises(RuntimeError, match="Cannot modify locked TensorDict"):
-        td.rename_key_("a", "z")
-    assert set(td.keys()) == {"a", "b"}
