@@ -135,7 +135,7 @@ def _field_descriptor(name: str, default: Any) -> property:
         td = obj._tensordict
         if type(td) is TensorDict:
             return td._tensordict.get(name)
-        return td.get(name, None)
+        return td._get_str(name, None, missing_ok=True)  # the value as stored
 
     def write(obj, value) -> None:
         obj._set_field(name, value)
@@ -170,7 +170,7 @@ class _FieldWithDefault(_Field):
         td = obj._tensordict
         if type(td) is TensorDict:
             return td._tensordict.get(self.name)
-        return td.get(self.name, None)
+        return td._get_str(self.name, None, missing_ok=True)  # the value as stored
 
 
 def _annotation_kind(annotation: Any) -> tuple[bool, type | None, bool]:

@@ -162,3 +162,18 @@ def test_lazy_stack_set_index_raises_type_error():
         stack[{1, 2}]
     with pytest.raises(IndexError):
         stack[:, {0}]
+
+
+def test_tensorclass_field_over_a_lazy_stack_reads_the_value():
+    from tensordict import LazyStackedTensorDict
+
+    @tensorclass
+    class Pair:
+        x: torch.Tensor
+        tag: str
+
+    stack = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(x=torch.zeros(2), tag="t", batch_size=[2]) for _ in range(2)], 0
+    )
+    pair = Pair.from_tensordict(stack)
+    assert pair.tag == "t"
