@@ -334,6 +334,12 @@ class CompatMethods:
         return bool(is_memmap()) if is_memmap is not None else False
 
     @property
+    def _cache(self) -> None:
+        """0.15.3's cache of a locked tensordict's results: ``None``, this project
+        caches no op results (read only)."""
+        return None
+
+    @property
     def _has_non_tensor(self) -> bool:
         """True when a non-tensor entry is held here or in a nested tensordict."""
         for value in self._own_values():

@@ -278,6 +278,7 @@ def empty_meta(batch_size: list, device) -> dict:
         "version": VERSION,
         "class": "TensorDict",
         "batch_size": list(batch_size),
+        "shape": list(batch_size),  # the batch size under 0.15.3's name, for its readers
         "device": None if device is None else str(device),
         "names": None,
         "locked": False,
@@ -295,6 +296,7 @@ def _base_meta(td, kinds: Kinds) -> dict:
         "version": VERSION,
         "class": kinds.class_name(td),
         "batch_size": list(td.batch_size),
+        "shape": list(td.batch_size),  # the batch size under 0.15.3's name, for its readers
         "device": None if device is None else str(device),
         "names": names,
         "locked": bool(td.is_locked),

@@ -80,6 +80,19 @@ class BatchDimsError(ValueError, RuntimeError):
     ``ValueError``, and the ``RuntimeError`` 0.15.3 (as torch) raises."""
 
 
+class InvalidIndexError(TypeError, IndexError):
+    """A batch index of a type no index takes (a set, a dict). A ``TypeError`` (0.15.3's
+    lazy stacks raise it), and the ``IndexError`` torch raises for a tensor."""
+
+
+class OutsideRamInPlaceError(NotImplementedError, ValueError):
+    """An in-place op that would restructure a container whose data lives outside RAM
+    (``select``/``flatten_keys``/``unflatten_keys(inplace=True)`` of a
+    ``PersistentTensorDict``). A ``NotImplementedError`` (so a ``RuntimeError``) here;
+    0.15.3 raised ``NotImplementedError`` (``select``) or ``ValueError``
+    (``flatten_keys``, ``unflatten_keys``): this is both."""
+
+
 class PadSizeError(ValueError, RuntimeError):
     """A ``pad_size`` that is not (before, after) pairs for at most the batch dims. A
     ``ValueError`` here; 0.15.3 raises ``RuntimeError``."""

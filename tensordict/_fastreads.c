@@ -141,13 +141,32 @@ fastreads_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     return call_python(self, str_get_py, args, nargs, kwnames);
 }
 
-/* td.keys() / values() / items() with no argument: the storage dict's own live view. */
+/* Whether every entry of the dict ``storage`` is exactly a torch.Tensor or exactly a
+ * TensorDict: then values() and items() read as the storage holds them (any other entry,
+ * non-tensor data above all, which reads as NonTensorData, goes the Python way). */
+static inline int
+all_plain_entries(PyObject *storage)
+{
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(storage, &pos, &key, &value)) {
+        if (Py_TYPE(value) != tensor_type && Py_TYPE(value) != tensordict_type) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* td.keys() / values() / items() with no argument: the storage dict's own live view
+ * (values and items: where every entry reads as it is stored). */
 static PyObject *
 storage_view(PyObject *self, PyCFunction dict_method, PyObject *python_name,
-             PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+             PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+             int entries)
 {
     PyObject *storage = ((FastReads *)self)->storage;
-    if (nargs == 0 && kwnames == NULL && storage != NULL && PyDict_CheckExact(storage)) {
+    if (nargs == 0 && kwnames == NULL && storage != NULL && PyDict_CheckExact(storage) &&
+        (!entries || all_plain_entries(storage))) {
         return dict_method(storage, NULL);
     }
     return call_python(self, python_name, args, nargs, kwnames);
@@ -157,21 +176,21 @@ static PyObject *
 fastreads_keys(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames)
 {
-    return storage_view(self, dict_keys, str_keys_py, args, nargs, kwnames);
+    return storage_view(self, dict_keys, str_keys_py, args, nargs, kwnames, 0);
 }
 
 static PyObject *
 fastreads_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                  PyObject *kwnames)
 {
-    return storage_view(self, dict_values, str_values_py, args, nargs, kwnames);
+    return storage_view(self, dict_values, str_values_py, args, nargs, kwnames, 1);
 }
 
 static PyObject *
 fastreads_items(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {
-    return storage_view(self, dict_items, str_items_py, args, nargs, kwnames);
+    return storage_view(self, dict_items, str_items_py, args, nargs, kwnames, 1);
 }
 
 /* The storage dict can hold the tensordict itself (through a nested entry's parent

@@ -911,6 +911,12 @@ class LazyStackedTensorDict(
                 continue
             if isinstance(part, (bool, np.bool_)):
                 return None
+            if isinstance(part, (set, frozenset, dict)):
+                # 0.15.3's phrase first (code matches it)
+                raise _errors.InvalidIndexError(
+                    f"Invalid index {part!r}: a {type(part).__name__} is no batch "
+                    f"index (use an int, a slice, a list, a range or a tensor)"
+                )
             if isinstance(part, (list, range)):
                 part = (
                     torch.as_tensor(list(part))
@@ -1056,6 +1062,8 @@ class LazyStackedTensorDict(
         the stacked tensordicts (the entry read from a lazy stack is a copy)."""
         path = unravel_key_to_tuple(key)
         self._get_path(path)  # KeyError naming a missing key, as a dense tensordict
+        if isinstance(value, np.ndarray):  # as a dense tensordict takes it
+            value = torch.as_tensor(value)
         for part in reversed(path):
             value = {part: value}
         self._set_at_index(index, value)
@@ -1329,6 +1337,40 @@ class LazyStackedTensorDict(
         tensordicts, in place; ``self``."""
         self.update(dense, inplace=True)
         return self
+
+    def atleast_1d(self):
+        """The stack itself when it has a batch dim (it always has one: the stack
+        dim), as a TensorDict's and 0.15.3's ``atleast_1d``.
+
+        >>> stack = LazyStackedTensorDict.lazy_stack([TensorDict(batch_size=[])] * 2, 0)
+        >>> stack.atleast_1d() is stack
+        True
+        """
+        return self if self.batch_dims >= 1 else super().atleast_1d()
+
+    def atleast_2d(self):
+        """The stack itself when it has two batch dims or more; otherwise as
+        :meth:`TensorDict.atleast_2d` (on the dense stack)."""
+        return self if self.batch_dims >= 2 else super().atleast_2d()
+
+    def atleast_3d(self):
+        """The stack itself when it has three batch dims or more; otherwise as
+        :meth:`TensorDict.atleast_3d` (on the dense stack)."""
+        return self if self.batch_dims >= 3 else super().atleast_3d()
+
+    def filter_non_tensor_data(self) -> "LazyStackedTensorDict":
+        """As :meth:`TensorDict.filter_non_tensor_data`, member by member: a lazy
+        stack of the members' tensors (not their dense stack: the leaves stay the
+        members' own, autograd leaves included).
+
+        >>> stack = LazyStackedTensorDict.lazy_stack(
+        ...     [TensorDict(a=torch.zeros(2), label="x", batch_size=[2])] * 2, 0)
+        >>> list(stack.filter_non_tensor_data().keys())
+        ['a']
+        """
+        return self._per_member(
+            [td.filter_non_tensor_data() for td in self.tensordicts]
+        )
 
     def _per_member(self, results) -> "LazyStackedTensorDict":
         return LazyStackedTensorDict._new_unsafe(
@@ -1817,7 +1859,15 @@ def _split_for_index(value, count: int, dim: int, result_ndim: int):
             if bs[dim] != count:
                 return None
             return _unbind(value, dim)
-        return [value] * count
+        # fewer batch dims: broadcast, aligned on the right (as a tensor's shape)
+        d = dim - (result_ndim - len(bs))
+        if d < 0:  # the stack dim is not covered
+            return [value] * count
+        if bs[d] == count:
+            return _unbind(value, d)
+        if bs[d] == 1:
+            return [value[(_FULL,) * d + (0,)]] * count
+        return None
     if isinstance(value, dict):
         split = {
             k: _split_for_index(v, count, dim, result_ndim) for k, v in value.items()

@@ -126,13 +126,27 @@ def _permuted(stack, order: list[int]):
     return _each(stack, lambda td: td.permute(member_order), new_sd)
 
 
+def _legacy_view(stack, op: Callable):
+    """Under set_lazy_legacy(True): the op as a lazy view of the stack (which the
+    inverse op gives back, as 0.15.3's legacy views), as a TensorDict's is."""
+    return container_class("LazyViewTensorDict")._of(stack, op)
+
+
 def permute(stack, args: tuple, kwargs: dict, op: str):
-    dims, _, _, _ = permute_rule(stack._batch_size, args, kwargs, op)
+    dims, _, _, unchanged = permute_rule(stack._batch_size, args, kwargs, op)
+    if unchanged:  # nothing to change: the stack itself, as a TensorDict's
+        return stack
+    if lazy_legacy() and op == "permute":
+        return _legacy_view(stack, lambda td: td.permute(*args, **kwargs))
     return _permuted(stack, list(dims))
 
 
 def transpose(stack, dim0: Any, dim1: Any, op: str):
-    d0, d1, _, _ = transpose_rule(stack._batch_size, dim0, dim1, op)
+    d0, d1, _, unchanged = transpose_rule(stack._batch_size, dim0, dim1, op)
+    if unchanged:  # nothing to change: the stack itself, as a TensorDict's
+        return stack
+    if lazy_legacy() and op == "transpose":
+        return _legacy_view(stack, lambda td: td.transpose(d0, d1))
     order = list(range(len(stack._batch_size)))
     order[d0], order[d1] = order[d1], order[d0]
     return _permuted(stack, order)
@@ -299,7 +313,13 @@ def view(stack, shape: tuple, size: Any, batch_size: Any, td: Any, op: str):
             lambda member: member.view(shape[0], size=size, batch_size=batch_size),
             stack.stack_dim,
         )
-    new_batch_size, _, _, _ = view_rule(stack._batch_size, shape, size, batch_size, td, op)
+    new_batch_size, _, _, unchanged = view_rule(
+        stack._batch_size, shape, size, batch_size, td, op
+    )
+    if lazy_legacy() and op == "view":
+        if unchanged:
+            return stack
+        return _legacy_view(stack, lambda td: td.view(new_batch_size))
     return _reshaped(stack, new_batch_size, op, lambda member, s: member.view(s))
 
 

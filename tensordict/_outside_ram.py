@@ -35,6 +35,38 @@ class OutsideRam:
             f"ops that change its keys or batch size); {self._RESTRUCTURE_HINT}"
         )
 
+    def _refuse_restructure(self, op: str):
+        # 0.15.3's phrases first (code matches them)
+        if op == "select":
+            lead = f"Cannot call select on a {type(self).__name__}. Call to_tensordict() first."
+        else:
+            lead = f"Cannot call {op} in_place with a {type(self).__name__}."
+        raise _errors.OutsideRamInPlaceError(
+            f"{lead} ({op}(inplace=True) would restructure it in place; "
+            f"{self._RESTRUCTURE_HINT})"
+        )
+
+    def select(self, *keys, inplace: bool = False, **kwargs):
+        """As :meth:`TensorDict.select`; the result is in RAM (``inplace=True`` is
+        refused: it would restructure the stored data)."""
+        if inplace:
+            self._refuse_restructure("select")
+        return super().select(*keys, **kwargs)
+
+    def flatten_keys(self, separator: str = ".", inplace: bool = False, is_leaf=None):
+        """As :meth:`TensorDict.flatten_keys`; the result is in RAM (``inplace=True``
+        is refused: it would restructure the stored data)."""
+        if inplace:
+            self._refuse_restructure("flatten_keys")
+        return super().flatten_keys(separator, is_leaf=is_leaf)
+
+    def unflatten_keys(self, separator: str = ".", inplace: bool = False):
+        """As :meth:`TensorDict.unflatten_keys`; the result is in RAM
+        (``inplace=True`` is refused: it would restructure the stored data)."""
+        if inplace:
+            self._refuse_restructure("unflatten_keys")
+        return super().unflatten_keys(separator)
+
     def pin_memory(self, *args, **kwargs):
         """Refused, as in 0.15.3: pin ``to_tensordict()``, a copy this one does not
         write through to."""

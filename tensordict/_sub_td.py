@@ -42,6 +42,14 @@ class _SubTensorDict(_WriteThroughView):
         self._idx = idx
         self._init_view(source, _getitem_batch_size(source.batch_size, idx))
 
+    def clone(self, recurse: bool = True, **kwargs) -> TensorDictBase:
+        """A copy (a ``TensorDict``); ``recurse=False`` keeps the view: a
+        ``_SubTensorDict`` at the same index of a shallow copy of the source (its
+        tensors shared, its keys its own), as 0.15.3."""
+        if not recurse:
+            return _SubTensorDict(self._source.clone(False), self._idx)
+        return super().clone(recurse, **kwargs)
+
     # A sub-tensordict's lock is its source's: it neither locks nor unlocks it
     # (0.15.3 refuses both, in these words first); asking for the state it already
     # has is a no-op.

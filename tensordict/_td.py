@@ -607,7 +607,7 @@ class TensorDict(
             return TensorDictBase.values(
                 self, include_nested, leaves_only, is_leaf, sort=sort
             )
-        return self._tensordict.values()
+        return _entries_as_read(self).values()
 
     _values_py = values
 
@@ -622,7 +622,7 @@ class TensorDict(
             return TensorDictBase.items(
                 self, include_nested, leaves_only, is_leaf, sort=sort
             )
-        return self._tensordict.items()
+        return _entries_as_read(self).items()
 
     _items_py = items
 
@@ -1300,12 +1300,33 @@ def _holder_of(td: TensorDict, key) -> TensorDict:
     return td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
 
 
+def _entries_as_read(td: TensorDict) -> dict:
+    """The storage dict itself (its views are live), or, where it holds non-tensor
+    data, a copy in which each such value is the ``NonTensorData`` that ``get`` returns
+    (``values()``/``items()`` yield what ``get`` reads, as 0.15.3's)."""
+    storage = td._tensordict
+    for value in storage.values():
+        if not isinstance(value, (Tensor, TensorDictBase)):
+            break
+    else:
+        return storage
+    return {
+        key: value
+        if isinstance(value, (Tensor, TensorDictBase))
+        else _non_tensor_entry(td, key, value)
+        for key, value in storage.items()
+    }
+
+
 def _non_tensor_entry(td: TensorDict, key, value) -> Any:
     """A non-tensor value stored at ``key`` as ``td.get(key)`` returns it: a
     ``NonTensorData`` with the batch size and device of the level holding it."""
     parent = td if type(key) is str or len(key) == 1 else td._dense_get(key[:-1])
     data = container_class("NonTensorData")(
-        data=value, batch_size=parent._batch_size, device=parent._device
+        data=value,
+        batch_size=parent._batch_size,
+        device=parent._device,
+        names=parent._maybe_names(),
     )
     # As 0.15.3's stored NonTensorData: it writes through to the tensordict holding
     # it (update_, update(inplace=True)) and shares its state (locked, shared,

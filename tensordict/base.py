@@ -634,12 +634,22 @@ class TensorDictBase(
             explicit = False
             default = None if _modes._GET_DEFAULTS_TO_NONE.value else NO_DEFAULT
         if type(key) is str:
-            return self._get_str(key, default)
-        return self._get_path(
-            unravel_key_to_tuple(key),
-            default,
-            explicit_default=explicit and default is not NO_DEFAULT,
-        )
+            path = None
+            value = self._get_str(key, _MISSING)
+        else:
+            path = unravel_key_to_tuple(key)
+            # through a leaf: _MISSING, so that the call below decides with the default
+            value = self._get_path(path, _MISSING, explicit_default=True)
+        if value is _MISSING:
+            if type(key) is str:
+                return self._get_str(key, default)
+            return self._get_path(
+                path, default, explicit_default=explicit and default is not NO_DEFAULT
+            )
+        if isinstance(value, (Tensor, TensorDictBase)):
+            return value
+        # non-tensor data reads as NonTensorData, as TensorDict.get and 0.15.3 give it
+        return _non_tensor_read(self, key if path is None else path, value)
 
     # ------------------------------------------------------------------ set / delete
     def _set_path(self, path: tuple, value, *, inplace: bool, validated: bool = False):
@@ -1013,6 +1023,8 @@ class TensorDictBase(
         new = unravel_key_to_tuple(new_key)
         if old == new:
             return self
+        if self.is_locked:  # before any other check, as 0.15.3
+            raise _errors.locked(f"rename the key {old_key!r} to {new_key!r}")
         if safe and self._get_path(new, _MISSING) is not _MISSING:
             raise _errors.key_exists(new_key)
         value = self._get_path(old)
@@ -1105,7 +1117,9 @@ class TensorDictBase(
         """
         return [
             (key, value)
-            for key, value in self.items(include_nested)
+            for key, value in (
+                self.items(True) if include_nested else self._own_items()
+            )
             if _is_non_tensor_value(value)
         ]
 
@@ -1122,6 +1136,10 @@ class TensorDictBase(
         for part in path[:-1]:
             sub = parent._get_str(part, None)
             parent = sub if sub is not None else parent._create_nested_str(part)
+        if type(value) is container_class("NonTensorData"):
+            # stored as its value, as any write of a NonTensorData is (reads give a
+            # NonTensorData back; indexed writes of other values make a stack)
+            value = value.data
         parent._set_str(path[-1], value, inplace=False, validated=True)
         return self
 
@@ -1673,6 +1691,7 @@ class TensorDictBase(
         >>> td["a"].tolist()
         [3.0, 3.0]
         """
+        kwargs.setdefault("filter_empty", False)  # the result is self either way
         self.apply(fn, *others, inplace=True, **kwargs)
         return self
 
@@ -1759,6 +1778,21 @@ class TensorDictBase(
                     f"provided: got batch_size={list(batch_size)} and out.batch_size="
                     f"{list(out.batch_size)}."
                 )
+        produced = None
+        if inplace and filter_empty is not False and out is None:
+            # in place, a walk where ``fn`` returned None for every leaf (and no
+            # non-tensor entry was carried over) has written nothing: None, as the
+            # out-of-place walk returns (0.15.3)
+            produced = [0, 0]  # leaves seen, results that were not None
+            inner_fn = fn
+
+            def fn(*args):
+                result = inner_fn(*args)
+                produced[0] += 1
+                if result is not None:
+                    produced[1] += 1
+                return result
+
         result = self._apply(
             fn,
             others,
@@ -1776,6 +1810,13 @@ class TensorDictBase(
             checked=checked,
         )
         result = _apply_result(self, result, inplace, filter_empty, out)
+        if (
+            produced is not None
+            and produced[0]
+            and not produced[1]
+            and not self._has_non_tensor
+        ):
+            return None
         if propagate_lock and not inplace and result is not None and self.is_locked:
             result.lock_()
         return result
@@ -2001,6 +2042,8 @@ class TensorDictBase(
             name = key if isinstance(key, str) else separator.join(key)
             if out._get_str(name, _MISSING, missing_ok=True) is not _MISSING:
                 raise _errors.keys_collide("flatten_keys", [key, name])
+            if type(value) is container_class("NonTensorData"):
+                value = value.data  # stored as its value, as a write of it is
             out._set_str(name, value, inplace=False, validated=True)
         if inplace:
             self._replace_contents(out)
@@ -2015,7 +2058,7 @@ class TensorDictBase(
         out = self._new_empty()
         levels = {(): out}  # path -> nested tensordict of ``out``: each walked once
         for key, value in self._own_items():
-            if isinstance(value, TensorDictBase):
+            if isinstance(value, TensorDictBase) and not value._is_non_tensor:
                 value = value.unflatten_keys(separator)
             path = tuple(key.split(separator)) if separator in key else (key,)
             parent = _unflatten_level(levels, path[:-1])
@@ -2367,7 +2410,7 @@ def _walked_non_tensor(td, value):
     it: a NonTensorData with ``td``'s batch size and device, as ``get`` returns it
     (and as 0.15.3 lists it)."""
     return container_class("NonTensorData")(
-        data=value, batch_size=td.batch_size, device=td.device
+        data=value, batch_size=td.batch_size, device=td.device, names=td._maybe_names()
     )
 
 
@@ -2586,6 +2629,25 @@ def _is_non_tensor_value(value) -> bool:
     return not isinstance(value, Tensor) and not _is_node(value)
 
 
+def _non_tensor_read(td: TensorDictBase, key, value) -> Any:
+    """The non-tensor ``value`` read at ``key`` (a str or a path) of ``td`` as a
+    ``NonTensorData`` with the batch size and device of the level holding it, linked
+    to that level (writes to it reach the tensordict, as 0.15.3's stored ones)."""
+    parent = td
+    if type(key) is not str:
+        if len(key) > 1:
+            parent = td._get_path(key[:-1])
+        key = key[-1]
+    data = container_class("NonTensorData")(
+        data=value,
+        batch_size=parent.batch_size,
+        device=parent.device,
+        names=parent._maybe_names(),
+    )
+    data._link_to(parent, key)
+    return data
+
+
 def _has_no_entries(td: TensorDictBase) -> bool:
     for _ in td._own_keys():
         return False
@@ -2645,4 +2707,7 @@ class _WriteBack:
         self.source, self.inverse, self.separator = source, inverse, separator
 
     def __call__(self, view) -> None:
-        self.source.update(getattr(view, self.inverse)(self.separator))
+        # a locked source takes the values back in place (its keys cannot change)
+        self.source.update(
+            getattr(view, self.inverse)(self.separator), inplace=self.source.is_locked
+        )

@@ -32,6 +32,7 @@ import importlib.util
 import json
 import os
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -401,6 +402,7 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         "_objects",
         "_memmap_prefix",
         "_backend",
+        "_parent_ref",
         "__weakref__",
     )
 
@@ -474,6 +476,7 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._nested = {}
         self._entries = None
         self._objects = None
+        self._parent_ref = weakref.ref(parent)
         self._is_locked = parent._is_locked
         self._last_lock_op = None
         self._lock_stack = None
@@ -589,6 +592,31 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             allow_pickle=allow_pickle,
             **kwargs,
         )
+
+    def clone(self, recurse: bool = True, *, newfile=None, **kwargs):
+        """A copy in RAM (a ``TensorDict``); with ``newfile=path``, a copy written to
+        that new HDF5 file and opened there (``PersistentTensorDict``), as 0.15.3's
+        ``clone(newfile=...)``."""
+        if newfile is not None:
+            return type(self).from_dict(
+                self.to_tensordict(), filename=newfile, device=self._device
+            )
+        if not recurse:
+            # another PersistentTensorDict over the same file and group, unlocked, as
+            # 0.15.3's shallow clone
+            copy = object.__new__(type(self))
+            for name in type(self).__slots__:
+                if name != "__weakref__" and hasattr(self, name):
+                    object.__setattr__(copy, name, getattr(self, name))
+            copy._nested = {}
+            copy._entries = None
+            copy._objects = None
+            copy._is_locked = False
+            copy._last_lock_op = None
+            copy._lock_stack = None
+            copy._parent_ref = None
+            return copy
+        return super().clone(recurse, **kwargs)
 
     def close(self) -> None:
         """Close the file (entries read before stay valid; tensors stop writing back).
@@ -812,10 +840,20 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._objects = None
         group = self._group
         exists = key in group
-        if not exists and self._is_locked:
+        if self._is_locked and not (exists and inplace):
+            # a locked tensordict takes in-place writes only (set_, update_), as a
+            # TensorDict does
             raise _errors.locked(f"set the key {key!r}")
         if isinstance(value, dict):
             value = TensorDict(value, batch_size=self._batch_size)
+        if (
+            isinstance(value, np.ndarray)
+            and not validated
+            and value.dtype.kind in "biufc"
+        ):
+            value = torch.as_tensor(
+                value
+            )  # an array is a tensor, as a TensorDict sets it
         if isinstance(value, Tensor):
             n = len(self._batch_size)
             if not validated and value.shape[:n] != self._batch_size:
@@ -896,6 +934,20 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._is_locked = locked
         for nested in self._nested.values():
             nested._set_lock(locked)
+
+    def unlock_(self) -> "TensorDictBase":
+        """As :meth:`TensorDict.unlock_`: a group read from a locked
+        ``PersistentTensorDict`` (alive) cannot be unlocked on its own."""
+        ref = getattr(self, "_parent_ref", None)
+        parent = ref() if ref is not None else None
+        if parent is not None and parent._is_locked and self._is_locked:
+            # 0.15.3's phrase first (code matches it)
+            raise RuntimeError(
+                f"Cannot unlock a tensordict that is part of a locked graph. Unlock "
+                f"the root tensordict first. (unlock_(): the group {self._group_name!r} "
+                f"of {self._filename} is held by a locked PersistentTensorDict)"
+            )
+        return super().unlock_()
 
     def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
         if with_values or is_leaf is not None:

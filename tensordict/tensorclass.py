@@ -139,7 +139,7 @@ def _field_descriptor(name: str, default: Any) -> property:
         if type(td) is TensorDict:
             value = td._tensordict.get(name)
         else:
-            value = td.get(name, None)
+            value = td._get_str(name, None, missing_ok=True)  # the value as stored
         if type(value) is Tensor:
             return value
         return entry_value(value)  # a NonTensorStack reads as a list, as td[key]
@@ -178,7 +178,7 @@ class _FieldWithDefault(_Field):
         if type(td) is TensorDict:
             value = td._tensordict.get(self.name)
         else:
-            value = td.get(self.name, None)
+            value = td._get_str(self.name, None, missing_ok=True)  # the value as stored
         if type(value) is Tensor:
             return value
         return entry_value(value)
@@ -1936,6 +1936,32 @@ class NonTensorData(TensorClass, shadow=True):
     def tolist(self) -> list:
         """The value repeated as nested lists shaped like the batch."""
         return _object_array(self.data, self.batch_size).tolist()
+
+    # A NonTensorData is a leaf: it has no entries to list (as 0.15.3's), so a walk
+    # over tensor collections (``for v in td.values(): ...``) ends at it.
+    def keys(self, *args, **kwargs):
+        """No keys: a NonTensorData is a leaf (its value is :attr:`data`).
+
+        >>> list(NonTensorData("text").keys())
+        []
+        """
+        return {}.keys()
+
+    def values(self, *args, **kwargs):
+        """No entries: a NonTensorData is a leaf (its value is :attr:`data`).
+
+        >>> list(NonTensorData("text").values())
+        []
+        """
+        return {}.values()
+
+    def items(self, *args, **kwargs):
+        """No entries: a NonTensorData is a leaf (its value is :attr:`data`).
+
+        >>> list(NonTensorData("text").items())
+        []
+        """
+        return {}.items()
 
     def __eq__(self, other):
         other_data = other.data if isinstance(other, NonTensorData) else other

@@ -33,7 +33,7 @@ from spec_cases import arguments, oracle, ops_of
 
 from codegen.checks import split_torch_function
 from codegen.model import Form, Op
-from tensordict import TensorDict, TensorDictBase
+from tensordict import NonTensorData, TensorDict, TensorDictBase
 
 OPS = ops_of("device")
 IDS = [op.name for op in OPS]
@@ -194,9 +194,14 @@ def same_data(a, b) -> bool:
     return a == b
 
 
+def _value(v):
+    """A non-tensor entry as stored: items() gives it as NonTensorData (as get())."""
+    return v.data if isinstance(v, NonTensorData) else v
+
+
 def numpy_oracle(td) -> dict:
     return {
-        k: numpy_oracle(v) if isinstance(v, TensorDict) else v.numpy() if isinstance(v, torch.Tensor) else v
+        k: numpy_oracle(v) if isinstance(v, TensorDict) else v.numpy() if isinstance(v, torch.Tensor) else _value(v)
         for k, v in td.items()
     }
 
@@ -215,7 +220,7 @@ def tolist_oracle(td, convert_nodes=True, convert_tensors=False, tolist_first=Fa
             elif isinstance(v, torch.Tensor):
                 out[k] = conv(v)
             else:
-                out[k] = v
+                out[k] = _value(v)
         return out
 
     def element(level):

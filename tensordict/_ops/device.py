@@ -6,6 +6,7 @@ shapes, per-leaf helpers and the collectors that turn leaves into plain data
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -199,6 +200,16 @@ def new_tensor_rule(batch_size, data: Any, op: str) -> tuple:
     the result has its batch size) or tensor-like data (a tensor, a sequence, a number,
     as 0.15.3 takes), which every leaf copies: the result's batch size is then its
     leading dims, as many as this tensordict has batch dims."""
+    if _base.is_tensor_collection(data) or isinstance(data, torch.Tensor):
+        # as torch's Tensor.new_tensor(tensor) (and 0.15.3, which calls it per leaf)
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than "
+            f"td.{op}(sourceTensor).",
+            UserWarning,
+            stacklevel=3,
+        )
     if _base.is_tensor_collection(data):
         return data, data.batch_size
     if not isinstance(data, torch.Tensor):
