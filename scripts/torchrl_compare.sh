@@ -41,14 +41,18 @@ TORCH_PIN="torch==2.13.0"
 TORCHRL_PIN="torchrl==0.14.1"
 REFERENCE_PIN="tensordict==0.15.3"
 # What TorchRL 0.14.1 and the selected tests import, besides torch and tensordict. No
-# simulator (gym, dm_control, ...), no hoptorch (optional), nothing with a GPU.
-TEST_DEPS=(numpy packaging cloudpickle pyvers==0.2.3 scipy pyyaml
+# simulator (gym, dm_control, ...), nothing with a GPU. hoptorch (TorchRL's optional
+# scan for recurrent modules), h5py and redis (the client only) are imported by some
+# TorchRL code paths; both venvs get them alike.
+TEST_DEPS=(numpy packaging cloudpickle pyvers==0.2.3 scipy pyyaml h5py redis
+  hoptorch==0.1.4
   pytest==9.2.0 pytest-timeout==2.4.0)
 
-# The selection of issue 16: specs, postprocs, exploration, step_mdp/nested/env_base
-# (mock environments), tensordict modules and actors, replay buffers (core, storages,
-# writers, samplers), DQN/BC/value objectives, key/reward/compose transforms.
-FULL_FILES=(
+# The core selection (--selection core): specs, postprocs, exploration,
+# step_mdp/nested/env_base (mock environments), tensordict modules and actors, replay
+# buffers (core, storages, writers, samplers), DQN/BC/value objectives, key/reward/compose
+# transforms.
+CORE_FILES=(
   test_specs.py
   test_postprocs.py
   test_exploration.py
@@ -68,6 +72,48 @@ FULL_FILES=(
   transforms/test_key_transforms.py
   transforms/test_reward_transforms.py
   transforms/test_compose_and_env.py
+)
+# The wide selection (--selection wide, the default): every TorchRL test file whose cases
+# run on a CPU machine without simulators, LLM stacks, a server or the network: all of
+# objectives/, transforms/ and modules/, the replay-buffer files, the environment files,
+# the collectors, and the top-level files on specs, postprocessing, exploration,
+# distributions, helpers, utilities, trainers, RND, MCTS, shared tensors, checkpoints,
+# custom environments, offline-to-online buffers, loggers and VLA data.
+# Left out, and why:
+# - libs/ (simulators and dataset libraries: gym, dm_control, isaac, ...), llm/ and
+#   test_rlhf.py (transformers, vllm), services/ and test_distributed.py (ray, rpc across
+#   processes), test_inference_server.py (a server), compile/ (torch.compile: minutes per
+#   case, and no tensordict code beyond the rest's), test_configs.py (hydra),
+#   test_render.py (OpenGL), test_setup.py, test_docstring_args_checker.py and
+#   smoke_test*.py (TorchRL's packaging, no tensordict);
+# - rb/test_prioritized.py (TorchRL's C++ extension, see DESELECT below),
+#   rb/test_rb_distributed.py (rpc across processes), test_benchmark_store_storage.py
+#   (a redis server);
+# - envs/test_parallel.py: every case starts processes (ParallelEnv); --quick leaves
+#   it out by name anyway.
+WIDE_FILES=(
+  "${CORE_FILES[@]}"
+  objectives/test_act.py objectives/test_controllers.py objectives/test_cql.py
+  objectives/test_ddpg.py objectives/test_diffusion_bc.py objectives/test_dreamer.py
+  objectives/test_dreamer_v3.py objectives/test_dt.py objectives/test_iql.py
+  objectives/test_loss_module.py objectives/test_mappo.py objectives/test_ppo.py
+  objectives/test_sac.py objectives/test_tqc.py objectives/test_vla.py
+  rb/test_composable.py rb/test_ensemble.py rb/test_her.py rb/test_query.py
+  rb/test_rb_transforms.py rb/test_storage_map.py
+  transforms/test_action_transforms.py transforms/test_clip_transform.py
+  transforms/test_device_transforms.py transforms/test_encoder_transforms.py
+  transforms/test_env_transforms.py transforms/test_module_transforms.py
+  transforms/test_normalization.py transforms/test_observation_transforms.py
+  transforms/test_tensor_transforms.py transforms/test_timer_video.py
+  transforms/test_video_transforms.py
+  modules/test_decision_transformer.py modules/test_dreamer_components.py
+  modules/test_mlp_conv.py modules/test_multiagent_models.py modules/test_planners.py
+  modules/test_rnn.py modules/test_value_transforms.py
+  envs/test_auto_reset.py envs/test_model_based.py envs/test_special.py
+  test_collectors.py collectors/test_evaluator.py
+  test_distributions.py test_helpers.py test_utils.py test_trainer.py test_rnd.py
+  test_mcts.py test_shared.py test_checkpoint.py test_custom_envs.py
+  test_offline_to_online.py test_loggers.py data/test_vla.py
 )
 # --quick runs the same files without the tests whose time goes into starting processes
 # (ParallelEnv, buffers shared across processes, subprocess clean-up) or into
@@ -110,7 +156,8 @@ report_only=0
 quick=0
 commit=""
 timeout_s=120
-files=("${FULL_FILES[@]}")
+selection=wide
+files=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) tests="$2"; shift 2 ;;
@@ -118,6 +165,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --side) side="$2"; shift 2 ;;
     --report-only) report_only=1; shift ;;
+    --selection) selection="$2"; shift 2 ;;
     --files) read -r -a files <<< "$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --commit) commit="$2"; shift 2 ;;
@@ -126,6 +174,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$side" in both|ref|here) ;; *) echo "--side is both, ref or here" >&2; exit 2 ;; esac
+if [ ${#files[@]} = 0 ]; then
+  case "$selection" in
+    wide) files=("${WIDE_FILES[@]}") ;;
+    core) files=("${CORE_FILES[@]}") ;;
+    *) echo "--selection is wide or core" >&2; exit 2 ;;
+  esac
+fi
 if [ "$quick" = 1 ]; then DESELECT_K="$DESELECT_K and $QUICK_K"; fi
 
 mkdir -p "$workdir"

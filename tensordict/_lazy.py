@@ -561,6 +561,9 @@ class LazyStackedTensorDict(
     def _own_values(self):
         return [self._get_str(key, NO_DEFAULT) for key in self._own_keys()]
 
+    def _iter_own_items(self):
+        return ((key, self._get_str(key, NO_DEFAULT)) for key in self._own_keys())
+
     def _exclusive_keys(self) -> list[list[str]]:
         """For each member, the keys it holds that not every member holds."""
         common = set(self._own_keys())

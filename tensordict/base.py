@@ -60,7 +60,6 @@ from tensordict._tensorcollection import (  # noqa: F401  (imported from base to
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
 
-
 _MISSING = object()
 
 
@@ -282,6 +281,11 @@ class TensorDictBase(
 
     def _own_keys(self):
         return [key for key, _ in self._own_items()]
+
+    def _iter_own_items(self):
+        """``_own_items`` read lazily where reading an entry costs (lazy stacks); a
+        snapshot, so that the caller may write into the tensordict as it walks."""
+        return list(self._own_items())
 
     def _own_values(self):
         return [value for _, value in self._own_items()]
@@ -562,6 +566,11 @@ class TensorDictBase(
         argument, the container's own view of its pairs, as a dict's ``items()``."""
         if not (include_nested or leaves_only or sort):
             return self._own_items()
+        if include_nested and not sort:
+            # as 0.15.3: a generator, each nested tensordict before its entries, read
+            # one entry at a time (a loop that stops early reads no further, which
+            # matters for lazy stacks whose members differ in shape)
+            return _iter_nested(self, leaves_only, is_leaf, ())
         items = self._walk(include_nested, leaves_only, is_leaf)
         if sort:
             items.sort(key=lambda item: _sort_key(item[0]))
@@ -735,9 +744,10 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
-        elif type(index) is range and (
-            rows := _range_as_slice(index, self._batch_size)
-        ) is not None:
+        elif (
+            type(index) is range
+            and (rows := _range_as_slice(index, self._batch_size)) is not None
+        ):
             # the same rows as a slice: a write through a view (torch's advanced
             # indexing, and its shape check, cost ~16 us more per write)
             self.__setitem__(rows, value)
@@ -979,9 +989,7 @@ class TensorDictBase(
                 kwargs.pop(option, None)
         if kwargs:
             if input_dict_or_td is not None:
-                self.update_(
-                    input_dict_or_td, clone, keys_to_update=keys_to_update
-                )
+                self.update_(input_dict_or_td, clone, keys_to_update=keys_to_update)
             input_dict_or_td = kwargs
         if input_dict_or_td is None:
             return self
@@ -1630,7 +1638,9 @@ class TensorDictBase(
         elif op == "unlock":
             _lock_graph.lock(self)
         elif callable(op):  # an undo action set by a feature (to_module's restore),
-            op(self)  # given this tensordict, not holding it: that was a reference cycle
+            op(
+                self
+            )  # given this tensordict, not holding it: that was a reference cycle
         return False
 
     # ------------------------------------------------------------------ apply
@@ -2074,8 +2084,7 @@ class TensorDictBase(
                 clash = [
                     k
                     for k in map(unravel_key_to_tuple, value.keys(True, True))
-                    if k in prefixes
-                    or any(k[:n] in held for n in range(1, len(k)))
+                    if k in prefixes or any(k[:n] in held for n in range(1, len(k)))
                 ]
                 if clash:  # "a.b" and ("a", "b") both become ("a", "b")
                     inner = unravel_key_to_tuple(clash[0])
@@ -2348,6 +2357,32 @@ def _walk_default(td, include_nested, leaves_only, prefix, out, with_values) -> 
             if with_values:
                 value = _walked_non_tensor(td, value)
         out.append((name, value) if with_values else name)
+
+
+def _iter_nested(td, leaves_only, is_leaf, prefix):
+    """``items(True, leaves_only, is_leaf)`` as 0.15.3 yields them: lazily, each
+    nested tensordict before its own entries (``keys(True)`` lists it after)."""
+    for key, value in td._iter_own_items():
+        full = prefix + (key,)
+        name = full if prefix else key
+        if isinstance(value, TensorDictBase) and (
+            is_leaf is None or not is_leaf(type(value))
+        ):
+            if not leaves_only:
+                yield name, value
+            yield from _iter_nested(value, leaves_only, is_leaf, full)
+            continue
+        if isinstance(value, Tensor):
+            if leaves_only and is_leaf is not None and not is_leaf(type(value)):
+                continue
+        elif isinstance(value, TensorDictBase):  # a node is_leaf calls a leaf
+            if leaves_only and not is_leaf(type(value)):
+                continue
+        else:
+            if leaves_only and (is_leaf is None or not is_leaf(_entry_class(value))):
+                continue
+            value = _walked_non_tensor(td, value)
+        yield name, value
 
 
 def _walk_nested(td, leaves_only, is_leaf, prefix, out, with_values) -> None:

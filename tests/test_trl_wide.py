@@ -1,0 +1,108 @@
+"""What TorchRL's environments, losses and collectors rely on beyond the core
+selection (docs/torchrl.md): behaviour of tensordict 0.15.3 that TorchRL's code paths
+read."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tensordict import LazyStackedTensorDict, TensorDict, assert_close
+
+
+def _hetero():
+    return LazyStackedTensorDict(
+        TensorDict(action=torch.zeros(3), b=torch.zeros(1)),
+        TensorDict(action=torch.zeros(2), b=torch.zeros(1)),
+        stack_dim=0,
+    )
+
+
+def test_items_and_values_nested_are_generators_listing_a_node_before_its_entries():
+    td = TensorDict(
+        a=torch.zeros(2),
+        n=TensorDict(b=torch.ones(2), m=TensorDict(c=torch.ones(2))),
+        z=torch.zeros(2),
+    )
+    items = td.items(True)
+    assert not isinstance(items, list) and iter(items) is items
+    assert [k for k, _ in items] == [
+        "a",
+        "n",
+        ("n", "b"),
+        ("n", "m"),
+        ("n", "m", "c"),
+        "z",
+    ]
+    kinds = [type(v).__name__ for v in td.values(True)]
+    assert kinds == ["Tensor", "TensorDict", "Tensor", "TensorDict", "Tensor", "Tensor"]
+    # keys(True) keeps its order: a nested key after its entries
+    assert list(td.keys(True)) == [
+        "a",
+        ("n", "b"),
+        ("n", "m", "c"),
+        ("n", "m"),
+        "n",
+        "z",
+    ]
+    assert [k for k, _ in td.items(True, True)] == [
+        "a",
+        ("n", "b"),
+        ("n", "m", "c"),
+        "z",
+    ]
+
+
+def test_values_nested_stop_early_before_stacking_members_of_different_shapes():
+    # TorchRL's fake_tensordict: any(isinstance(v, LazyStackedTensorDict) for v in
+    # action.values(True)) meets the lazy stack before reading its entries
+    td = TensorDict(lazy=_hetero(), batch_size=[2])
+    assert any(isinstance(v, LazyStackedTensorDict) for v in td.values(True))
+    with pytest.raises(
+        RuntimeError, match="Failed to stack tensors within a tensordict"
+    ):
+        list(td.values(True))
+
+
+def test_items_nested_may_write_while_walking():
+    td = TensorDict(a=torch.zeros(2), n=TensorDict(b=torch.ones(2)))
+    for key, value in td.items(True, True):
+        td.set(("copy",) + ((key,) if isinstance(key, str) else key), value.clone())
+    assert ("copy", "n", "b") in td.keys(True)
+
+
+def test_stack_of_different_shapes_names_the_key_with_0153s_phrase():
+    a = TensorDict(obs=torch.zeros(3, 1, 2), batch_size=[3])
+    b = TensorDict(obs=torch.zeros(3, 2, 2), batch_size=[3])
+    # TorchRL's rollout matches this phrase to tell that the specs are dynamic
+    with pytest.raises(
+        RuntimeError, match="The shapes of the tensors to stack is incompatible"
+    ) as info:
+        torch.stack([a, b], 1)
+    assert "obs" in str(info.value)
+    nested_a = TensorDict(n=a, batch_size=[3])
+    nested_b = TensorDict(n=b, batch_size=[3])
+    with pytest.raises(RuntimeError, match="incompatible.*for key \\('n', 'obs'\\)"):
+        torch.stack([nested_a, nested_b], 0)
+
+
+def test_assert_close_of_lazy_stacks_along_different_dims_compares_members():
+    rows = [
+        LazyStackedTensorDict(
+            *[TensorDict(o=torch.full((i,), float(j))) for i in (1, 2)], stack_dim=0
+        )
+        for j in range(3)
+    ]
+    by_rows = LazyStackedTensorDict(*rows, stack_dim=0)
+    cols = [
+        LazyStackedTensorDict(
+            *[TensorDict(o=torch.full((i,), float(j))) for j in range(3)], stack_dim=0
+        )
+        for i in (1, 2)
+    ]
+    by_cols = LazyStackedTensorDict(*cols, stack_dim=1)
+    assert by_rows.batch_size == by_cols.batch_size == (3, 2)
+    assert assert_close(by_rows, by_cols)
+    cols[1].tensordicts[2]["o"] += 1
+    with pytest.raises(AssertionError, match="does not match"):
+        assert_close(by_rows, by_cols)
