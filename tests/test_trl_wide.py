@@ -106,3 +106,48 @@ def test_assert_close_of_lazy_stacks_along_different_dims_compares_members():
     cols[1].tensordicts[2]["o"] += 1
     with pytest.raises(AssertionError, match="does not match"):
         assert_close(by_rows, by_cols)
+
+
+def test_stack_of_different_keys_leads_with_0153s_phrase_unquoted():
+    import re
+
+    a = TensorDict(obs=torch.zeros(3), reward=torch.zeros(1))
+    b = TensorDict(obs=torch.zeros(3))
+    # TorchRL's rollout re.match-es the start of the message (a KeyError's str()
+    # would start with a quote) to say which key the environment left out
+    for pair in ([a, b], [b, a]):
+        with pytest.raises(RuntimeError) as info:
+            torch.stack(pair, 0)
+        assert isinstance(info.value, KeyError)
+        assert re.match(
+            "The sets of keys in the tensordicts to stack are exclusive",
+            str(info.value),
+        )
+        assert "reward" in str(info.value)
+
+
+def test_comparisons_broadcast_leaves_as_other_binary_ops():
+    small = TensorDict(obs=torch.zeros(1))
+    large = TensorDict(obs=torch.zeros(3))
+    for result in (small == large, small != large, small < large, large >= small):
+        assert result["obs"].shape == (3,)
+    assert (small == large).all()
+    # in place, the other operand still has to broadcast to the entry
+    with pytest.raises(RuntimeError, match="does not broadcast"):
+        small.eq_(large)
+
+
+def test_module_write_to_tensordict_writes_tensors_under_out_keys():
+    from tensordict.nn import TensorDictModule
+
+    module = TensorDictModule(torch.nn.Linear(2, 3), in_keys=["x"], out_keys=["y", "z"])
+    td = TensorDict(x=torch.zeros(2))
+    out = module._write_to_tensordict(td, (torch.ones(3), torch.zeros(1)))
+    assert out is td and set(out.keys()) == {"x", "y", "z"}
+    other = TensorDict()
+    assert module._write_to_tensordict(td, [torch.ones(3)], other, ["w"]) is other
+    assert list(other.keys()) == ["w"]
+    with pytest.raises(RuntimeError, match="There are more out_keys than tensors"):
+        module._write_to_tensordict(td, (torch.ones(3),))
+    with pytest.raises(RuntimeError, match="There are more tensors"):
+        module._write_to_tensordict(td, (torch.ones(3),) * 3)

@@ -134,6 +134,13 @@ def stacked_leaves(tds: list, leaves: list, op: str) -> list:
             message = message.replace("the other operand", f"tensordict {i}")
             message = message.replace("this tensordict", "tensordict 0")
             if isinstance(err, KeyError):
+                if op == "stack":  # 0.15.3's phrase leads (TorchRL matches it)
+                    raise _errors.MismatchedKeysError(
+                        "The sets of keys in the tensordicts to stack are exclusive: "
+                        f"stack(): the tensordicts must have the same keys: {message}. "
+                        "Consider using `LazyStackedTensorDict.maybe_dense_stack` "
+                        "instead"
+                    ) from None
                 raise _errors.MismatchedKeysError(
                     f"{op}(): the tensordicts must have the same keys: {message}"
                 ) from None
