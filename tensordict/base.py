@@ -964,6 +964,14 @@ class TensorDictBase(
                     continue
             if clone and isinstance(value, (Tensor, TensorDictBase)):
                 value = value.clone()
+            elif (
+                not isinstance(value, (Tensor, TensorDictBase, dict))
+                and value is not None
+                and isinstance(source, TensorDictBase)
+            ):
+                # a non-tensor value as its tensordict stores it (a number would be
+                # read as a tensor): as get() gives it, with the holder's batch size
+                value = _walked_non_tensor(source, value)
             self._set_path(path, value, inplace=inplace)
 
     def update_(

@@ -151,3 +151,22 @@ def test_module_write_to_tensordict_writes_tensors_under_out_keys():
         module._write_to_tensordict(td, (torch.ones(3),))
     with pytest.raises(RuntimeError, match="There are more tensors"):
         module._write_to_tensordict(td, (torch.ones(3),) * 3)
+
+
+def test_update_copies_non_tensor_numbers_as_non_tensor_data():
+    source = TensorDict(batch_size=[2])
+    source.set_non_tensor("step", 0)
+    dest = TensorDict(batch_size=[2])
+    dest.update(source)
+    assert dest.get_non_tensor("step") == 0
+    assert not isinstance(dest["step"], torch.Tensor)
+    # from a lazy stack whose members hold the same value (TorchRL's SerialEnv
+    # writes its environments' non-tensor entries so)
+    members = []
+    for _ in range(2):
+        member = TensorDict(obs=torch.ones(3))
+        member.set_non_tensor("step", 0)
+        members.append(member)
+    dest = TensorDict(obs=torch.zeros(2, 3), batch_size=[2])
+    dest.update(LazyStackedTensorDict(*members), keys_to_update=["step"])
+    assert dest.get_non_tensor("step") == 0
