@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Run a selection of TorchRL's own CPU tests against tensordict 0.15.3 and against this
-# project, in two venvs that differ only in tensordict, and compare (issue 16).
+# Run TorchRL's own CPU tests against tensordict 0.15.3 and against this project, in
+# two venvs that differ only in tensordict, and compare them case by case.
 #
 # Usage:
 #   bash scripts/torchrl_compare.sh --tests DIR [--workdir DIR] [--quick]
+#                                   [--selection wide|core] [--files "a.py b/c.py"]
 #                                   [--side both|ref|here] [--report-only]
-#                                   [--files "a.py b/c.py"] [--timeout SECONDS]
-#                                   [--commit REV]
+#                                   [--timeout SECONDS] [--commit REV]
 #
 #   --tests DIR     TorchRL's `test/` folder (or a checkout of pytorch/rl holding it);
 #                   also read from $TORCHRL_TESTS. This project cannot fetch it: see
@@ -14,19 +14,24 @@
 #   --workdir DIR   where the venvs and results go, outside the repository
 #                   (default $TORCHRL_CMP_DIR, else ${TMPDIR:-/tmp}/tensordict-torchrl-compare).
 #                   The venvs are kept and reused; this project is reinstalled every run.
-#   --quick         the same files without their slowest tests (QUICK_K below): 8,300
-#                   of the 8,423 cases, about a fifth of the full run's time (see
-#                   docs/torchrl.md for the times measured).
+#   --selection     wide (the default): the 75 test files of WIDE_FILES below, every
+#                   file whose cases run on a CPU machine without simulators, LLM
+#                   stacks, servers or the network (losses, collectors, transforms,
+#                   replay buffers, modules, environments, ...); core: the 19 files of
+#                   CORE_FILES, a quicker check of the most used paths.
+#   --quick         the same files without the tests whose time goes into starting
+#                   processes or into torch.compile (QUICK_K below); the figures of
+#                   docs/torchrl.md are taken with it.
+#   --files         run these test files (paths under TorchRL's test/) instead.
 #   --side          run only the 0.15.3 side (ref) or only this project (here); the
 #                   report then uses the other side's results from an earlier run.
 #   --report-only   run nothing; print the report of the results already in the workdir.
-#   --files         run these test files (paths under TorchRL's test/) instead.
 #   --timeout       per-test timeout (pytest-timeout), default 120 seconds.
 #   --commit REV    install this project as of git revision REV (a branch, a commit)
 #                   instead of the checkout's working tree.
 #
 # Output: a table per test file (cases passed on 0.15.3, passed here, the rate here
-# relative to 0.15.3), the overall figure against the 95% target, and the error messages
+# relative to 0.15.3), the overall figure against the 99% target, and the error messages
 # of the cases that pass on 0.15.3 and not here (the 30 most frequent). Kept in
 # WORKDIR/results/: one JUnit XML and log per test file and side, outcomes-ref.json and
 # outcomes-here.json (node id -> outcome, message), regressions.txt (every such case,
@@ -169,7 +174,7 @@ while [ $# -gt 0 ]; do
     --files) read -r -a files <<< "$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --commit) commit="$2"; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
