@@ -679,6 +679,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
                     f"{type(self).__name__!r} object has no attribute or field {name!r}; "
                     f"its fields are {sorted(type(self)._tc_fields)}"
                 )
+            if type(value) is NonTensorStack and value.batch_dims:
+                # as td[key] and 0.15.3: the values as a (linked) list
+                return entry_value(value)
             return value
 
     def __init__(

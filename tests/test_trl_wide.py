@@ -170,3 +170,25 @@ def test_update_copies_non_tensor_numbers_as_non_tensor_data():
     dest = TensorDict(obs=torch.zeros(2, 3), batch_size=[2])
     dest.update(LazyStackedTensorDict(*members), keys_to_update=["step"])
     assert dest.get_non_tensor("step") == 0
+
+
+def test_tensorclass_field_of_a_non_tensor_stack_reads_as_its_values():
+    from tensordict import TensorClass, set_capture_non_tensor_stack
+
+    class Message(TensorClass["nocast"]):
+        role: str
+        content: str
+
+    with set_capture_non_tensor_stack(False):
+        history = torch.stack(
+            [Message(role="system", content="0"), Message(role="user", content="1")]
+        )
+        # TorchRL's history environments: int(history.content[-1]) + 1
+        assert isinstance(history.content, list)
+        assert history.content == ["0", "1"]
+        assert int(history.content[-1]) + 1 == 2
+        longer = torch.stack(
+            list(history.unbind(0)) + [Message(role="user", content="2")]
+        )
+        assert longer.content == ["0", "1", "2"]
+        assert longer[2].content == "2"
