@@ -1644,7 +1644,8 @@ def _walk_keys(td, include_nested, leaves_only, is_leaf, prefix, out) -> None:
         )
         if is_node:
             if include_nested:
-                _check_nested_batch(full, vals)
+                # keys only: members whose nested tensordicts differ in batch size
+                # (TorchRL's growing histories) list their common keys, as in 0.15.3
                 sub = LazyStackedTensorDict._new_unsafe(vals, td.stack_dim)
                 _walk_keys(sub, True, leaves_only, is_leaf, full, out)
             if leaves_only:
@@ -1822,6 +1823,11 @@ def _stack_non_tensor(vals: list, dim: int, member_batch) -> Any:
     """The members' non-tensor entries stacked as a dense stack holds them: the value
     when they are all the same, a ``NonTensorStack`` otherwise."""
     return container_class("NonTensorStack")._stack_values(vals, dim, member_batch)
+
+
+def _is_tc(value) -> bool:
+    """A tensorclass instance (not non-tensor data)."""
+    return getattr(type(value), "_is_tensorclass", False) and not _is_non_tensor(value)
 
 
 def _stack_tensorclasses(key, vals: list, dim: int) -> Any:
@@ -2012,7 +2018,7 @@ def _dense_stack(
                 storage[key] = _nested(key, vals, sd, mode)
         elif _is_node(first) and _lazy_alike(vals) and not _homogeneous(first):
             storage[key] = _stack_lazy_entries(vals, sd, mode, padding)
-        elif _is_node(first):
+        elif _is_node(first) and not _is_tc(first):
             _check_nested_batch(key, vals)
             sub = LazyStackedTensorDict._new_unsafe(vals, sd)
             storage[key] = _dense_stack(sub, mode, padding)

@@ -192,3 +192,38 @@ def test_tensorclass_field_of_a_non_tensor_stack_reads_as_its_values():
         )
         assert longer.content == ["0", "1", "2"]
         assert longer[2].content == "2"
+
+
+def test_stacks_keep_tensorclass_entries_typed():
+    from tensordict import TensorClass, set_capture_non_tensor_stack
+
+    class Message(TensorClass["nocast"]):
+        role: str
+        content: str
+
+    with set_capture_non_tensor_stack(False):
+        history = torch.stack(
+            [Message(role="system", content="0"), Message(role="user", content="1")]
+        )
+        tds = [
+            TensorDict(history=history.clone(), obs=torch.zeros(1)) for _ in range(2)
+        ]
+        dense = LazyStackedTensorDict.maybe_dense_stack(tds)
+        assert type(dense) is TensorDict
+        assert type(dense.get("history")) is Message
+        assert type(dense[0]["history"]) is Message
+        lazy = LazyStackedTensorDict(*tds)
+        assert type(lazy.get("history")) is Message
+        out = lazy.named_apply(lambda name, x: x.clone(), nested_keys=True)
+        assert type(out.get("history")) is Message
+        dest = TensorDict(batch_size=[2])
+        dest.update(lazy, keys_to_update=["history"])
+        assert type(dest.get("history")) is Message
+
+
+def test_keys_of_a_lazy_stack_whose_nested_members_differ_in_batch_size():
+    a = TensorDict(h=TensorDict(c=torch.zeros(2), batch_size=[2]), x=torch.zeros(1))
+    b = TensorDict(h=TensorDict(c=torch.zeros(3), batch_size=[3]), x=torch.zeros(1))
+    lazy = LazyStackedTensorDict(a, b)
+    assert set(lazy.keys(True, True)) == {("h", "c"), "x"}
+    assert lazy.select("x")["x"].shape == (2, 1)
