@@ -885,6 +885,16 @@ class TensorDictBase(
         ):
             self._take_batch_size_of(input_dict_or_td, clone)
             return self
+        if (
+            update_batch_size
+            and keys_to_update is None
+            and not inplace
+            and is_tensor_collection(input_dict_or_td)
+        ):
+            # the same batch size: nested tensordicts take their sources' batch sizes
+            # the same way, keeping their identity (TorchRL's resets of histories)
+            _update_resizing(self, input_dict_or_td, clone)
+            return self
         if keys_to_update is None and is_leaf is None:
             # no write could fail: no snapshot needed
             if inplace:
@@ -2485,6 +2495,23 @@ def _flat_items(mapping, prefix=()):
             yield from _flat_items(value, path)
         else:
             yield path, value
+
+
+def _update_resizing(dest, source, clone: bool) -> None:
+    """``dest.update(source, update_batch_size=True)`` where the batch sizes are the
+    same: entry by entry, nested tensordicts updated the same way (those whose batch
+    size differs take their source's, see ``_take_batch_size_of``), so that they keep
+    their identity (TorchRL's resets of growing histories)."""
+    for key, value in list(source.items()):
+        target = dest._get_str(key, None) if key in dest.keys() else None
+        if _is_node(value) and _is_node(target):
+            target.update(value, clone, update_batch_size=True)
+            continue
+        if clone and isinstance(value, (Tensor, TensorDictBase)):
+            value = value.clone()
+        elif not isinstance(value, (Tensor, TensorDictBase)) and value is not None:
+            value = _walked_non_tensor(source, value)  # a number stays non-tensor
+        dest.set(key, value)
 
 
 # Options of 0.15.3's update / update_ that change nothing here: taken out of their

@@ -227,3 +227,25 @@ def test_keys_of_a_lazy_stack_whose_nested_members_differ_in_batch_size():
     lazy = LazyStackedTensorDict(a, b)
     assert set(lazy.keys(True, True)) == {("h", "c"), "x"}
     assert lazy.select("x")["x"].shape == (2, 1)
+
+
+def test_update_batch_size_takes_the_sources_batch_size_keeping_nested_identity():
+    node = TensorDict(
+        history=TensorDict(step=torch.zeros(3), batch_size=[3]), obs=torch.zeros(1)
+    )
+    nested = node["history"]
+    source = TensorDict(
+        history=TensorDict(step=torch.ones(2), batch_size=[2]), obs=torch.ones(1)
+    )
+    assert node.update(source, update_batch_size=True) is node
+    assert node["history"] is nested and nested.batch_size == (2,)
+    assert (nested["step"] == 1).all() and (node["obs"] == 1).all()
+    short = TensorDict(a=torch.zeros(3), batch_size=[3])
+    short.update(
+        TensorDict(a=torch.ones(2, 4), batch_size=[2, 4]), update_batch_size=True
+    )
+    assert short.batch_size == (2, 4)
+    with pytest.raises(RuntimeError, match="not present in the source"):
+        TensorDict(a=torch.zeros(3), b=torch.zeros(3), batch_size=[3]).update(
+            TensorDict(a=torch.ones(2), batch_size=[2]), update_batch_size=True
+        )
