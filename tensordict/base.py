@@ -1975,7 +1975,18 @@ class TensorDictBase(
         """
         paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
         out = self._new_empty()
+        delegated = (
+            _select_through_own_selects(self, paths, strict)
+            if not inplace and any(len(p) > 1 for p in paths)
+            else None
+        )
         for path in paths:
+            if delegated and path[0] in delegated:
+                sub = delegated[path[0]]
+                if sub is not None:
+                    out._set_str(path[0], sub, inplace=False, validated=True)
+                    delegated[path[0]] = None  # written once, in the keys' order
+                continue
             value = self._get_path(path, _MISSING)
             if value is _MISSING:
                 if strict:
@@ -2495,6 +2506,28 @@ def _flat_items(mapping, prefix=()):
             yield from _flat_items(value, path)
         else:
             yield path, value
+
+
+def _select_through_own_selects(td, paths: list, strict: bool) -> dict:
+    """For ``td.select(*paths)``: the nested keys under a nested tensordict are
+    selected by it (recursively, so that a lazy stack at any depth selects member by
+    member: its members' entries may differ in shape). Returns ``{head: selection}``
+    for the keys ``select`` writes so."""
+    heads: dict = {}
+    whole = {p[0] for p in paths if len(p) == 1}
+    for path in paths:
+        if len(path) > 1 and path[0] not in whole:
+            heads.setdefault(path[0], []).append(path[1:])
+    out = {}
+    for head, rest in heads.items():
+        node = td._get_str(head, None, missing_ok=True)
+        if (
+            isinstance(node, TensorDictBase)
+            and not node._is_non_tensor
+            and not getattr(type(node), "_is_tensorclass", False)
+        ):
+            out[head] = node.select(*rest, strict=strict)
+    return out
 
 
 def _update_resizing(dest, source, clone: bool) -> None:

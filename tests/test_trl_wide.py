@@ -249,3 +249,32 @@ def test_update_batch_size_takes_the_sources_batch_size_keeping_nested_identity(
         TensorDict(a=torch.zeros(3), b=torch.zeros(3), batch_size=[3]).update(
             TensorDict(a=torch.ones(2), batch_size=[2]), update_batch_size=True
         )
+
+
+def test_nested_select_and_filters_of_lazy_stacks_of_different_shapes():
+    lazy = LazyStackedTensorDict(
+        TensorDict(action=torch.zeros(3), lidar=torch.zeros(8), s="x"),
+        TensorDict(action=torch.zeros(2), lidar=torch.zeros(0), s="y"),
+    )
+    root = TensorDict(lazy=lazy, obs=torch.zeros(2, 1), batch_size=[2])
+    nested = TensorDict(next=root.clone(False), batch_size=[2])
+    for td, prefix in ((root, ()), (nested, ("next",))):
+        picked = td.select(prefix + ("lazy", "action"), prefix + ("obs",))
+        sub = picked.get(prefix + ("lazy",))
+        assert isinstance(sub, LazyStackedTensorDict)
+        assert [list(m.keys()) for m in sub.tensordicts] == [["action"], ["action"]]
+        assert [m["action"].shape[0] for m in sub.tensordicts] == [3, 2]
+    filtered = lazy.filter_non_tensor_data()
+    assert [sorted(m.keys()) for m in filtered.tensordicts] == [["action", "lidar"]] * 2
+    # a dense stack of such tensordicts stacks their non-tensor entries without
+    # reading the lazy stack's tensors
+    stacked = torch.stack([root, root.clone()], 0)
+    assert stacked.batch_size == (2, 2)
+
+
+def test_select_keeps_the_order_of_the_keys_asked_for():
+    td = TensorDict(a=torch.zeros(1), n=TensorDict(c=torch.zeros(1), d=torch.zeros(1)))
+    picked = td.select("a", ("n", "c"), ("n", "d"))
+    assert list(picked.keys(True, True)) == ["a", ("n", "c"), ("n", "d")]
+    picked = td.select(("n", "d"), "a", ("n", "c"))
+    assert list(picked.keys()) == ["n", "a"]
