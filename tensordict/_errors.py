@@ -51,7 +51,12 @@ class DimOutOfRangeError(IndexError, ValueError, RuntimeError):
 
 class MismatchedKeysError(KeyError, RuntimeError):
     """Tensordicts stacked or concatenated without the same keys. A ``KeyError``
-    naming the key here; 0.15.3 raised ``RuntimeError``."""
+    naming the key here; 0.15.3 raised ``RuntimeError``. Its text is the message
+    itself, unquoted (as a ``RuntimeError``'s), so that ``re.match`` of 0.15.3's
+    phrase finds it."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
 
 
 class MaskShapeError(RuntimeError, IndexError):

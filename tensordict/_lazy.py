@@ -561,6 +561,21 @@ class LazyStackedTensorDict(
     def _own_values(self):
         return [self._get_str(key, NO_DEFAULT) for key in self._own_keys()]
 
+    def _iter_own_items(self):
+        return ((key, self._get_str(key, NO_DEFAULT)) for key in self._own_keys())
+
+    def filter_non_tensor_data(self) -> "LazyStackedTensorDict":
+        """A lazy stack of the stacked tensordicts without their non-tensor entries
+        (member by member: their tensors may differ in shape).
+
+        >>> s = LazyStackedTensorDict(TensorDict(a=torch.zeros(1), s="x"), TensorDict(a=torch.zeros(2), s="y"))
+        >>> [list(td.keys()) for td in s.filter_non_tensor_data().tensordicts]
+        [['a'], ['a']]
+        """
+        return LazyStackedTensorDict._new_unsafe(
+            [td.filter_non_tensor_data() for td in self.tensordicts], self.stack_dim
+        )
+
     def _exclusive_keys(self) -> list[list[str]]:
         """For each member, the keys it holds that not every member holds."""
         common = set(self._own_keys())
@@ -1641,7 +1656,8 @@ def _walk_keys(td, include_nested, leaves_only, is_leaf, prefix, out) -> None:
         )
         if is_node:
             if include_nested:
-                _check_nested_batch(full, vals)
+                # keys only: members whose nested tensordicts differ in batch size
+                # (TorchRL's growing histories) list their common keys, as in 0.15.3
                 sub = LazyStackedTensorDict._new_unsafe(vals, td.stack_dim)
                 _walk_keys(sub, True, leaves_only, is_leaf, full, out)
             if leaves_only:
@@ -1819,6 +1835,11 @@ def _stack_non_tensor(vals: list, dim: int, member_batch) -> Any:
     """The members' non-tensor entries stacked as a dense stack holds them: the value
     when they are all the same, a ``NonTensorStack`` otherwise."""
     return container_class("NonTensorStack")._stack_values(vals, dim, member_batch)
+
+
+def _is_tc(value) -> bool:
+    """A tensorclass instance (not non-tensor data)."""
+    return getattr(type(value), "_is_tensorclass", False) and not _is_non_tensor(value)
 
 
 def _stack_tensorclasses(key, vals: list, dim: int) -> Any:
@@ -2009,7 +2030,7 @@ def _dense_stack(
                 storage[key] = _nested(key, vals, sd, mode)
         elif _is_node(first) and _lazy_alike(vals) and not _homogeneous(first):
             storage[key] = _stack_lazy_entries(vals, sd, mode, padding)
-        elif _is_node(first):
+        elif _is_node(first) and not _is_tc(first):
             _check_nested_batch(key, vals)
             sub = LazyStackedTensorDict._new_unsafe(vals, sd)
             storage[key] = _dense_stack(sub, mode, padding)

@@ -841,7 +841,9 @@ class TensorDict(
                 value = value._moved_to(dev)
             return value
         if isinstance(value, dict):  # the names of the dims it shares with self
-            return TensorDict(value, batch_size=bs, device=self._device, names=self._names)
+            return TensorDict(
+                value, batch_size=bs, device=self._device, names=self._names
+            )
         if isinstance(value, _CONVERTIBLE):
             try:
                 tensor = torch.as_tensor(value, device=self._device)
@@ -1000,7 +1002,11 @@ class TensorDict(
         for key, value in self._tensordict.items():
             if isinstance(value, Tensor):
                 kind = type(value)
-                if rows and (kind is Tensor or kind is MemoryMappedTensor) and value.is_contiguous():
+                if (
+                    rows
+                    and (kind is Tensor or kind is MemoryMappedTensor)
+                    and value.is_contiguous()
+                ):
                     result = _index_select(value, 0, idx)
                 elif kind is Tensor:
                     result = value[idx]
@@ -1176,7 +1182,12 @@ class TensorDict(
         such as non-tensor stacks, move their elements the same way."""
         changes = None
         new_device = device is not _UNCHANGED and device is not NO_DEFAULT
-        if batch_size is not None or new_device or leaf_fn is not None or keep_unbatched:
+        if (
+            batch_size is not None
+            or new_device
+            or leaf_fn is not None
+            or keep_unbatched
+        ):
             # stack_non_tensor: a non-tensor value of a level whose batch size changes
             # becomes a NonTensorStack of it (expand, unsqueeze: as 0.15.3)
             new_bs = None if batch_size is None else _parse_batch_size(batch_size)
@@ -1212,7 +1223,9 @@ class TensorDict(
         >>> td.names
         ['time', None]
         """
-        return [None] * len(self._batch_size) if self._names is None else list(self._names)
+        return (
+            [None] * len(self._batch_size) if self._names is None else list(self._names)
+        )
 
     @names.setter
     def names(self, value) -> None:
@@ -1243,7 +1256,9 @@ class TensorDict(
         # The common call, td.apply(fn) with no other tensordict and no option that
         # changes the result's shape, device or names, takes one lean walk; the rest
         # is the general loop of TensorDictBase.
-        if others or any(options.get(name, value) is not value for name, value in _PLAIN_APPLY):
+        if others or any(
+            options.get(name, value) is not value for name, value in _PLAIN_APPLY
+        ):
             return TensorDictBase._apply(self, fn, others, **options)
         return _apply_leaves(self, fn, options["filter_empty"])
 
@@ -1452,7 +1467,12 @@ class _Changes:
     ``leaf_fn`` goes to nested containers that are not TensorDicts."""
 
     __slots__ = (
-        "device", "batch_size", "root_dims", "extra", "keep_unbatched", "stack_non_tensor"
+        "device",
+        "batch_size",
+        "root_dims",
+        "extra",
+        "keep_unbatched",
+        "stack_non_tensor",
     )
 
     def __init__(self, device, batch_size, root_dims: int, leaf_fn) -> None:
@@ -1480,7 +1500,9 @@ class _Changes:
         if new_bs == td._batch_size:
             return value
         device = td._device if self.device is NO_DEFAULT else self.device
-        data = container_class("NonTensorData")(data=value, batch_size=new_bs, device=device)
+        data = container_class("NonTensorData")(
+            data=value, batch_size=new_bs, device=device
+        )
         return container_class("NonTensorStack").from_nontensordata(data)
 
     def node(self, node: TensorDictBase, rebuild, new_leaves: list) -> TensorDictBase:
@@ -1605,8 +1627,12 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
                     f"{op}: key {prefix + (key,)!r} is a tensor here but a "
                     f"{type(other_value).__name__} in the other operand"
                 )
-            elif op[-1] == "_" and (
-                other_value.shape != value.shape or other_value.dtype != value.dtype
+            elif (
+                op[-1] == "_"
+                and op[:2] != "__"  # __eq__, __or__, ...: out of place, they broadcast
+                and (
+                    other_value.shape != value.shape or other_value.dtype != value.dtype
+                )
             ):
                 # in place: every leaf is checked before the first one is written
                 _check_in_place_operand(op, prefix + (key,), value, other_value)

@@ -60,6 +60,9 @@ def dispatch(func: Callable, types, args: tuple, kwargs: dict) -> Any:
         except TypeError as err:  # raised by torch: say which key, where known
             _ops.explain_stack_error(items, target, err)
             raise
+        except RuntimeError as err:  # leaves of different shapes: say which key
+            _ops.explain_stack_shapes(items, target, err)
+            raise
     # "function": the tensordict comes first (``F.l1_loss(tensor, td)`` is refused:
     # torch raises its TypeError)
     args = _unpacked(args)

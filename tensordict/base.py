@@ -60,7 +60,6 @@ from tensordict._tensorcollection import (  # noqa: F401  (imported from base to
 from tensordict._registry import container_class, register
 from tensordict._repr import container_repr
 
-
 _MISSING = object()
 
 
@@ -282,6 +281,11 @@ class TensorDictBase(
 
     def _own_keys(self):
         return [key for key, _ in self._own_items()]
+
+    def _iter_own_items(self):
+        """``_own_items`` read lazily where reading an entry costs (lazy stacks); a
+        snapshot, so that the caller may write into the tensordict as it walks."""
+        return list(self._own_items())
 
     def _own_values(self):
         return [value for _, value in self._own_items()]
@@ -562,6 +566,11 @@ class TensorDictBase(
         argument, the container's own view of its pairs, as a dict's ``items()``."""
         if not (include_nested or leaves_only or sort):
             return self._own_items()
+        if include_nested and not sort:
+            # as 0.15.3: a generator, each nested tensordict before its entries, read
+            # one entry at a time (a loop that stops early reads no further, which
+            # matters for lazy stacks whose members differ in shape)
+            return _iter_nested(self, leaves_only, is_leaf, ())
         items = self._walk(include_nested, leaves_only, is_leaf)
         if sort:
             items.sort(key=lambda item: _sort_key(item[0]))
@@ -735,9 +744,10 @@ class TensorDictBase(
         elif isinstance(index, tuple) and index and _looks_like_key(index):
             with _atomic.unchanged_on_error(self):  # levels created on the way
                 self._set_path(unravel_key_to_tuple(index), value, inplace=False)
-        elif type(index) is range and (
-            rows := _range_as_slice(index, self._batch_size)
-        ) is not None:
+        elif (
+            type(index) is range
+            and (rows := _range_as_slice(index, self._batch_size)) is not None
+        ):
             # the same rows as a slice: a write through a view (torch's advanced
             # indexing, and its shape check, cost ~16 us more per write)
             self.__setitem__(rows, value)
@@ -875,6 +885,16 @@ class TensorDictBase(
         ):
             self._take_batch_size_of(input_dict_or_td, clone)
             return self
+        if (
+            update_batch_size
+            and keys_to_update is None
+            and not inplace
+            and is_tensor_collection(input_dict_or_td)
+        ):
+            # the same batch size: nested tensordicts take their sources' batch sizes
+            # the same way, keeping their identity (TorchRL's resets of histories)
+            _update_resizing(self, input_dict_or_td, clone)
+            return self
         if keys_to_update is None and is_leaf is None:
             # no write could fail: no snapshot needed
             if inplace:
@@ -954,6 +974,14 @@ class TensorDictBase(
                     continue
             if clone and isinstance(value, (Tensor, TensorDictBase)):
                 value = value.clone()
+            elif (
+                not isinstance(value, (Tensor, TensorDictBase, dict))
+                and value is not None
+                and isinstance(source, TensorDictBase)
+            ):
+                # a non-tensor value as its tensordict stores it (a number would be
+                # read as a tensor): as get() gives it, with the holder's batch size
+                value = _walked_non_tensor(source, value)
             self._set_path(path, value, inplace=inplace)
 
     def update_(
@@ -979,9 +1007,7 @@ class TensorDictBase(
                 kwargs.pop(option, None)
         if kwargs:
             if input_dict_or_td is not None:
-                self.update_(
-                    input_dict_or_td, clone, keys_to_update=keys_to_update
-                )
+                self.update_(input_dict_or_td, clone, keys_to_update=keys_to_update)
             input_dict_or_td = kwargs
         if input_dict_or_td is None:
             return self
@@ -1630,7 +1656,9 @@ class TensorDictBase(
         elif op == "unlock":
             _lock_graph.lock(self)
         elif callable(op):  # an undo action set by a feature (to_module's restore),
-            op(self)  # given this tensordict, not holding it: that was a reference cycle
+            op(
+                self
+            )  # given this tensordict, not holding it: that was a reference cycle
         return False
 
     # ------------------------------------------------------------------ apply
@@ -1947,7 +1975,18 @@ class TensorDictBase(
         """
         paths = [unravel_key_to_tuple(k) for k in _flatten_key_args(keys)]
         out = self._new_empty()
+        delegated = (
+            _select_through_own_selects(self, paths, strict)
+            if not inplace and any(len(p) > 1 for p in paths)
+            else None
+        )
         for path in paths:
+            if delegated and path[0] in delegated:
+                sub = delegated[path[0]]
+                if sub is not None:
+                    out._set_str(path[0], sub, inplace=False, validated=True)
+                    delegated[path[0]] = None  # written once, in the keys' order
+                continue
             value = self._get_path(path, _MISSING)
             if value is _MISSING:
                 if strict:
@@ -2074,8 +2113,7 @@ class TensorDictBase(
                 clash = [
                     k
                     for k in map(unravel_key_to_tuple, value.keys(True, True))
-                    if k in prefixes
-                    or any(k[:n] in held for n in range(1, len(k)))
+                    if k in prefixes or any(k[:n] in held for n in range(1, len(k)))
                 ]
                 if clash:  # "a.b" and ("a", "b") both become ("a", "b")
                     inner = unravel_key_to_tuple(clash[0])
@@ -2350,6 +2388,32 @@ def _walk_default(td, include_nested, leaves_only, prefix, out, with_values) -> 
         out.append((name, value) if with_values else name)
 
 
+def _iter_nested(td, leaves_only, is_leaf, prefix):
+    """``items(True, leaves_only, is_leaf)`` as 0.15.3 yields them: lazily, each
+    nested tensordict before its own entries (``keys(True)`` lists it after)."""
+    for key, value in td._iter_own_items():
+        full = prefix + (key,)
+        name = full if prefix else key
+        if isinstance(value, TensorDictBase) and (
+            is_leaf is None or not is_leaf(type(value))
+        ):
+            if not leaves_only:
+                yield name, value
+            yield from _iter_nested(value, leaves_only, is_leaf, full)
+            continue
+        if isinstance(value, Tensor):
+            if leaves_only and is_leaf is not None and not is_leaf(type(value)):
+                continue
+        elif isinstance(value, TensorDictBase):  # a node is_leaf calls a leaf
+            if leaves_only and not is_leaf(type(value)):
+                continue
+        else:
+            if leaves_only and (is_leaf is None or not is_leaf(_entry_class(value))):
+                continue
+            value = _walked_non_tensor(td, value)
+        yield name, value
+
+
 def _walk_nested(td, leaves_only, is_leaf, prefix, out, with_values) -> None:
     # a nested container with its own _walk: its entries, under ``prefix``
     for entry in td._walk(True, leaves_only, is_leaf, with_values):
@@ -2442,6 +2506,45 @@ def _flat_items(mapping, prefix=()):
             yield from _flat_items(value, path)
         else:
             yield path, value
+
+
+def _select_through_own_selects(td, paths: list, strict: bool) -> dict:
+    """For ``td.select(*paths)``: the nested keys under a nested tensordict are
+    selected by it (recursively, so that a lazy stack at any depth selects member by
+    member: its members' entries may differ in shape). Returns ``{head: selection}``
+    for the keys ``select`` writes so."""
+    heads: dict = {}
+    whole = {p[0] for p in paths if len(p) == 1}
+    for path in paths:
+        if len(path) > 1 and path[0] not in whole:
+            heads.setdefault(path[0], []).append(path[1:])
+    out = {}
+    for head, rest in heads.items():
+        node = td._get_str(head, None, missing_ok=True)
+        if (
+            isinstance(node, TensorDictBase)
+            and not node._is_non_tensor
+            and not getattr(type(node), "_is_tensorclass", False)
+        ):
+            out[head] = node.select(*rest, strict=strict)
+    return out
+
+
+def _update_resizing(dest, source, clone: bool) -> None:
+    """``dest.update(source, update_batch_size=True)`` where the batch sizes are the
+    same: entry by entry, nested tensordicts updated the same way (those whose batch
+    size differs take their source's, see ``_take_batch_size_of``), so that they keep
+    their identity (TorchRL's resets of growing histories)."""
+    for key, value in list(source.items()):
+        target = dest._get_str(key, None) if key in dest.keys() else None
+        if _is_node(value) and _is_node(target):
+            target.update(value, clone, update_batch_size=True)
+            continue
+        if clone and isinstance(value, (Tensor, TensorDictBase)):
+            value = value.clone()
+        elif not isinstance(value, (Tensor, TensorDictBase)) and value is not None:
+            value = _walked_non_tensor(source, value)  # a number stays non-tensor
+        dest.set(key, value)
 
 
 # Options of 0.15.3's update / update_ that change nothing here: taken out of their

@@ -679,6 +679,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
                     f"{type(self).__name__!r} object has no attribute or field {name!r}; "
                     f"its fields are {sorted(type(self)._tc_fields)}"
                 )
+            if type(value) is NonTensorStack and value.batch_dims:
+                # as td[key] and 0.15.3: the values as a (linked) list
+                return entry_value(value)
             return value
 
     def __init__(
@@ -1706,6 +1709,21 @@ def stack_non_tensor_entries(
     return out
 
 
+def _entries_but_tensors(td) -> list:
+    """``td``'s own entries, but for a lazy stack without reading (stacking) its
+    tensors, whose shapes may differ from member to member."""
+    member_values = getattr(td, "_member_values", None)
+    if member_values is None:
+        return list(td._own_items())
+    out = []
+    for key in list(td._own_keys()):
+        vals = member_values(key)
+        if vals and isinstance(vals[0], Tensor):
+            continue
+        out.append((key, td._get_str(key, None, missing_ok=True)))
+    return out
+
+
 def _merge_non_tensor(tds: list, out: Any, dim: int, op: str) -> None:
     out = _unwrap(out)
     tds = [_unwrap(td) for td in tds]
@@ -1713,7 +1731,7 @@ def _merge_non_tensor(tds: list, out: Any, dim: int, op: str) -> None:
         items = out._tensordict.items()
         sources = [td._tensordict for td in tds]  # dense: read the storage directly
     else:
-        items = list(out._own_items())
+        items = _entries_but_tensors(out)
         sources = None
     changes = []
     for key, value in items:

@@ -154,13 +154,18 @@ def assert_close(
     prefix = unravel_key_to_tuple(prefix) if prefix != () else ()
     members_a = getattr(actual, "tensordicts", None)
     members_b = getattr(expected, "tensordicts", None)
-    if (
-        isinstance(members_a, list)
-        and isinstance(members_b, list)
-        and len(members_a) == len(members_b)
-        and actual.stack_dim == expected.stack_dim
-    ):
-        # two lazy stacks alike: member by member (their exclusive keys included)
+    if isinstance(members_a, list) and isinstance(members_b, list):
+        # two lazy stacks: member by member (their exclusive keys included, and
+        # members of different shapes), the second restacked along the first's dim
+        if expected.stack_dim != actual.stack_dim:
+            members_b = expected.to_lazystack(actual.stack_dim).tensordicts
+        if len(members_a) != len(members_b):
+            raise ValueError(
+                f"assert_close: the lazy stacks hold {len(members_a)} and "
+                f"{len(members_b)} tensordicts (zip() argument 2 is "
+                f"{'shorter' if len(members_b) < len(members_a) else 'longer'} than "
+                "argument 1)"
+            )
         for member_a, member_b in zip(members_a, members_b):
             assert_close(
                 member_a, member_b, rtol, atol, equal_nan, intersection, msg, prefix
@@ -465,6 +470,7 @@ def is_integer(*args) -> bool:
         and not dtype.is_floating_point
         and not dtype.is_complex
     )
+
 
 # --- dropa: 0.15.3's name for the future of a return_early save or consolidation
 from tensordict._futures import TensorDictFuture  # noqa: E402,F401

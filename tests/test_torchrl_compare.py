@@ -87,7 +87,7 @@ def test_table_counts_passes_per_file_and_the_rate_relative_to_the_reference(res
     assert rows["test_specs.py"] == ["4", "3", "1", "33.3%"]
     assert rows["envs/test_step_mdp.py"] == ["2", "1", "0", "0.0%"]
     assert rows["TOTAL"] == ["6", "4", "1", "25.0%"]
-    assert "passes 25.0% of the cases 0.15.3 passes (target >= 95%: not met)" in text
+    assert "passes 25.0% of the cases 0.15.3 passes (target >= 99%: not met)" in text
 
 
 def test_regressions_are_grouped_by_normalised_message_most_frequent_first(results):

@@ -26,7 +26,7 @@ def stack(input, dim: int = 0, *, out=None):
         >>> torch.stack([tds[0], tds[1].exclude("key 1")], 0)
         Traceback (most recent call last):
         ...
-        tensordict._errors.MismatchedKeysError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
+        tensordict._errors.MismatchedKeysError: The sets of keys in the tensordicts to stack are exclusive: stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1. Consider using `LazyStackedTensorDict.maybe_dense_stack` instead
     """
     return TensorDictGeneratedOps.stack(input, dim, out=out)
 

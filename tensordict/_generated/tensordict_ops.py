@@ -5679,7 +5679,7 @@ class TensorDictGeneratedOps:
             >>> torch.stack([tds[0], tds[1].exclude("key 1")], 0)
             Traceback (most recent call last):
             ...
-            tensordict._errors.MismatchedKeysError: "stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1"
+            tensordict._errors.MismatchedKeysError: The sets of keys in the tensordicts to stack are exclusive: stack(): the tensordicts must have the same keys: key ('key 1',) is missing from tensordict 1. Consider using `LazyStackedTensorDict.maybe_dense_stack` instead
         """
         if _ops.lazy_legacy():  # set_lazy_legacy(True): a LazyStackedTensorDict instead
             return _ops.lazy_stack(input, dim, out=out)

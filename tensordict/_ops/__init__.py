@@ -125,6 +125,7 @@ from tensordict._ops.reduction import (
 from tensordict._ops.stacking import (
     cat_rule,
     explain_stack_error,
+    explain_stack_shapes,
     lazy_stack,
     lazy_view,
     stack_non_tensor,

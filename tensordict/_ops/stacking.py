@@ -134,6 +134,13 @@ def stacked_leaves(tds: list, leaves: list, op: str) -> list:
             message = message.replace("the other operand", f"tensordict {i}")
             message = message.replace("this tensordict", "tensordict 0")
             if isinstance(err, KeyError):
+                if op == "stack":  # 0.15.3's phrase leads (TorchRL matches it)
+                    raise _errors.MismatchedKeysError(
+                        "The sets of keys in the tensordicts to stack are exclusive: "
+                        f"stack(): the tensordicts must have the same keys: {message}. "
+                        "Consider using `LazyStackedTensorDict.maybe_dense_stack` "
+                        "instead"
+                    ) from None
                 raise _errors.MismatchedKeysError(
                     f"{op}(): the tensordicts must have the same keys: {message}"
                 ) from None
@@ -223,6 +230,42 @@ def _explain(prefix: tuple, storages: list, op: str, err: Exception, dense) -> N
                     ) from err
         elif type(value) is dense and all(type(v) is dense for v in values):
             _explain(path, [v._tensordict for v in values], op, err, dense)
+
+
+def explain_stack_shapes(tds: list, op: str, err: Exception) -> None:
+    """After ``stack`` of dense tensordicts failed inside torch: where two of them
+    hold tensors of different shapes at one key, raise a RuntimeError naming the key
+    and the shapes, led by 0.15.3's phrase (TorchRL's rollout matches it to tell that
+    an environment's specs are dynamic); return when there is none."""
+    dense = dense_class()
+    if op != "stack" or len(tds) < 2 or {type(td) for td in tds} != {dense}:
+        return
+    if len({td.batch_size for td in tds}) != 1:
+        return  # the batch sizes differ: the rule's own error says so
+    found = _first_shape_mismatch(tuple(), [td._tensordict for td in tds], dense)
+    if found is not None:
+        key, first, other = found
+        name = key[0] if len(key) == 1 else key
+        raise RuntimeError(
+            f"The shapes of the tensors to stack is incompatible: {other} vs {first} "
+            f"for key {name}. Stacked tensordicts hold tensors of the same shape at "
+            "each key; lazy_stack() keeps tensors of different shapes"
+        ) from err
+
+
+def _first_shape_mismatch(prefix: tuple, storages: list, dense):
+    for key, value in storages[0].items():
+        path = prefix + (key,)
+        values = [storage.get(key) for storage in storages]
+        if isinstance(value, torch.Tensor):
+            for v in values[1:]:
+                if isinstance(v, torch.Tensor) and v.shape != value.shape:
+                    return path, value.shape, v.shape
+        elif type(value) is dense and all(type(v) is dense for v in values):
+            found = _first_shape_mismatch(path, [v._tensordict for v in values], dense)
+            if found is not None:
+                return found
+    return None
 
 
 def _has_non_tensor(td, dense) -> bool:

@@ -210,7 +210,9 @@ def _handles_calls(forward: Callable) -> Callable:
         else:
             tensordict = kwargs.get("tensordict")
         if not isinstance(tensordict, TensorDictBase):
-            if tensordict is None and not kwargs:  # forward(None), forward(): as written
+            if (
+                tensordict is None and not kwargs
+            ):  # forward(None), forward(): as written
                 return forward(self, *args, **kwargs)
             if getattr(forward, "_dispatches", False):  # its own @dispatch decides
                 return forward(self, *args, **kwargs)
@@ -838,6 +840,42 @@ class TensorDictModule(TensorDictModuleBase):
             raise _rewrap(
                 err, f"{_describe(self)} could not write its outputs: {err}"
             ) from err
+        return dest
+
+    def _write_to_tensordict(
+        self, tensordict, tensors, tensordict_out=None, out_keys=None
+    ) -> TensorDictBase:
+        """Write ``tensors`` under ``out_keys`` (default: the module's own), one by
+        one, into ``tensordict_out`` or, without it, where ``inplace`` says; as
+        0.15.3's, which subclasses (TorchRL's planners) call from their ``forward``.
+        A key ``"_"`` skips its tensor; a value that is neither a tensor nor a
+        tensor collection is converted with ``TensorDict.from_any``."""
+        keys = list(self.out_keys_source if out_keys is None else out_keys)
+        tensors = list(tensors)
+        if tensordict_out is not None:
+            dest = tensordict_out
+        elif self.inplace is True:
+            dest = tensordict
+        elif self.inplace == "empty":
+            dest = tensordict.empty()
+        else:
+            dest = _new_tensordict()
+        if len(tensors) > len(keys):
+            raise RuntimeError(
+                f"There are more tensors ({len(tensors)=}) than out_keys "
+                f"(out_keys={keys}): {_describe(self)} writes one tensor per out_key"
+            )
+        if len(keys) > len(tensors):
+            raise RuntimeError(
+                f"There are more out_keys than tensors. {_describe(self)} got "
+                f"{len(tensors)} tensors for the out_keys {keys}"
+            )
+        for key, value in zip(keys, tensors):
+            if key == "_":
+                continue
+            if not isinstance(value, (Tensor, TensorDictBase)):
+                value = container_class("TensorDict").from_any(value)
+            dest.set(key, value)
         return dest
 
     def _missing_error(self, tensordict, inputs) -> KeyError:

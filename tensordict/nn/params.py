@@ -371,6 +371,24 @@ class TensorDictParams(TensorClassGeneratedOps, TensorDictBase, nn.Module):
     def __getitem__(self, index) -> Any:
         return self._hooked(super().__getitem__(index))
 
+    def items(
+        self, include_nested=False, leaves_only=False, is_leaf=None, *, sort=False
+    ):
+        """As :meth:`TensorDictBase.items`; the get post-hooks apply to every value
+        of a walk (``include_nested``, ``leaves_only`` or ``sort``).
+
+        >>> params = TensorDictParams(TensorDict(w=torch.zeros(2)))
+        >>> params.register_get_post_hook(lambda td, x: x.data)
+        >>> [v.requires_grad for _, v in params.items(True, True)]
+        [False]
+        """
+        out = super().items(include_nested, leaves_only, is_leaf, sort=sort)
+        if (include_nested or leaves_only or sort) and self.__dict__.get(
+            "_get_post_hooks"
+        ):
+            return ((key, self._hooked(value)) for key, value in out)
+        return out
+
     def _walk(self, include_nested, leaves_only, is_leaf, with_values=True) -> list:
         out = super()._walk(include_nested, leaves_only, is_leaf, with_values)
         if with_values and self.__dict__.get("_get_post_hooks"):
