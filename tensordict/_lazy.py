@@ -564,18 +564,6 @@ class LazyStackedTensorDict(
     def _iter_own_items(self):
         return ((key, self._get_str(key, NO_DEFAULT)) for key in self._own_keys())
 
-    def filter_non_tensor_data(self) -> "LazyStackedTensorDict":
-        """A lazy stack of the stacked tensordicts without their non-tensor entries
-        (member by member: their tensors may differ in shape).
-
-        >>> s = LazyStackedTensorDict(TensorDict(a=torch.zeros(1), s="x"), TensorDict(a=torch.zeros(2), s="y"))
-        >>> [list(td.keys()) for td in s.filter_non_tensor_data().tensordicts]
-        [['a'], ['a']]
-        """
-        return LazyStackedTensorDict._new_unsafe(
-            [td.filter_non_tensor_data() for td in self.tensordicts], self.stack_dim
-        )
-
     def _exclusive_keys(self) -> list[list[str]]:
         """For each member, the keys it holds that not every member holds."""
         common = set(self._own_keys())

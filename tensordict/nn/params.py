@@ -30,7 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from tensordict._generated.tensorclass_ops import TensorClassGeneratedOps
-from tensordict._keys import unravel_key_to_tuple
+from tensordict._keys import NestedKey, unravel_key_to_tuple
 from tensordict._registry import container_class, register
 from tensordict._repr import _indent
 from tensordict.base import NO_DEFAULT, TensorDictBase, _is_node
