@@ -59,13 +59,7 @@ class _WriteThroughView(TensorDictGeneratedOps, TensorDictBase):
             f"for {value}); make it dense first with to_tensordict()"
         )
 
-    @property
-    def names(self) -> list:
-        if self._names is None:
-            return [None] * len(self._batch_size)
-        return list(self._names)
-
-    @names.setter
+    @TensorDictBase.names.setter
     def names(self, value) -> None:
         # a view's names follow its source's (0.15.3 refuses too, in these words)
         raise RuntimeError(

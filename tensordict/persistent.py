@@ -443,12 +443,7 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
         self._group_name = store.group_name(group)
         self._mode = store.mode(file)
         self._device = _parse_device(device)
-        self._nested = {}
-        self._entries = None
-        self._objects = None
-        self._is_locked = False
-        self._last_lock_op = None
-        self._lock_stack = None
+        self._reset_state()
         self._names = None
         stored = store.read_batch(group)
         if batch_size is not None:
@@ -593,6 +588,16 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             **kwargs,
         )
 
+    def _reset_state(self) -> None:
+        """No cached entries or nested views, unlocked: the state of a freshly opened
+        file (a new one, or a shallow clone over the same file)."""
+        self._nested = {}
+        self._entries = None
+        self._objects = None
+        self._is_locked = False
+        self._last_lock_op = None
+        self._lock_stack = None
+
     def clone(self, recurse: bool = True, *, newfile=None, **kwargs):
         """A copy in RAM (a ``TensorDict``); with ``newfile=path``, a copy written to
         that new HDF5 file and opened there (``PersistentTensorDict``), as 0.15.3's
@@ -608,12 +613,7 @@ class PersistentTensorDict(OutsideRam, TensorDictGeneratedOps, TensorDictBase):
             for name in type(self).__slots__:
                 if name != "__weakref__" and hasattr(self, name):
                     object.__setattr__(copy, name, getattr(self, name))
-            copy._nested = {}
-            copy._entries = None
-            copy._objects = None
-            copy._is_locked = False
-            copy._last_lock_op = None
-            copy._lock_stack = None
+            copy._reset_state()
             copy._parent_ref = None
             return copy
         return super().clone(recurse, **kwargs)
