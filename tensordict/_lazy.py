@@ -62,6 +62,7 @@ from tensordict.base import (
     TensorDictBase,
     _Filled,
     _is_leaf_default,
+    _entry_class,
     _is_node,
     _KeysView,
     _looks_like_key,
@@ -520,6 +521,26 @@ class LazyStackedTensorDict(
         out = []
         for td in self.tensordicts:
             if type(td) is TensorDict:
+                out.append(td._tensordict.get(key, _MISSING))
+            else:
+                out.append(td._get_str(key, _MISSING, missing_ok=True))
+        return out
+
+    def _member_kinds(self, key: str) -> list:
+        """Each member's entry at ``key`` as far as a walk of keys needs it: a lazy
+        member gives its own first member's leaf rather than stacking its members'
+        (heterogeneous leaves need not stack to have a key)."""
+        out = []
+        for td in self.tensordicts:
+            if isinstance(td, LazyStackedTensorDict):
+                vals = td._member_kinds(key)
+                if not vals or any(v is _MISSING for v in vals):
+                    out.append(_MISSING)
+                elif _is_node(vals[0]):
+                    out.append(LazyStackedTensorDict._new_unsafe(vals, td.stack_dim))
+                else:
+                    out.append(vals[0])
+            elif type(td) is TensorDict:
                 out.append(td._tensordict.get(key, _MISSING))
             else:
                 out.append(td._get_str(key, _MISSING, missing_ok=True))
@@ -1607,7 +1628,7 @@ class _LazyKeysView(_KeysView):
                 return False
             td = sub
         if isinstance(td, LazyStackedTensorDict):
-            vals = td._member_values(path[-1])
+            vals = td._member_kinds(path[-1])
             if not vals or any(v is _MISSING for v in vals):
                 return False
             kind = _kind(vals)
@@ -1629,13 +1650,13 @@ def _kind(vals: list) -> type:
         return Tensor
     if _is_node(first):
         return LazyStackedTensorDict
-    return type(first)
+    return _entry_class(first)
 
 
 def _walk_keys(td, include_nested, leaves_only, is_leaf, prefix, out) -> None:
     # the key order and nesting of base._walk_default / _walk_custom, on member values
     for key in td._own_keys():
-        vals = td._member_values(key)
+        vals = td._member_kinds(key)
         kind = _kind(vals)
         full = prefix + (key,)
         name = full if prefix else key
