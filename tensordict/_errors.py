@@ -103,6 +103,15 @@ class PadSizeError(ValueError, RuntimeError):
     ``ValueError`` here; 0.15.3 raises ``RuntimeError``."""
 
 
+def missing_operand_key(op: str, key: tuple) -> KeyError:
+    # 0.15.3's phrase first where existing code matches it, then ours
+    message = f"{op}: key {key!r} is missing from the other operand"
+    if op == "where":
+        shown = key[0] if len(key) == 1 else key
+        message = f"Key {shown} not found and no pad value provided. ({message})"
+    return KeyError(message)
+
+
 def different_devices(op: str, td, other, here: str, there: str) -> RuntimeError:
     """Two containers on different devices met in ``op``: torch's phrase, with a key
     (any: all of a container's entries are on its device) and both devices."""
@@ -237,4 +246,3 @@ def unknown_fields(cls: type, given: dict) -> UnknownFieldError:
         f"{cls.__name__}() got unexpected keyword arguments {sorted(given)}: "
         f"{cls.__name__} has no such field; its fields are {fields}"
     )
-

@@ -20,6 +20,9 @@ from typing import Any, Callable
 
 import torch
 
+from tensordict import _errors
+from tensordict._keys import unravel_key_to_tuple
+
 from tensordict._ops.batch_shape import (
     as_int,
     assign_inplace,
@@ -41,7 +44,12 @@ from tensordict._ops.batch_shape import (
     unsqueeze_rule,
     view_rule,
 )
-from tensordict._ops.indexing import chunk_rule, split_rule, tensor_split_rule, unbind_rule
+from tensordict._ops.indexing import (
+    chunk_rule,
+    split_rule,
+    tensor_split_rule,
+    unbind_rule,
+)
 from tensordict._ops.reduction import (
     dims_given,
     reduce_batch_rule,
@@ -73,9 +81,7 @@ def _done(stack, result, op: str, inplace: bool):
     """``result``, or with ``inplace`` the stack given ``result``'s tensordicts."""
     if not inplace:
         return result
-    if not _is_lazy_stack(result) or len(result.tensordicts) != len(
-        stack.tensordicts
-    ):
+    if not _is_lazy_stack(result) or len(result.tensordicts) != len(stack.tensordicts):
         raise not_in_place(stack, op)
     if stack._is_locked:
         raise RuntimeError(
@@ -448,9 +454,7 @@ def chunk(stack, chunks: Any, dim: Any, op: str):
 
 
 def tensor_split(stack, indices_or_sections: Any, dim: Any, op: str):
-    ios, d, sizes = tensor_split_rule(
-        stack._batch_size, indices_or_sections, dim, op
-    )
+    ios, d, sizes = tensor_split_rule(stack._batch_size, indices_or_sections, dim, op)
     return _pieces(stack, d, sizes, lambda td, md: td.tensor_split(ios, md))
 
 
@@ -608,10 +612,57 @@ def on_members(stack, op: str, kwargs: dict):
     results = []
     for i, td in enumerate(stack.tensordicts):
         member_kwargs = {k: _member_part(stack, v, i, n) for k, v in kwargs.items()}
-        results.append(getattr(td, op)(**member_kwargs))
+        whole = _where_whole(td, member_kwargs) if op == "where" else None
+        results.append(whole if whole is not None else getattr(td, op)(**member_kwargs))
     if out is not None or op.endswith("_"):
         return out if out is not None else stack
     return stack._restack(results, stack.stack_dim)
+
+
+def _where_whole(td, kwargs: dict):
+    """``where`` on one stacked tensordict whose part of the condition is all true or
+    all false: it takes one side's entries whole, as 0.15.3 does, so the sides may
+    differ in shape (TorchRL's resets of environments whose observations grow: the
+    reset member takes the reset's shorter entries). Keys one side lacks take ``pad``
+    (``KeyError`` without it); ``out`` gets new entries, as from
+    :meth:`TensorDict.where`. None when the condition is mixed or ``other`` is
+    not a tensordict: the op then runs element by element."""
+    cond, other, out = kwargs["condition"], kwargs["other"], kwargs["out"]
+    if not isinstance(cond, torch.Tensor) or not isinstance(
+        other, container_class("TensorDictBase")
+    ):
+        return None
+    if cond.all():
+        chosen, rest = td, other
+    elif not cond.any():
+        chosen, rest = other, td
+    else:
+        return None
+    pad = kwargs["pad"]
+    entries = {}
+    keys = list(td.keys(True, True))
+    keys += [key for key in other.keys(True, True) if key not in set(keys)]
+    for key in keys:
+        value = chosen.get(key, None)
+        if pad is None and (value is None or rest.get(key, None) is None):
+            raise _errors.missing_operand_key("where", unravel_key_to_tuple(key))
+        if value is None:
+            value = torch.full_like(rest.get(key), pad)
+        entries[key] = value
+    if out is None:
+        result = td.empty()
+        for key, value in entries.items():
+            result.set(key, value.clone())
+        return result
+    for key, value in entries.items():
+        current = out.get(key, None)
+        if current is value:
+            continue
+        if out.is_locked and current is not None and current.shape == value.shape:
+            current.copy_(value)  # as where(out=) on a TensorDict: see write_into
+        else:
+            out.set(key, value.clone())
+    return out
 
 
 def _splits_as_members(stack, value) -> bool:

@@ -16,7 +16,7 @@ import torch
 from torch.nn.parameter import is_lazy
 from torch import Tensor
 
-from tensordict import _errors, _modes
+from tensordict import _errors, _modes, _ops
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._hotreads import ReadsBase, install as install_hot_reads
 from tensordict._hotreads import install_subclass as install_hot_reads_subclass
@@ -1252,6 +1252,16 @@ class TensorDict(
             return self
         return _new_tensordict(storage, self._batch_size, self._device, self._names)
 
+    def unbind(self, dim: int) -> tuple[TensorDictBase, ...]:
+        # Lazy stacks inside are cut index by index (each keeps its stacked
+        # tensordicts, which may differ in shape: TorchRL's heterogeneous
+        # environments), as td[i] does; otherwise the leaves are unbound at once.
+        if not _holds_lazy_stack(self):
+            return TensorDictGeneratedOps.unbind(self, dim)
+        d, _ = _ops.unbind_rule(self._batch_size, dim, "unbind")
+        before = (slice(None),) * d
+        return tuple(self[before + (i,)] for i in range(self._batch_size[d]))
+
     def _apply(self, fn, others, **options):
         # The common call, td.apply(fn) with no other tensordict and no option that
         # changes the result's shape, device or names, takes one lean walk; the rest
@@ -1270,6 +1280,19 @@ class TensorDict(
     def _moved_to(self, device) -> "TensorDict":
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([leaf.to(device) for leaf in leaves], device=device)
+
+
+def _holds_lazy_stack(td: TensorDict) -> bool:
+    """Whether a lazy stack is among ``td``'s entries, at any depth."""
+    for value in td._tensordict.values():
+        if type(value) is Tensor or not isinstance(value, TensorDictBase):
+            continue
+        if type(value) is TensorDict:
+            if _holds_lazy_stack(value):
+                return True
+        elif isinstance(value, container_class("LazyStackedTensorDict")):
+            return True
+    return False
 
 
 install_hot_reads(TensorDict)  # the C reads, where built (tensordict/_hotreads.py)
@@ -1326,9 +1349,11 @@ def _entries_as_read(td: TensorDict) -> dict:
     else:
         return storage
     return {
-        key: value
-        if isinstance(value, (Tensor, TensorDictBase))
-        else _non_tensor_entry(td, key, value)
+        key: (
+            value
+            if isinstance(value, (Tensor, TensorDictBase))
+            else _non_tensor_entry(td, key, value)
+        )
         for key, value in storage.items()
     }
 
@@ -1587,15 +1612,6 @@ def _rebuild(td: TensorDict, it, changes: _Changes | None = None) -> TensorDict:
     return changes.level(td, storage)
 
 
-def _missing_operand_key(op: str, key: tuple) -> KeyError:
-    # 0.15.3's phrase first where existing code matches it, then ours
-    message = f"{op}: key {key!r} is missing from the other operand"
-    if op == "where":
-        shown = key[0] if len(key) == 1 else key
-        message = f"Key {shown} not found and no pad value provided. ({message})"
-    return KeyError(message)
-
-
 def _collect_operand(td, other, out, op, default, prefix) -> None:
     # Tensors and nested tensordicts must match key by key; non-tensor entries have no
     # leaf to combine, so they take no part in the matching.
@@ -1611,7 +1627,7 @@ def _collect_operand(td, other, out, op, default, prefix) -> None:
             other_value = other._get_str(key, NO_DEFAULT, missing_ok=True)
         if other_value is NO_DEFAULT:
             if default is None:
-                raise _missing_operand_key(op, prefix + (key,))
+                raise _errors.missing_operand_key(op, prefix + (key,))
         else:
             matched += 1
         if is_tensor:

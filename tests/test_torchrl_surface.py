@@ -323,7 +323,10 @@ def test_where_into_out_replaces_expanded_entries():
     cond = torch.tensor([True, False, True, False])
     assert src.where(cond, 0.5, out=out) is out
     assert out["a"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
-    assert out["b"] is b_before and out["b"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
+    # out takes the results as new entries: the tensor it held keeps its values
+    # (TorchRL's rollouts keep each step's tensors, which the reset must not change)
+    assert out["b"][:, 0].tolist() == [1.0, 0.5, 1.0, 0.5]
+    assert out["b"] is not b_before and b_before.sum() == 0
 
 
 def test_module_drops_the_outputs_at_underscore():

@@ -52,7 +52,8 @@ def repeated(value: Any, count: int) -> Repeated:
 
 def is_operand(value: Any) -> bool:
     """Whether ``value`` can be combined with a tensordict leaf by leaf: a tensor
-    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise."""
+    collection, a tensor, a number or a dict of them. Operators return NotImplemented otherwise.
+    """
     return (
         isinstance(value, _SCALAR_OPERANDS)
         or _base.is_tensor_collection(value)
@@ -186,7 +187,9 @@ def try_foreach(
     """
     if not leaves:
         return []
-    if _functorch_active():  # no batching rule for _foreach_*: vmap would loop per sample
+    if (
+        _functorch_active()
+    ):  # no batching rule for _foreach_*: vmap would loop per sample
         return None
     if len(args) == 1:  # the common case, one operand
         arg = args[0]
@@ -241,6 +244,13 @@ def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
             f"the results require grad; call {op}() without out=, or under "
             f"torch.no_grad()"
         )
+    if op in _OUT_REPLACES and not getattr(out, "is_locked", False):
+        # where(out=) gives out the results as its new entries (0.15.3): the tensors
+        # out held, which other tensordicts may share (TorchRL's rollouts keep each
+        # step's, and its resets write where(..., out=) into the next step), keep
+        # their values
+        out.update(td._leaves_and_rebuild()[1](new, batch_size=out.batch_size))
+        return out
     try:
         targets = td._operand_leaves(out, op)
     except KeyError:
@@ -262,6 +272,9 @@ def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
 
 # ops whose ``out=`` gets the keys it lacks (the others write only the keys it has)
 _OUT_CREATES_KEYS = frozenset({"where"})
+# ops whose ``out=`` takes the results as new entries, unless it is locked (written
+# into then; 0.15.3 raises there)
+_OUT_REPLACES = frozenset({"where"})
 
 
 def _write_matching(td: TensorDictBase, out: Any, new: list) -> Any:
