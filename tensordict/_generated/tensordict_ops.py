@@ -3740,8 +3740,9 @@ class TensorDictGeneratedOps:
         ``condition`` is a boolean tensor shaped like the batch size (or its first dims).
         ``other`` is a tensor collection (matched key by key), a tensor or a number; with
         ``pad``, a key ``other`` lacks takes ``pad`` there instead of raising
-        ``KeyError``. With ``out=`` the results are written into ``out``, which is
-        returned. The result keeps the batch size (``update_batch_size`` changes nothing
+        ``KeyError``. With ``out=`` the results become ``out``'s entries (new tensors:
+        the ones ``out`` held keep their values, as other tensordicts may share them; a
+        locked ``out`` is written into) and ``out`` is returned. The result keeps the batch size (``update_batch_size`` changes nothing
         here: a condition never has more dims than the batch). ``torch.where(condition,
         td, other)`` is ``td.where(condition, other)``.
 
