@@ -21,6 +21,7 @@ from typing import Any, Callable
 import torch
 
 from tensordict import _errors
+from tensordict._compat import _is_leaf_nontensor
 from tensordict._keys import unravel_key_to_tuple
 
 from tensordict._ops.batch_shape import (
@@ -640,14 +641,22 @@ def _where_whole(td, kwargs: dict):
         return None
     pad = kwargs["pad"]
     entries = {}
-    keys = list(td.keys(True, True))
-    keys += [key for key in other.keys(True, True) if key not in set(keys)]
+    keys = list(td.keys(True, True, is_leaf=_is_leaf_nontensor))
+    mine = set(keys)
+    keys += [
+        key
+        for key in other.keys(True, True, is_leaf=_is_leaf_nontensor)
+        if key not in mine
+    ]
     for key in keys:
         value = chosen.get(key, None)
-        if pad is None and (value is None or rest.get(key, None) is None):
+        in_rest = rest.get(key, None)
+        if pad is None and (value is None or in_rest is None):
             raise _errors.missing_operand_key("where", unravel_key_to_tuple(key))
         if value is None:
-            value = torch.full_like(rest.get(key), pad)
+            if not isinstance(in_rest, torch.Tensor):
+                continue  # a non-tensor entry has no pad value
+            value = torch.full_like(in_rest, pad)
         entries[key] = value
     if out is None:
         result = td.empty()

@@ -16,7 +16,7 @@ import torch
 from torch.nn.parameter import is_lazy
 from torch import Tensor
 
-from tensordict import _errors, _modes, _ops
+from tensordict import _errors, _modes
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
 from tensordict._hotreads import ReadsBase, install as install_hot_reads
 from tensordict._hotreads import install_subclass as install_hot_reads_subclass
@@ -1252,16 +1252,6 @@ class TensorDict(
             return self
         return _new_tensordict(storage, self._batch_size, self._device, self._names)
 
-    def unbind(self, dim: int) -> tuple[TensorDictBase, ...]:
-        # Lazy stacks inside are cut index by index (each keeps its stacked
-        # tensordicts, which may differ in shape: TorchRL's heterogeneous
-        # environments), as td[i] does; otherwise the leaves are unbound at once.
-        if not _holds_lazy_stack(self):
-            return TensorDictGeneratedOps.unbind(self, dim)
-        d, _ = _ops.unbind_rule(self._batch_size, dim, "unbind")
-        before = (slice(None),) * d
-        return tuple(self[before + (i,)] for i in range(self._batch_size[d]))
-
     def _apply(self, fn, others, **options):
         # The common call, td.apply(fn) with no other tensordict and no option that
         # changes the result's shape, device or names, takes one lean walk; the rest
@@ -1280,19 +1270,6 @@ class TensorDict(
     def _moved_to(self, device) -> "TensorDict":
         leaves, rebuild = self._leaves_and_rebuild()
         return rebuild([leaf.to(device) for leaf in leaves], device=device)
-
-
-def _holds_lazy_stack(td: TensorDict) -> bool:
-    """Whether a lazy stack is among ``td``'s entries, at any depth."""
-    for value in td._tensordict.values():
-        if type(value) is Tensor or not isinstance(value, TensorDictBase):
-            continue
-        if type(value) is TensorDict:
-            if _holds_lazy_stack(value):
-                return True
-        elif isinstance(value, container_class("LazyStackedTensorDict")):
-            return True
-    return False
 
 
 install_hot_reads(TensorDict)  # the C reads, where built (tensordict/_hotreads.py)

@@ -1,7 +1,6 @@
 """What TorchRL's heterogeneous and growing (dynamic-spec) environments rely on: a walk
 of a lazy stack's keys reads no stacked values, ``is_leaf`` sees a non-tensor entry as
-``NonTensorData`` on a lazy stack as on a TensorDict, ``unbind`` of a tensordict holding
-heterogeneous lazy stacks cuts them index by index, and ``where(out=)`` gives ``out``
+``NonTensorData`` on a lazy stack as on a TensorDict, and ``where(out=)`` gives ``out``
 new entries (a lazy stack's member with a uniform condition takes one side whole)."""
 
 import pytest
@@ -44,34 +43,6 @@ def test_is_leaf_sees_non_tensor_entries_as_on_a_tensordict(stack_dim):
         assert set(kind.keys(True, True, is_leaf=_is_leaf_nontensor)) == {"a", "s"}
 
 
-def _holding_heterogeneous_stacks():
-    inner = LazyStackedTensorDict.lazy_stack(
-        [
-            LazyStackedTensorDict.lazy_stack(
-                [TensorDict(lidar=torch.zeros(8)), TensorDict(lidar=torch.zeros(0))]
-            )
-            for _ in range(3)
-        ],
-        1,
-    )
-    return TensorDict(lazy=inner, a=torch.arange(6).view(2, 3), batch_size=[2, 3])
-
-
-@pytest.mark.parametrize("unbind", [lambda td, d: td.unbind(d), torch.unbind])
-@pytest.mark.parametrize("dim", [0, 1, -1])
-def test_unbind_of_a_tensordict_holding_heterogeneous_lazy_stacks(unbind, dim):
-    td = _holding_heterogeneous_stacks()
-    parts = unbind(td, dim)
-    assert len(parts) == td.batch_size[dim]
-    for i, part in enumerate(parts):
-        expected = td[(slice(None),) * (dim % 2) + (i,)]
-        assert part.batch_size == expected.batch_size
-        assert (part["a"] == expected["a"]).all()
-        assert isinstance(part["lazy"], LazyStackedTensorDict)
-        lidar = [t.shape for t in part["lazy"].get("lidar", as_list=True)]
-        assert lidar == [t.shape for t in expected["lazy"].get("lidar", as_list=True)]
-
-
 def test_where_out_gives_new_entries_and_keeps_shared_tensors():
     # torchrl.envs.utils._update_during_reset: node.where(~reset, reset_td, out=node)
     kept = torch.full((3,), 7.0)
@@ -102,3 +73,17 @@ def test_where_on_a_lazy_stack_takes_whole_members_of_other_shapes():
     assert grown.unique().tolist() == [4.0]  # the step that held it keeps it
     with pytest.raises(KeyError, match="not found and no pad value provided"):
         node.where(keep, other=reset.exclude("obs"))
+
+
+def test_where_on_a_lazy_stack_takes_non_tensor_entries_of_whole_members():
+    # TorchRL's partial resets of batched environments whose observations hold text
+    node = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(s="6", x=torch.zeros(())) for _ in range(2)]
+    )
+    reset = LazyStackedTensorDict.lazy_stack(
+        [TensorDict(s="0", x=torch.ones(())), TensorDict(s="7", x=torch.ones(()))]
+    )
+    keep = torch.tensor([False, True])
+    assert node.where(keep, reset)["s"] == ["0", "6"]
+    assert node.where(keep, reset, out=node, pad=0) is node
+    assert node["s"] == ["0", "6"] and node["x"].tolist() == [1.0, 0.0]
