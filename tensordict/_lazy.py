@@ -727,7 +727,21 @@ class LazyStackedTensorDict(
         if isinstance(value, TensorDictBase) or is_tensor_collection(value):
             if not validated and value.batch_size[: len(bs)] != bs:
                 value = _given_batch_size(key, value, bs)  # batch [] takes the stack's
-            return _unbind(value, sd)
+            parts = _unbind(value, sd)
+            if _is_non_tensor(value):
+                # each member stores its part as a tensordict stores non-tensor
+                # data: the value itself (a NonTensorStack where it is one per
+                # element of the member)
+                member_bs = tds[0].batch_size if tds else torch.Size([])
+                parts = [
+                    (
+                        part._entry_for(key, member_bs, None)
+                        if _is_non_tensor(part)
+                        else part
+                    )
+                    for part in parts
+                ]
+            return parts
         if isinstance(value, dict):
             return _unbind(TensorDict(value, batch_size=bs, device=self._device), sd)
         if isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)) or (
@@ -1093,27 +1107,84 @@ class LazyStackedTensorDict(
         self._set_at_index(index, value)
         return self
 
-    def _set_at_index(self, index, value) -> None:
+    def _member_writes(self, index, value):
+        """What writing ``value`` at ``index`` does to each member: a list of
+        ``(member, member_index, member_value)``, or ``None`` when the members
+        cannot take the index one by one (several advanced indices across the
+        stack dim, ...)."""
         dec = self._decompose(index)
-        if dec is not None:
-            stack_part, member_index, stack_out = dec
-            tds = self.tensordicts
-            n = len(tds)
-            if isinstance(stack_part, int):
-                if not -n <= stack_part < n:
-                    raise _stack_index_error(stack_part, n)
-                tds[stack_part]._set_at_index(member_index, value)
-                return
-            if not (isinstance(stack_part, Tensor) and stack_part.ndim > 1):
-                ids = self._member_ids(stack_part)
-                result_bs = _indexed_batch_shape(
-                    self._batch_size, _normalize_index(index, self._batch_size)
-                )
-                parts = _split_for_index(value, len(ids), stack_out, len(result_bs))
-                if parts is not None:
-                    for i, part in zip(ids, parts):
-                        tds[i]._set_at_index(member_index, part)
-                    return
+        if dec is None:
+            return None
+        stack_part, member_index, stack_out = dec
+        tds = self.tensordicts
+        n = len(tds)
+        if isinstance(stack_part, int):
+            if not -n <= stack_part < n:
+                raise _stack_index_error(stack_part, n)
+            return [(tds[stack_part], member_index, value)]
+        if isinstance(stack_part, Tensor) and stack_part.ndim > 1:
+            return None
+        ids = self._member_ids(stack_part)
+        result_bs = _indexed_batch_shape(
+            self._batch_size, _normalize_index(index, self._batch_size)
+        )
+        parts = _split_for_index(value, len(ids), stack_out, len(result_bs))
+        if parts is None:
+            return None
+        return [(tds[i], member_index, part) for i, part in zip(ids, parts)]
+
+    def update_at_(
+        self,
+        input_dict_or_td,
+        idx,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[NestedKey] | None = None,
+    ) -> "LazyStackedTensorDict":
+        """:meth:`TensorDictBase.update_at_` member by member: each stacked
+        tensordict takes its part of ``input_dict_or_td`` at its part of ``idx``,
+        so a lazy stack whose members differ in shape (a replay buffer's storage
+        made from one) takes a lazy stack of the same layout.
+
+        >>> a = TensorDict(x=torch.zeros(4, 2), batch_size=[4])
+        >>> b = TensorDict(x=torch.zeros(4, 3), batch_size=[4])
+        >>> storage = LazyStackedTensorDict(a, b, stack_dim=1)
+        >>> data = LazyStackedTensorDict(
+        ...     TensorDict(x=torch.ones(2, 2), batch_size=[2]),
+        ...     TensorDict(x=torch.ones(2, 3), batch_size=[2]),
+        ...     stack_dim=1,
+        ... )
+        >>> _ = storage.update_at_(data, torch.tensor([1, 2]))
+        >>> b["x"].sum(-1).tolist()
+        [0.0, 3.0, 3.0, 0.0]
+        """
+        writes = self._member_writes(idx, input_dict_or_td)
+        if writes is None:
+            return TensorDictBase.update_at_(
+                self,
+                input_dict_or_td,
+                idx,
+                clone,
+                non_blocking=non_blocking,
+                keys_to_update=keys_to_update,
+            )
+        for td, member_index, part in writes:
+            td.update_at_(
+                part,
+                member_index,
+                clone,
+                non_blocking=non_blocking,
+                keys_to_update=keys_to_update,
+            )
+        return self
+
+    def _set_at_index(self, index, value) -> None:
+        writes = self._member_writes(index, value)
+        if writes is not None:
+            for td, member_index, part in writes:
+                td._set_at_index(member_index, part)
+            return
         # an index the members cannot take one by one: write through a dense copy
         dense = self._dense_for("write at the index", index)
         dense._set_at_index(index, value)
