@@ -665,6 +665,17 @@ def _where_whole(td, kwargs: dict):
     return out
 
 
+def member_lists(stack, fn: Callable) -> list:
+    """``fn(member)`` (nested lists along the member's batch dims, ``tolist``) for
+    every stacked tensordict, nested along the stack dim as the batch dims are: the
+    dense stack's lists, without stacking (members of different shapes are fine)."""
+    if stack.stack_dim == 0:
+        return [fn(td) for td in stack.tensordicts]
+    # a batch dim before the stack dim: one list per index there (each a lazy stack
+    # of the members indexed, its stack dim one lower)
+    return [member_lists(stack[i], fn) for i in range(stack.batch_size[0])]
+
+
 def _splits_as_members(stack, value) -> bool:
     """Whether ``value`` (an ``out``) is a lazy stack of as many tensordicts along the
     same stack dim: its members then take the members' results."""

@@ -486,16 +486,20 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     ) -> List[Any]:
         """The tensordict as nested lists along its batch dims.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack each stacked tensordict gives its own lists, nested along
+        the stack dim as the batch dims are (stacked tensordicts of different
+        shapes are fine).
 
         See :meth:`TensorDict.tolist`.
         """
-        return self._dense_op("tolist").tolist(
-            convert_nodes=convert_nodes,
-            convert_tensors=convert_tensors,
-            tolist_first=tolist_first,
-            as_linked_list=as_linked_list,
+        return _lazy_rules.member_lists(
+            self,
+            lambda td: td.tolist(
+                convert_nodes=convert_nodes,
+                convert_tensors=convert_tensors,
+                tolist_first=tolist_first,
+                as_linked_list=as_linked_list,
+            ),
         )
 
     def new_zeros(
