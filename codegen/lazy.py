@@ -57,8 +57,10 @@ NOTES = {
         "tensordicts whose shapes differ raise an error naming the op."
     ),
     "stacking": (
-        "Lazy stacks are stacked densely (lazily under ``set_lazy_legacy(True)``);\n"
-        "``cat`` along their stack dim joins their tensordicts without a copy."
+        "Lazy stacks alike (one stack dim, as many tensordicts) stack into a lazy\n"
+        "stack of their tensordicts stacked one by one; other inputs are stacked\n"
+        "densely (lazily under ``set_lazy_legacy(True)``). ``cat`` along their stack\n"
+        "dim joins their tensordicts without a copy."
     ),
 }
 # How the reference page names each way.

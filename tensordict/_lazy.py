@@ -157,7 +157,9 @@ class LazyStackedTensorDict(
         if members:
             member_bs = members[0].batch_size
             for i, td in enumerate(members[1:], 1):
-                if td.batch_size != member_bs:
+                # members of one number of batch dims whose sizes differ make a
+                # stack with -1 at those dims (as 0.15.3), see _stacked_batch_size
+                if len(td.batch_size) != len(member_bs):
                     raise _member_batch_mismatch(i, td.batch_size, member_bs)
             stack_dim = _check_stack_dim(stack_dim, len(member_bs))
         elif stack_dim < 0:
@@ -222,8 +224,7 @@ class LazyStackedTensorDict(
         self._lock_stack = None
         if tensordicts:
             first = tensordicts[0]
-            bs = first.batch_size
-            self._batch_size = bs[:stack_dim] + (len(tensordicts),) + bs[stack_dim:]
+            self._batch_size = _stacked_batch_size(tensordicts, stack_dim)
             device = first.device
             for td in tensordicts:
                 if td.device != device:
@@ -247,8 +248,7 @@ class LazyStackedTensorDict(
             self._batch_size = torch.Size([0] * (sd + 1))
             self._device = None
             return
-        bs = tds[0].batch_size
-        self._batch_size = bs[:sd] + (len(tds),) + bs[sd:]
+        self._batch_size = _stacked_batch_size(tds, sd)
         device = tds[0].device
         for td in tds:
             if td.device != device:
@@ -427,16 +427,45 @@ class LazyStackedTensorDict(
         self.tensordicts.extend(members)
         self._refresh()
 
+    def is_empty(self) -> bool:
+        """True when the stack holds no entry, at any depth: read from the keys,
+        nothing stacked (members of different shapes are fine).
+
+        >>> LazyStackedTensorDict(TensorDict(), TensorDict()).is_empty()
+        True
+        """
+        for _ in self.keys(True, True):
+            return False
+        return True
+
+    def numel(self) -> int:
+        """The number of elements of the batch; with members of different batch
+        sizes (a ``-1`` in the batch size), the sum of the members' numbers.
+
+        >>> a, b = TensorDict(batch_size=[3]), TensorDict(batch_size=[5])
+        >>> LazyStackedTensorDict(a, b).numel()
+        8
+        """
+        bs = self._batch_size
+        if -1 in bs:
+            return sum(td.numel() for td in self.tensordicts)
+        return bs.numel()
+
     def _check_new_member(self, td, position, pending=()):
         td = _as_member(td, position)
-        reference = self.tensordicts[0] if self.tensordicts else None
-        if reference is None and pending:
-            reference = pending[0]
-        if reference is not None:
-            if td.batch_size != reference.batch_size:
-                raise _member_batch_mismatch(
-                    position, td.batch_size, reference.batch_size, adding=True
-                )
+        if self.tensordicts:
+            # the members' batch size: a -1 (a dim whose size already differs between
+            # the members) takes any size, as in 0.15.3
+            sd = self.stack_dim
+            expected = self._batch_size[:sd] + self._batch_size[sd + 1 :]
+        else:
+            expected = pending[0].batch_size if pending else None
+        if expected is not None:
+            bs = td.batch_size
+            if len(bs) != len(expected) or any(
+                e != -1 and e != b for b, e in zip(bs, expected)
+            ):
+                raise _member_batch_mismatch(position, bs, expected, adding=True)
         elif td.batch_dims < self.stack_dim:
             raise ValueError(
                 f"cannot stack a tensordict of batch size {tuple(td.batch_size)} along "
@@ -1878,10 +1907,26 @@ def _stack_index_error(index, n) -> IndexError:
     )
 
 
+def _stacked_batch_size(tds: list, sd: int) -> torch.Size:
+    """The batch size of a stack of ``tds`` along ``sd``: the members' batch size with
+    the stack dim put in; a dim whose size differs between members is ``-1`` (a
+    heterogeneous stack, as 0.15.3's: indexing along the stack dim gives each member
+    with its own batch size, ops run member by member)."""
+    bs = tds[0].batch_size
+    for td in tds:
+        other = td.batch_size
+        if other != bs:
+            # (the members share their number of batch dims: checked where built)
+            bs = torch.Size([a if a == b else -1 for a, b in zip(bs, other)])
+    return bs[:sd] + (len(tds),) + bs[sd:]
+
+
 def _check_nested_batch(key, vals) -> None:
+    """Nested tensordicts read from the members stack lazily when they have the same
+    number of batch dims (sizes that differ give a -1 in the stack's batch size)."""
     bs = vals[0].batch_size
     for i, v in enumerate(vals[1:], 1):
-        if v.batch_size != bs:
+        if len(v.batch_size) != len(bs):
             raise RuntimeError(
                 f"cannot stack the nested tensordicts at key {_errors._fmt_key(key)}: "
                 f"the one at index {i} has batch_size {tuple(v.batch_size)}, the one "

@@ -1376,8 +1376,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def stack(cls, input, dim: int = 0, *, out=None):
         """Stack tensordicts along a new batch dim ``dim``.
 
-        Lazy stacks are stacked densely (lazily under ``set_lazy_legacy(True)``);
-        ``cat`` along their stack dim joins their tensordicts without a copy.
+        Lazy stacks alike (one stack dim, as many tensordicts) stack into a lazy
+        stack of their tensordicts stacked one by one; other inputs are stacked
+        densely (lazily under ``set_lazy_legacy(True)``). ``cat`` along their stack
+        dim joins their tensordicts without a copy.
 
         See :meth:`TensorDict.stack`.
         """
@@ -1387,8 +1389,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def cat(cls, input, dim: int = 0, *, out=None):
         """Concatenate tensordicts along batch dim ``dim``.
 
-        Lazy stacks are stacked densely (lazily under ``set_lazy_legacy(True)``);
-        ``cat`` along their stack dim joins their tensordicts without a copy.
+        Lazy stacks alike (one stack dim, as many tensordicts) stack into a lazy
+        stack of their tensordicts stacked one by one; other inputs are stacked
+        densely (lazily under ``set_lazy_legacy(True)``). ``cat`` along their stack
+        dim joins their tensordicts without a copy.
 
         See :meth:`TensorDict.cat`.
         """
