@@ -159,7 +159,9 @@ class LazyStackedTensorDict(
             for i, td in enumerate(members[1:], 1):
                 # members of one number of batch dims whose sizes differ make a
                 # stack with -1 at those dims (as 0.15.3), see _stacked_batch_size
-                if len(td.batch_size) != len(member_bs):
+                if len(td.batch_size) != len(member_bs) or (
+                    strict_shape and td.batch_size != member_bs
+                ):
                     raise _member_batch_mismatch(i, td.batch_size, member_bs)
             stack_dim = _check_stack_dim(stack_dim, len(member_bs))
         elif stack_dim < 0:

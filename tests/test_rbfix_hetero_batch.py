@@ -57,8 +57,14 @@ class TestBatchSize:
             LazyStackedTensorDict(_member(3), TensorDict(batch_size=[3, 1]))
 
     def test_dense_stack_still_raises(self):
-        with pytest.raises(RuntimeError):
+        with pytest.raises(RuntimeError, match="requires them to have congruent"):
             torch.stack([_member(3), _member(5)])
+
+    def test_strict_shape_refuses_them(self):
+        with pytest.raises(RuntimeError, match="congruent batch sizes"):
+            LazyStackedTensorDict.lazy_stack(
+                [_member(3), _member(5)], strict_shape=True
+            )
 
     def test_numel_counts_every_element(self):
         assert _ragged().numel() == 8
