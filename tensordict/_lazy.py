@@ -1121,10 +1121,22 @@ class LazyStackedTensorDict(
         return result
 
     def _empty_result(self, index, stack_out):
-        bs = _indexed_batch_shape(
-            self._batch_size, _normalize_index(index, self._batch_size)
+        return LazyStackedTensorDict._new_unsafe(
+            [], stack_out, batch_size=self._indexed_shape(index)
         )
-        return LazyStackedTensorDict._new_unsafe([], stack_out, batch_size=bs)
+
+    def _indexed_shape(self, index) -> torch.Size:
+        """The batch shape ``index`` gives. A ``-1`` dim (members of different
+        sizes there) counts as its largest member's size."""
+        bs = self._batch_size
+        if -1 in bs:
+            sd = self.stack_dim
+            largest = [
+                max(td.batch_size[i] for td in self.tensordicts)
+                for i in range(len(bs) - 1)
+            ]
+            bs = torch.Size(largest[:sd] + [bs[sd]] + largest[sd:])
+        return _indexed_batch_shape(bs, _normalize_index(index, bs))
 
     def set_at_(self, key, value, index, *, non_blocking: bool = False):
         """Write ``value`` into the existing entry at ``key``, at ``index``: through
@@ -1156,9 +1168,7 @@ class LazyStackedTensorDict(
         if isinstance(stack_part, Tensor) and stack_part.ndim > 1:
             return None
         ids = self._member_ids(stack_part)
-        result_bs = _indexed_batch_shape(
-            self._batch_size, _normalize_index(index, self._batch_size)
-        )
+        result_bs = self._indexed_shape(index)
         parts = _split_for_index(value, len(ids), stack_out, len(result_bs))
         if parts is None:
             return None

@@ -124,6 +124,28 @@ class TestReading:
         assert LazyStackedTensorDict(TensorDict(), TensorDict()).is_empty()
 
 
+class TestWriting:
+    @pytest.mark.parametrize("index", [slice(0, 2), [0, 1], slice(None)])
+    def test_write_along_the_stack_dim(self, index):
+        stack = _ragged()
+        stack[index] = _ragged() + 1
+        assert stack.tensordicts[1]["x"][0].tolist() == [1.0, 2.0]
+
+    def test_update_at_(self):
+        stack = _ragged()
+        stack.update_at_(_ragged() * 0, slice(None))
+        assert stack.tensordicts[1]["x"].sum().item() == 0
+
+    def test_write_at_a_column(self):
+        stack = _ragged()
+        stack[:, 0] = TensorDict(x=-torch.ones(2, 2), batch_size=[2])
+        assert stack.tensordicts[1]["x"][0].tolist() == [-1.0, -1.0]
+
+    def test_empty_selection(self):
+        empty = _ragged()[torch.tensor([], dtype=torch.long)]
+        assert empty.batch_size[0] == 0
+
+
 class _Trajectory(TensorClass["nocast"]):
     data: TensorDict
 
