@@ -15,6 +15,8 @@ Each family's op type names its way (``lazy_way``); the ``lazy`` macro of its te
 - ``reduce``: reductions and scans: per member over the other dims; over the stack
   dim, on the dense stack;
 - ``each``: ops reading a key (``target``), run on each member as they are;
+- ``lists``: collectors of nested lists along the batch dims (``tolist``): each member
+  gives its lists, nested along the stack dim as the batch dims are;
 - ``dense``: the rest: the op runs on the dense stack (``_dense_op``), and an in-place
   form writes the result back into the members;
 - ``stacking``: ``stack`` / ``cat`` classmethods (``_lazy_rules.stack`` / ``cat``).
@@ -45,13 +47,20 @@ NOTES = {
         "arguments cut along the stack dim (stacked tensordicts of different shapes\n"
         "are fine), and returns a lazy stack (or ``out``)."
     ),
+    "lists": (
+        "On a lazy stack each stacked tensordict gives its own lists, nested along\n"
+        "the stack dim as the batch dims are (stacked tensordicts of different\n"
+        "shapes are fine)."
+    ),
     "dense": (
         "On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked\n"
         "tensordicts whose shapes differ raise an error naming the op."
     ),
     "stacking": (
-        "Lazy stacks are stacked densely (lazily under ``set_lazy_legacy(True)``);\n"
-        "``cat`` along their stack dim joins their tensordicts without a copy."
+        "Lazy stacks alike (one stack dim, as many tensordicts) stack into a lazy\n"
+        "stack of their tensordicts stacked one by one; other inputs are stacked\n"
+        "densely (lazily under ``set_lazy_legacy(True)``). ``cat`` along their stack\n"
+        "dim joins their tensordicts without a copy."
     ),
 }
 # How the reference page names each way.
@@ -61,6 +70,7 @@ WAYS = {
     "reduce": "reduction",
     "each": "each",
     "members": "per member",
+    "lists": "per member",
     "dense": "dense",
     "stacking": "stacking",
 }

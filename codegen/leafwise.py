@@ -115,7 +115,8 @@ class LeafwiseOp(Op):
     @property
     def lazy_way(self) -> str:
         if self.is_collector:
-            return "dense"
+            # nested lists along the batch dims: each member gives its own lists
+            return "lists" if self.result == "nested_lists" else "dense"
         if self.batch_rule is None:
             return "inherit"
         if self.batch_rule.rule.elementwise:

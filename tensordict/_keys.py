@@ -46,6 +46,7 @@ def _is_nested_key(obj) -> bool:
         return False
     return all(_is_nested_key(part) for part in obj)
 
+
 #: The separator `flatten_keys` puts between the parts of a nested key by default
 #: (``("next", "obs")`` becomes ``"next.obs"``).
 #:
@@ -156,12 +157,20 @@ def unravel_key(key: NestedKey) -> NestedKey:
 
 
 def unravel_key_list(keys) -> list[NestedKey]:
-    """Unravel every key of a list (see :func:`unravel_key`); a tuple that is not a
-    key raises here.
+    """Unravel every key of a list or a tuple of keys (see :func:`unravel_key`); a
+    tuple that is not a key raises here, and so does anything but a list or a tuple
+    (``TypeError``: a string is one key, not a list of keys).
 
     >>> unravel_key_list(["a", ("b",), ("c", ("d",))])
     ['a', 'b', ('c', 'd')]
     """
+    if not isinstance(keys, (list, tuple)):
+        # 0.15.3's phrase first (TorchRL's tests match it), then ours
+        raise TypeError(
+            f"unravel_key_list(): incompatible function arguments. Expected a list or "
+            f"a tuple of keys, got {type(keys)}: wrap a single key in a list "
+            f"([key]), or pass list(keys) for another iterable"
+        )
     return [_unravel_strict(key) for key in keys]
 
 

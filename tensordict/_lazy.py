@@ -157,7 +157,11 @@ class LazyStackedTensorDict(
         if members:
             member_bs = members[0].batch_size
             for i, td in enumerate(members[1:], 1):
-                if td.batch_size != member_bs:
+                # members of one number of batch dims whose sizes differ make a
+                # stack with -1 at those dims (as 0.15.3), see _stacked_batch_size
+                if len(td.batch_size) != len(member_bs) or (
+                    strict_shape and td.batch_size != member_bs
+                ):
                     raise _member_batch_mismatch(i, td.batch_size, member_bs)
             stack_dim = _check_stack_dim(stack_dim, len(member_bs))
         elif stack_dim < 0:
@@ -222,8 +226,7 @@ class LazyStackedTensorDict(
         self._lock_stack = None
         if tensordicts:
             first = tensordicts[0]
-            bs = first.batch_size
-            self._batch_size = bs[:stack_dim] + (len(tensordicts),) + bs[stack_dim:]
+            self._batch_size = _stacked_batch_size(tensordicts, stack_dim)
             device = first.device
             for td in tensordicts:
                 if td.device != device:
@@ -247,8 +250,7 @@ class LazyStackedTensorDict(
             self._batch_size = torch.Size([0] * (sd + 1))
             self._device = None
             return
-        bs = tds[0].batch_size
-        self._batch_size = bs[:sd] + (len(tds),) + bs[sd:]
+        self._batch_size = _stacked_batch_size(tds, sd)
         device = tds[0].device
         for td in tds:
             if td.device != device:
@@ -427,16 +429,45 @@ class LazyStackedTensorDict(
         self.tensordicts.extend(members)
         self._refresh()
 
+    def is_empty(self) -> bool:
+        """True when the stack holds no entry, at any depth: read from the keys,
+        nothing stacked (members of different shapes are fine).
+
+        >>> LazyStackedTensorDict(TensorDict(), TensorDict()).is_empty()
+        True
+        """
+        for _ in self.keys(True, True):
+            return False
+        return True
+
+    def numel(self) -> int:
+        """The number of elements of the batch; with members of different batch
+        sizes (a ``-1`` in the batch size), the sum of the members' numbers.
+
+        >>> a, b = TensorDict(batch_size=[3]), TensorDict(batch_size=[5])
+        >>> LazyStackedTensorDict(a, b).numel()
+        8
+        """
+        bs = self._batch_size
+        if -1 in bs:
+            return sum(td.numel() for td in self.tensordicts)
+        return bs.numel()
+
     def _check_new_member(self, td, position, pending=()):
         td = _as_member(td, position)
-        reference = self.tensordicts[0] if self.tensordicts else None
-        if reference is None and pending:
-            reference = pending[0]
-        if reference is not None:
-            if td.batch_size != reference.batch_size:
-                raise _member_batch_mismatch(
-                    position, td.batch_size, reference.batch_size, adding=True
-                )
+        if self.tensordicts:
+            # the members' batch size: a -1 (a dim whose size already differs between
+            # the members) takes any size, as in 0.15.3
+            sd = self.stack_dim
+            expected = self._batch_size[:sd] + self._batch_size[sd + 1 :]
+        else:
+            expected = pending[0].batch_size if pending else None
+        if expected is not None:
+            bs = td.batch_size
+            if len(bs) != len(expected) or any(
+                e != -1 and e != b for b, e in zip(bs, expected)
+            ):
+                raise _member_batch_mismatch(position, bs, expected, adding=True)
         elif td.batch_dims < self.stack_dim:
             raise ValueError(
                 f"cannot stack a tensordict of batch size {tuple(td.batch_size)} along "
@@ -727,7 +758,21 @@ class LazyStackedTensorDict(
         if isinstance(value, TensorDictBase) or is_tensor_collection(value):
             if not validated and value.batch_size[: len(bs)] != bs:
                 value = _given_batch_size(key, value, bs)  # batch [] takes the stack's
-            return _unbind(value, sd)
+            parts = _unbind(value, sd)
+            if _is_non_tensor(value):
+                # each member stores its part as a tensordict stores non-tensor
+                # data: the value itself (a NonTensorStack where it is one per
+                # element of the member)
+                member_bs = tds[0].batch_size if tds else torch.Size([])
+                parts = [
+                    (
+                        part._entry_for(key, member_bs, None)
+                        if _is_non_tensor(part)
+                        else part
+                    )
+                    for part in parts
+                ]
+            return parts
         if isinstance(value, dict):
             return _unbind(TensorDict(value, batch_size=bs, device=self._device), sd)
         if isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)) or (
@@ -1076,10 +1121,22 @@ class LazyStackedTensorDict(
         return result
 
     def _empty_result(self, index, stack_out):
-        bs = _indexed_batch_shape(
-            self._batch_size, _normalize_index(index, self._batch_size)
+        return LazyStackedTensorDict._new_unsafe(
+            [], stack_out, batch_size=self._indexed_shape(index)
         )
-        return LazyStackedTensorDict._new_unsafe([], stack_out, batch_size=bs)
+
+    def _indexed_shape(self, index) -> torch.Size:
+        """The batch shape ``index`` gives. A ``-1`` dim (members of different
+        sizes there) counts as its largest member's size."""
+        bs = self._batch_size
+        if -1 in bs:
+            sd = self.stack_dim
+            largest = [
+                max(td.batch_size[i] for td in self.tensordicts)
+                for i in range(len(bs) - 1)
+            ]
+            bs = torch.Size(largest[:sd] + [bs[sd]] + largest[sd:])
+        return _indexed_batch_shape(bs, _normalize_index(index, bs))
 
     def set_at_(self, key, value, index, *, non_blocking: bool = False):
         """Write ``value`` into the existing entry at ``key``, at ``index``: through
@@ -1093,27 +1150,82 @@ class LazyStackedTensorDict(
         self._set_at_index(index, value)
         return self
 
-    def _set_at_index(self, index, value) -> None:
+    def _member_writes(self, index, value):
+        """What writing ``value`` at ``index`` does to each member: a list of
+        ``(member, member_index, member_value)``, or ``None`` when the members
+        cannot take the index one by one (several advanced indices across the
+        stack dim, ...)."""
         dec = self._decompose(index)
-        if dec is not None:
-            stack_part, member_index, stack_out = dec
-            tds = self.tensordicts
-            n = len(tds)
-            if isinstance(stack_part, int):
-                if not -n <= stack_part < n:
-                    raise _stack_index_error(stack_part, n)
-                tds[stack_part]._set_at_index(member_index, value)
-                return
-            if not (isinstance(stack_part, Tensor) and stack_part.ndim > 1):
-                ids = self._member_ids(stack_part)
-                result_bs = _indexed_batch_shape(
-                    self._batch_size, _normalize_index(index, self._batch_size)
-                )
-                parts = _split_for_index(value, len(ids), stack_out, len(result_bs))
-                if parts is not None:
-                    for i, part in zip(ids, parts):
-                        tds[i]._set_at_index(member_index, part)
-                    return
+        if dec is None:
+            return None
+        stack_part, member_index, stack_out = dec
+        tds = self.tensordicts
+        n = len(tds)
+        if isinstance(stack_part, int):
+            if not -n <= stack_part < n:
+                raise _stack_index_error(stack_part, n)
+            return [(tds[stack_part], member_index, value)]
+        if isinstance(stack_part, Tensor) and stack_part.ndim > 1:
+            return None
+        ids = self._member_ids(stack_part)
+        result_bs = self._indexed_shape(index)
+        parts = _split_for_index(value, len(ids), stack_out, len(result_bs))
+        if parts is None:
+            return None
+        return [(tds[i], member_index, part) for i, part in zip(ids, parts)]
+
+    def update_at_(
+        self,
+        input_dict_or_td,
+        idx,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[NestedKey] | None = None,
+    ) -> "LazyStackedTensorDict":
+        """:meth:`TensorDictBase.update_at_` member by member: each stacked
+        tensordict takes its part of ``input_dict_or_td`` at its part of ``idx``,
+        so a lazy stack whose members differ in shape (a replay buffer's storage
+        made from one) takes a lazy stack of the same layout.
+
+        >>> a = TensorDict(x=torch.zeros(4, 2), batch_size=[4])
+        >>> b = TensorDict(x=torch.zeros(4, 3), batch_size=[4])
+        >>> storage = LazyStackedTensorDict(a, b, stack_dim=1)
+        >>> data = LazyStackedTensorDict(
+        ...     TensorDict(x=torch.ones(2, 2), batch_size=[2]),
+        ...     TensorDict(x=torch.ones(2, 3), batch_size=[2]),
+        ...     stack_dim=1,
+        ... )
+        >>> _ = storage.update_at_(data, torch.tensor([1, 2]))
+        >>> b["x"].sum(-1).tolist()
+        [0.0, 3.0, 3.0, 0.0]
+        """
+        writes = self._member_writes(idx, input_dict_or_td)
+        if writes is None:
+            return TensorDictBase.update_at_(
+                self,
+                input_dict_or_td,
+                idx,
+                clone,
+                non_blocking=non_blocking,
+                keys_to_update=keys_to_update,
+            )
+        for td, member_index, part in writes:
+            td.update_at_(
+                part,
+                member_index,
+                clone,
+                non_blocking=non_blocking,
+                keys_to_update=keys_to_update,
+            )
+        return self
+
+    def _set_at_index(self, index, value) -> None:
+        writes = self._member_writes(index, value)
+        if writes is not None:
+            for td, member_index, part in writes:
+                td._set_at_index(member_index, part)
+            return
         # an index the members cannot take one by one: write through a dense copy
         dense = self._dense_for("write at the index", index)
         dense._set_at_index(index, value)
@@ -1807,10 +1919,26 @@ def _stack_index_error(index, n) -> IndexError:
     )
 
 
+def _stacked_batch_size(tds: list, sd: int) -> torch.Size:
+    """The batch size of a stack of ``tds`` along ``sd``: the members' batch size with
+    the stack dim put in; a dim whose size differs between members is ``-1`` (a
+    heterogeneous stack, as 0.15.3's: indexing along the stack dim gives each member
+    with its own batch size, ops run member by member)."""
+    bs = tds[0].batch_size
+    for td in tds:
+        other = td.batch_size
+        if other != bs:
+            # (the members share their number of batch dims: checked where built)
+            bs = torch.Size([a if a == b else -1 for a, b in zip(bs, other)])
+    return bs[:sd] + (len(tds),) + bs[sd:]
+
+
 def _check_nested_batch(key, vals) -> None:
+    """Nested tensordicts read from the members stack lazily when they have the same
+    number of batch dims (sizes that differ give a -1 in the stack's batch size)."""
     bs = vals[0].batch_size
     for i, v in enumerate(vals[1:], 1):
-        if v.batch_size != bs:
+        if len(v.batch_size) != len(bs):
             raise RuntimeError(
                 f"cannot stack the nested tensordicts at key {_errors._fmt_key(key)}: "
                 f"the one at index {i} has batch_size {tuple(v.batch_size)}, the one "

@@ -464,8 +464,15 @@ def unbind(stack, dim: Any, op: str):
     sd = stack.stack_dim
     if d == sd:  # the stacked tensordicts themselves
         return tuple(stack.tensordicts)
+    size = stack._batch_size[d]
+    if size == -1:
+        raise RuntimeError(
+            f"{op}(): cannot unbind dim {d} of a lazy stack of batch_size "
+            f"{list(stack._batch_size)}: the stacked tensordicts differ in size there "
+            f"(-1); unbind the stack dim {sd}, or each stacked tensordict"
+        )
     prefix = (_FULL,) * d
-    return tuple(stack._index(prefix + (i,)) for i in range(stack._batch_size[d]))
+    return tuple(stack._index(prefix + (i,)) for i in range(size))
 
 
 # --------------------------------------------------------------------------------------
@@ -533,12 +540,43 @@ def _dense_inputs(items: list, op: str) -> list:
 
 
 def stack(cls, input, dim: int = 0, *, out=None, op: str = "stack"):
-    """``torch.stack`` of lazy stacks: a dense stack, or under
-    ``set_lazy_legacy(True)`` a lazy stack of them."""
+    """``torch.stack`` with lazy stacks among the inputs. Lazy stacks alike (one
+    stack dim, as many tensordicts) give a lazy stack along that dim, as in 0.15.3:
+    its tensordicts are the inputs' stacked one by one (members of different shapes
+    or batch sizes are fine). Other inputs give a dense stack (or, under
+    ``set_lazy_legacy(True)``, a lazy stack of them)."""
     items = stack_inputs(input, op)
     if lazy_legacy():
         return lazy_stack(items, dim, out=out)
+    if out is None:
+        result = _stack_members(items, dim, op)
+        if result is not None:
+            return result
     return container_class("TensorDict").stack(_dense_inputs(items, op), dim, out=out)
+
+
+def _stack_members(items: list, dim: Any, op: str):
+    """The lazy stack :func:`stack` gives for lazy stacks alike, or None."""
+    first = items[0]
+    if not all(_is_lazy_stack(x) for x in items):
+        return None
+    sd = first.stack_dim
+    count = len(first.tensordicts)
+    if any(x.stack_dim != sd or len(x.tensordicts) != count for x in items):
+        return None
+    ndim = first.batch_dims
+    if any(x.batch_dims != ndim for x in items) or not -ndim - 1 <= dim <= ndim:
+        return None  # the dense path names the error
+    d = dim % (ndim + 1)
+    # the new dim before (or at) the stack dim moves it one along; each group of
+    # members is stacked at the new dim's place among the members' dims
+    new_sd = sd + 1 if d <= sd else sd
+    md = d if d <= sd else d - 1
+    members = [
+        type(parts[0]).stack(list(parts), md)
+        for parts in zip(*(x.tensordicts for x in items))
+    ]
+    return first._restack(members, new_sd)
 
 
 def cat(cls, input, dim: int = 0, *, out=None, op: str = "cat"):
@@ -672,6 +710,17 @@ def _where_whole(td, kwargs: dict):
         else:
             out.set(key, value.clone())
     return out
+
+
+def member_lists(stack, fn: Callable) -> list:
+    """``fn(member)`` (nested lists along the member's batch dims, ``tolist``) for
+    every stacked tensordict, nested along the stack dim as the batch dims are: the
+    dense stack's lists, without stacking (members of different shapes are fine)."""
+    if stack.stack_dim == 0:
+        return [fn(td) for td in stack.tensordicts]
+    # a batch dim before the stack dim: one list per index there (each a lazy stack
+    # of the members indexed, its stack dim one lower)
+    return [member_lists(stack[i], fn) for i in range(stack.batch_size[0])]
 
 
 def _splits_as_members(stack, value) -> bool:

@@ -290,6 +290,16 @@ class TensorDictBase(
     def _own_values(self):
         return [value for _, value in self._own_items()]
 
+    def _validate(self, key: str, value: Any) -> Any:
+        """Check (and convert) a value entering at ``key``, as ``TensorDict`` does,
+        against this container's batch size and device; return what to store (with
+        ``_set_str(..., validated=True)``). ``TensorDict`` overrides it; the other
+        kinds (a tensorclass over a lazy stack writing a field, ...) come here."""
+        template = container_class("TensorDict")._from_storage(
+            {}, self.batch_size, self.device
+        )
+        return template._validate(key, value)
+
     def _new_empty(self, batch_size=None, device=NO_DEFAULT, names=NO_DEFAULT):
         """A new, empty container with this one's batch size, device and names."""
         raise NotImplementedError

@@ -152,6 +152,12 @@ def assert_close(
             "tensordicts or tensorclasses (use torch.testing.assert_close for tensors)"
         )
     prefix = unravel_key_to_tuple(prefix) if prefix != () else ()
+    # a tensorclass is compared through the tensordict it wraps: over a lazy stack,
+    # member by member (as 0.15.3 does), members of different shapes included
+    if getattr(actual, "_is_tensorclass", False):
+        actual = actual._tensordict
+    if getattr(expected, "_is_tensorclass", False):
+        expected = expected._tensordict
     members_a = getattr(actual, "tensordicts", None)
     members_b = getattr(expected, "tensordicts", None)
     if isinstance(members_a, list) and isinstance(members_b, list):

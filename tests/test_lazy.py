@@ -13,8 +13,6 @@ Tests marked ``DIVERGENCE`` differ from it on purpose:
   members hold; here it is a ``KeyError`` naming the members that hold it.
 - ``test_set_lazy_legacy_as_function``: 0.15.3's ``set_lazy_legacy(True)`` only acts
   inside ``with`` or as a decorator; DESIGN.md makes the plain call set the mode too.
-- ``test_members_must_share_batch_size``: 0.15.3 builds stacks of members with different
-  batch sizes (a ``-1`` in the batch size); here that is an error naming the member.
 """
 
 from __future__ import annotations
@@ -103,9 +101,15 @@ class TestConstruction:
         with pytest.raises(IndexError, match="stack_dim 3"):
             LazyStackedTensorDict(*members(), stack_dim=3)
 
-    def test_members_must_share_batch_size(self):  # DIVERGENCE (see module doc)
-        with pytest.raises(RuntimeError, match=r"index 1 .*\(2, 3\).*\(2, 4\)"):
-            LazyStackedTensorDict(member(0), member(1, (2, 3)))
+    def test_members_of_different_batch_sizes(self):
+        # as 0.15.3: a dim whose size differs between the members is -1
+        stack = LazyStackedTensorDict(member(0), member(1, (2, 3)))
+        assert stack.batch_size == (2, 2, -1)
+        assert stack[1].batch_size == (2, 3)
+
+    def test_members_must_share_batch_dims(self):
+        with pytest.raises(RuntimeError, match=r"index 1 .*\(2,\).*\(2, 4\)"):
+            LazyStackedTensorDict(member(0), member(1, (2,)))
 
     def test_members_must_be_tensordicts(self):
         with pytest.raises(TypeError, match="index 1 is a Tensor"):
@@ -222,10 +226,15 @@ def test_from_dict_stacks_one_tensordict_per_mapping():
     assert stack.batch_size == (3, 2) and stack.stack_dim == 1
     assert stack.names == [None, "env"]
     assert torch.equal(stack["a"], torch.stack([torch.zeros(3), torch.ones(3)], 1))
-    stack = LazyStackedTensorDict.from_dict(*_mappings(), batch_size=[2, 3], names=["e", "t"])
+    stack = LazyStackedTensorDict.from_dict(
+        *_mappings(), batch_size=[2, 3], names=["e", "t"]
+    )
     assert [td.batch_size for td in stack.tensordicts] == [(3,), (3,)]
     assert stack.names == ["e", "t"]
-    assert LazyStackedTensorDict.from_dict(_mappings(), batch_dims=2).batch_size == (2, 3)
+    assert LazyStackedTensorDict.from_dict(_mappings(), batch_dims=2).batch_size == (
+        2,
+        3,
+    )
 
 
 def test_from_dict_and_from_list_errors_say_what_is_wrong():
@@ -235,10 +244,11 @@ def test_from_dict_and_from_list_errors_say_what_is_wrong():
         TensorDict.from_list([])
     with pytest.raises(TypeError, match="item 1 is a int"):
         LazyStackedTensorDict.from_list([{"a": torch.zeros(1)}, 3])
-    with pytest.raises(RuntimeError, match="batch"):  # batch sizes must agree
-        LazyStackedTensorDict.from_list(
-            [{"a": torch.zeros(3)}, {"a": torch.zeros(2)}], auto_batch_size=True
-        )
+    # batch sizes that differ give a -1 (as 0.15.3)
+    ragged = LazyStackedTensorDict.from_list(
+        [{"a": torch.zeros(3)}, {"a": torch.zeros(2)}], auto_batch_size=True
+    )
+    assert ragged.batch_size == (2, -1)
 
 
 def test_from_list_is_dense_where_it_can_be():
@@ -1066,7 +1076,9 @@ BATCH_DIM_OPS = {
     "softmax": lambda t: t.softmax(1),
     "cummax": lambda t: t.cummax(1),
     "new_zeros": lambda t: t.new_zeros(5),
-    "stack_from_tensordict": lambda t: t.select(("s", "n", "b")).stack_from_tensordict(0),
+    "stack_from_tensordict": lambda t: t.select(("s", "n", "b")).stack_from_tensordict(
+        0
+    ),
     "cat_from_tensordict": lambda t: t.select(("s", "n", "b")).cat_from_tensordict(1),
 }
 
@@ -1125,7 +1137,9 @@ def test_in_place_forms_write_into_the_held_lazy_stack():
     assert holder.masked_fill_(MASK, 0.5) is holder
     assert holder["s"] is stack  # still the same lazy stack, its members written
     assert_same(holder, dense.masked_fill(MASK, 0.5))
-    assert torch.equal(stack.tensordicts[0]["a"], torch.full_like(stack.tensordicts[0]["a"], 0.5))
+    assert torch.equal(
+        stack.tensordicts[0]["a"], torch.full_like(stack.tensordicts[0]["a"], 0.5)
+    )
     # inplace=True gives the holder the result (the stack comes back dense)
     holder, dense = _holder()
     assert holder.flatten(inplace=True) is holder

@@ -27,7 +27,8 @@ from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 OPS = list(SPEC.ops())
 # tiny batch dims: std over one element is nan, as torch warns
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:.*degrees of freedom:UserWarning", "ignore:ComplexHalf support is experimental"
+    "ignore:.*degrees of freedom:UserWarning",
+    "ignore:ComplexHalf support is experimental",
 )
 IDS = [op.name for op in OPS]
 
@@ -115,7 +116,9 @@ def cases_for(op: Op, bs: tuple, other=None) -> list:
     if op.form is Form.CLASSMETHOD:
         return [A(d) for d in range(len(bs))] + [A(-1)]
     required = [
-        p for p in op.signature.params if p.default is None and not p.kind.startswith("var")
+        p
+        for p in op.signature.params
+        if p.default is None and not p.kind.startswith("var")
     ]
     return [A(*(REQUIRED_ARGS[p.name] for p in required))]
 
@@ -214,7 +217,9 @@ def outcome(fn):
 
 
 def _is_inplace(op: Op) -> bool:
-    return getattr(op, "result", None) in ("in_place", "replace") or op.name.endswith("_")
+    return getattr(op, "result", None) in ("in_place", "replace") or op.name.endswith(
+        "_"
+    )
 
 
 # torch.autograd.grad needs inputs its outputs were computed from, which no generic
@@ -247,8 +252,10 @@ def test_lazy_matches_dense(op: Op, structure: str):
             return other_dense if kind == "dense" else other_lazy
 
         args, kwargs = _resolve(case, like)
-        where = (f"the lazy form of {op.name}{tuple(args)}{kwargs} on {structure} "
-                 f"against the TensorDict form ({op.location})")
+        where = (
+            f"the lazy form of {op.name}{tuple(args)}{kwargs} on {structure} "
+            f"against the TensorDict form ({op.location})"
+        )
         expected, error = outcome(lambda: _call(dense, op, args, kwargs, other_dense))
         if error is not None:
             with pytest.raises(type(error)):
@@ -260,7 +267,9 @@ def test_lazy_matches_dense(op: Op, structure: str):
         assert_same(got, expected, op.tests.values != "defined", where)
         if _is_inplace(op):
             # the stacked tensordicts are written as the dense stack was
-            assert_same(lazy.to_tensordict(), dense, op.tests.values != "defined", where)
+            assert_same(
+                lazy.to_tensordict(), dense, op.tests.values != "defined", where
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -382,8 +391,14 @@ def test_stack_of_lazy_stacks_follows_lazy_legacy():
     from tensordict import set_lazy_legacy
 
     stacks = [make_stack("dim1", (2, 3, 4)), make_stack("dim1", (2, 3, 4), seed=4)]
-    dense = torch.stack(stacks, 0)
-    assert type(dense) is TensorDict and dense.batch_size == (2, 2, 3, 4)
+    # as 0.15.3: lazy stacks alike give a lazy stack of their members stacked one by
+    # one, the stack dim one along
+    stacked = torch.stack(stacks, 0)
+    assert isinstance(stacked, LazyStackedTensorDict)
+    assert stacked.stack_dim == 2 and stacked.batch_size == (2, 2, 3, 4)
+    expected = torch.stack([s.to_tensordict() for s in stacks], 0)
+    for key, value in expected.items(True, True):
+        torch.testing.assert_close(stacked.get(key), value)
     with set_lazy_legacy(True):
         lazy = torch.stack(stacks, 0)
     assert isinstance(lazy, LazyStackedTensorDict) and lazy[1] is stacks[1]

@@ -486,16 +486,20 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     ) -> List[Any]:
         """The tensordict as nested lists along its batch dims.
 
-        On a lazy stack it runs on the dense stack (``to_tensordict()``); stacked
-        tensordicts whose shapes differ raise an error naming the op.
+        On a lazy stack each stacked tensordict gives its own lists, nested along
+        the stack dim as the batch dims are (stacked tensordicts of different
+        shapes are fine).
 
         See :meth:`TensorDict.tolist`.
         """
-        return self._dense_op("tolist").tolist(
-            convert_nodes=convert_nodes,
-            convert_tensors=convert_tensors,
-            tolist_first=tolist_first,
-            as_linked_list=as_linked_list,
+        return _lazy_rules.member_lists(
+            self,
+            lambda td: td.tolist(
+                convert_nodes=convert_nodes,
+                convert_tensors=convert_tensors,
+                tolist_first=tolist_first,
+                as_linked_list=as_linked_list,
+            ),
         )
 
     def new_zeros(
@@ -1372,8 +1376,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def stack(cls, input, dim: int = 0, *, out=None):
         """Stack tensordicts along a new batch dim ``dim``.
 
-        Lazy stacks are stacked densely (lazily under ``set_lazy_legacy(True)``);
-        ``cat`` along their stack dim joins their tensordicts without a copy.
+        Lazy stacks alike (one stack dim, as many tensordicts) stack into a lazy
+        stack of their tensordicts stacked one by one; other inputs are stacked
+        densely (lazily under ``set_lazy_legacy(True)``). ``cat`` along their stack
+        dim joins their tensordicts without a copy.
 
         See :meth:`TensorDict.stack`.
         """
@@ -1383,8 +1389,10 @@ class LazyStackedTensorDictGeneratedOps(TensorDictGeneratedOps):
     def cat(cls, input, dim: int = 0, *, out=None):
         """Concatenate tensordicts along batch dim ``dim``.
 
-        Lazy stacks are stacked densely (lazily under ``set_lazy_legacy(True)``);
-        ``cat`` along their stack dim joins their tensordicts without a copy.
+        Lazy stacks alike (one stack dim, as many tensordicts) stack into a lazy
+        stack of their tensordicts stacked one by one; other inputs are stacked
+        densely (lazily under ``set_lazy_legacy(True)``). ``cat`` along their stack
+        dim joins their tensordicts without a copy.
 
         See :meth:`TensorDict.cat`.
         """

@@ -62,9 +62,17 @@ def stack_rule(input: Any, dim: Any, op: str):
         return tds, d, bs[:d] + (len(tds),) + bs[d:]
     for i, td in enumerate(tds):
         if td.batch_size != bs:
+            # 0.15.3's phrase first (for stack; code matches it), then ours
+            lead = (
+                "stacking tensordicts requires them to have congruent batch sizes: "
+                if op == "stack"
+                else ""
+            )
             raise RuntimeError(
-                f"{op}(): every tensordict must have the same batch_size; tensordict "
-                f"{i} has {list(td.batch_size)} but tensordict 0 has {list(bs)}"
+                f"{lead}{op}(): every tensordict must have the same batch_size; "
+                f"tensordict {i} has {list(td.batch_size)} but tensordict 0 has "
+                f"{list(bs)} (LazyStackedTensorDict.lazy_stack stacks tensordicts of "
+                f"different batch sizes)"
             )
     d = batch_dim(dim, bs, op, extra=1)
     return tds, d, bs[:d] + (len(tds),) + bs[d:]

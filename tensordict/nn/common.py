@@ -127,7 +127,8 @@ class dispatch:
     ``source`` and ``dest`` are lists of keys or names of attributes of the module
     holding them (``"in_keys"`` / ``"out_keys"``). With ``auto_batch_size`` the
     tensordict gets the leading dims its tensors share as batch size. A call with a
-    tensordict goes straight through.
+    tensordict goes straight through. So does any call under
+    ``_set_dispatch_td_nn_modules(False)``: the function takes its arguments as given.
 
     >>> import torch
     >>> from torch import nn
@@ -175,6 +176,11 @@ class dispatch:
             if len(args) > start and isinstance(args[start], TensorDictBase):
                 return func(*args, **kwargs)
             if "tensordict" in kwargs:
+                return func(*args, **kwargs)
+            if not _DISPATCH_TD_NN_MODULES.get():
+                # _set_dispatch_td_nn_modules(False): the function takes its
+                # arguments as written (TorchRL's replay buffers pass a transform
+                # plain data this way)
                 return func(*args, **kwargs)
             owner = args[0] if is_method else None
             td = _gather_tensors(
