@@ -1252,6 +1252,16 @@ class TensorDict(
             return self
         return _new_tensordict(storage, self._batch_size, self._device, self._names)
 
+    def _holds_lazy_stack(self) -> bool:
+        for value in self._tensordict.values():
+            if type(value) is Tensor or not isinstance(value, TensorDictBase):
+                continue
+            if isinstance(value, container_class("LazyStackedTensorDict")):
+                return True
+            if value._holds_lazy_stack():
+                return True
+        return False
+
     def _apply(self, fn, others, **options):
         # The common call, td.apply(fn) with no other tensordict and no option that
         # changes the result's shape, device or names, takes one lean walk; the rest

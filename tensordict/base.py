@@ -351,6 +351,11 @@ class TensorDictBase(
         them as they are."""
         return self._leaves_and_rebuild()
 
+    def _holds_lazy_stack(self) -> bool:
+        """Whether a lazy stack is among this container's entries, at any depth
+        (ops that cut the batch into pieces then read them by indexing)."""
+        return False
+
     def _with_dense_stacks(
         self, op: str, key: tuple = (), outer_dims: int | None = None
     ) -> "TensorDictBase":

@@ -1115,6 +1115,9 @@ class TensorClass(TensorClassGeneratedOps, TensorDictBase):
 
         return leaves, rebuild_tc
 
+    def _holds_lazy_stack(self) -> bool:
+        return self._tensordict._holds_lazy_stack()
+
     def _with_dense_stacks(self, op: str, key: tuple = (), outer_dims=None):
         dense = self._tensordict._with_dense_stacks(op, key, outer_dims)
         return self if dense is self._tensordict else self._wrap(dense)

@@ -87,3 +87,60 @@ def test_where_on_a_lazy_stack_takes_non_tensor_entries_of_whole_members():
     assert node.where(keep, reset)["s"] == ["0", "6"]
     assert node.where(keep, reset, out=node, pad=0) is node
     assert node["s"] == ["0", "6"] and node["x"].tolist() == [1.0, 0.0]
+
+
+def _holding_heterogeneous_stacks():
+    inner = LazyStackedTensorDict.lazy_stack(
+        [
+            LazyStackedTensorDict.lazy_stack(
+                [TensorDict(lidar=torch.zeros(8)), TensorDict(lidar=torch.zeros(0))]
+            )
+            for _ in range(3)
+        ],
+        1,
+    )
+    return TensorDict(lazy=inner, a=torch.arange(6).view(2, 3), batch_size=[2, 3])
+
+
+def _lidar_shapes(td):
+    def flat(values):
+        if isinstance(values, list):
+            return [shape for v in values for shape in flat(v)]
+        return [values.shape]
+
+    return flat(td["lazy"].get("lidar", as_list=True))
+
+
+@pytest.mark.parametrize("unbind", [lambda td, d: td.unbind(d), torch.unbind])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unbind_of_a_tensordict_holding_heterogeneous_lazy_stacks(unbind, dim):
+    # torchrl.envs.utils.check_env_specs unbinds rollouts of heterogeneous envs
+    td = _holding_heterogeneous_stacks()
+    parts = unbind(td, dim)
+    assert len(parts) == td.batch_size[dim]
+    for i, part in enumerate(parts):
+        expected = td[(slice(None),) * (dim % 2) + (i,)]
+        assert part.batch_size == expected.batch_size
+        assert (part["a"] == expected["a"]).all()
+        assert isinstance(part["lazy"], LazyStackedTensorDict)
+        assert _lidar_shapes(part) == _lidar_shapes(expected)
+
+
+@pytest.mark.parametrize(
+    "cut, sizes",
+    [
+        (lambda td: td.split(2, 1), [2, 1]),
+        (lambda td: td.chunk(3, 1), [1, 1, 1]),
+        (lambda td: td.tensor_split([1], 1), [1, 2]),
+    ],
+)
+def test_pieces_of_a_tensordict_holding_heterogeneous_lazy_stacks(cut, sizes):
+    td = _holding_heterogeneous_stacks()
+    parts = cut(td)
+    assert [p.batch_size[1] for p in parts] == sizes
+    start = 0
+    for part, size in zip(parts, sizes):
+        expected = td[:, start : start + size]
+        assert (part["a"] == expected["a"]).all()
+        assert _lidar_shapes(part) == _lidar_shapes(expected)
+        start += size

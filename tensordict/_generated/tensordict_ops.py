@@ -3525,12 +3525,12 @@ class TensorDictGeneratedOps:
             ...
             tensordict._errors.SplitSizeError: split(): split sizes [1, 2] must be >= 0 and sum to 5, the size of batch dim 0 (batch_size [5] (1 batch dim))
         """
-        dense = self._with_dense_stacks("split")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.split(split_size, dim))
         split_size, dim, batch_sizes = _ops.split_rule(
             self._batch_size, split_size, dim, "split"
         )
+        # lazy stacks inside: the pieces are read by indexing
+        if self._holds_lazy_stack():
+            return _ops.cut_by_index(self, dim, batch_sizes)
         leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.split(x, split_size, dim) for x in leaves]
         return _ops.keep_lock(
@@ -3548,12 +3548,12 @@ class TensorDictGeneratedOps:
             >>> [part.batch_size for part in td.chunk(2, dim=-1)]
             [torch.Size([4, 2]), torch.Size([4, 1])]
         """
-        dense = self._with_dense_stacks("chunk")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.chunk(chunks, dim))
         chunks, dim, batch_sizes = _ops.chunk_rule(
             self._batch_size, chunks, dim, "chunk"
         )
+        # lazy stacks inside: the pieces are read by indexing
+        if self._holds_lazy_stack():
+            return _ops.cut_by_index(self, dim, batch_sizes)
         leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.chunk(x, chunks, dim) for x in leaves]
         return _ops.keep_lock(
@@ -3577,12 +3577,12 @@ class TensorDictGeneratedOps:
             >>> [part.batch_size[0] for part in td.tensor_split(3)]
             [2, 2, 1]
         """
-        dense = self._with_dense_stacks("tensor_split")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return _ops.keep_lock(self, dense.tensor_split(indices_or_sections, dim))
         indices_or_sections, dim, batch_sizes = _ops.tensor_split_rule(
             self._batch_size, indices_or_sections, dim, "tensor_split"
         )
+        # lazy stacks inside: the pieces are read by indexing
+        if self._holds_lazy_stack():
+            return _ops.cut_by_index(self, dim, batch_sizes)
         leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.tensor_split(x, indices_or_sections, dim) for x in leaves]
         return _ops.keep_lock(
@@ -3604,10 +3604,10 @@ class TensorDictGeneratedOps:
             ...
             tensordict._errors.DimOutOfRangeError: Incompatible dim 1 for tensordict with shape torch.Size([3]). unbind(): dim=1 is out of range for a tensordict with batch_size [3] (1 batch dim); dims count batch dims only, so dim must be in [-1, 0]
         """
-        dense = self._with_dense_stacks("unbind")
-        if dense is not self:  # lazy stacks inside: the op runs on their dense stacks
-            return dense.unbind(dim)
         dim, batch_sizes = _ops.unbind_rule(self._batch_size, dim, "unbind")
+        # lazy stacks inside: the pieces are read by indexing
+        if self._holds_lazy_stack():
+            return _ops.cut_by_index(self, dim, batch_sizes)
         leaves, rebuild = self._batched_leaves_and_rebuild()
         new = [torch.unbind(x, dim) for x in leaves]
         return _ops.rebuild_each(self, rebuild, new, batch_sizes, dim)

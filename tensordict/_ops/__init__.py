@@ -86,6 +86,7 @@ from tensordict._ops.device import (
 )
 from tensordict._ops.indexing import (
     chunk_rule,
+    cut_by_index,
     expand_index,
     expand_mask,
     gather_rule,
@@ -200,6 +201,7 @@ __all__ = [
     "present_result",
     "quantile_shape",
     "rebuild_each",
+    "cut_by_index",
     "rebuild_reduced",
     "reduce_batch_rule",
     "reduce_leaves",

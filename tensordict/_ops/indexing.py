@@ -114,6 +114,23 @@ def unbind_rule(batch_size, dim: Any, op: str):
     return d, [batch_size[:d] + batch_size[d + 1 :]] * batch_size[d]
 
 
+def cut_by_index(td: TensorDictBase, dim: int, batch_sizes: list) -> tuple:
+    """``result: tensordicts`` (split, chunk, tensor_split, unbind) of a tensordict
+    holding lazy stacks: the pieces are read by indexing batch dim ``dim``, so each
+    lazy stack inside keeps its stacked tensordicts, which may differ in shape (TorchRL's
+    heterogeneous environments); ``batch_sizes``: the pieces' batch sizes, as the
+    op's rule gives them (without ``dim`` for unbind)."""
+    before = (slice(None),) * dim
+    if batch_sizes and len(batch_sizes[0]) < len(td.batch_size):  # unbind
+        return tuple(td[before + (i,)] for i in range(len(batch_sizes)))
+    pieces, start = [], 0
+    for size in batch_sizes:
+        stop = start + size[dim]
+        pieces.append(td[before + (slice(start, stop),)])
+        start = stop
+    return tuple(pieces)
+
+
 def rebuild_each(
     td: TensorDictBase,
     rebuild: Callable,
