@@ -171,11 +171,11 @@ def _stack_lazy(values: list, path: tuple):
     )
 
 
-def _batch_when_materialized(module: nn.Module, where: dict, key: str, view) -> None:
+def _batch_when_materialized(module: nn.Module, key: str, view) -> None:
     """``view`` (a vmap view of a stack of uninitialized tensors) was put in
-    ``module``'s ``where`` dict at ``key``: once the lazy module's own pre-hook has
-    materialized it, before ``forward`` runs, put the stack batched at the view's vmap
-    level(s) there in its place (what ``forward`` must compute with)."""
+    ``module`` at ``key``: once the lazy module's own pre-hook has materialized it,
+    before ``forward`` runs, put the stack batched at the view's vmap level(s) in its
+    place (what ``forward`` must compute with)."""
     views = []
     stack = view
     while isinstance(stack, _StackedLazy) and stack._vmapped is not None:
@@ -185,11 +185,14 @@ def _batch_when_materialized(module: nn.Module, where: dict, key: str, view) -> 
 
     def batch_it(module, args):
         handle.remove()
-        if where.get(key) is view and not is_lazy(view):
-            batched = stack
-            for dim, level in reversed(views):
-                batched = _add_batch_dim(batched, dim, level)
-            where[key] = batched
+        if is_lazy(view):
+            return
+        for where in (module._parameters, module._buffers):
+            if where.get(key) is view:
+                batched = stack
+                for dim, level in reversed(views):
+                    batched = _add_batch_dim(batched, dim, level)
+                where[key] = batched
 
     # registered after the lazy module's own hook (at its construction): runs after it
     handle = module.register_forward_pre_hook(batch_it)
@@ -413,12 +416,15 @@ def _swap_into(
     swap = {} if collect else None
     params = module._parameters
     buffers = module._buffers
+    attrs = module.__dict__
     for key, value in td._own_items():
         if isinstance(value, Tensor) or value is None:
             if key in params:
                 where = params
             elif key in buffers:
                 where = buffers
+            elif isinstance(attrs.get(key), Tensor):
+                where = attrs  # a parameter's slot, holding a plain tensor
             elif isinstance(value, nn.Parameter):
                 where = params
             elif value is not None:
@@ -432,15 +438,39 @@ def _swap_into(
                 and not (value.requires_grad or is_functorch_wrapped_tensor(value))
             ):  # (under vmap, every value stops at the cheap test)
                 value = _wrap_as_parameter(value, old)
-            if preserve and where is buffers and isinstance(value, nn.Parameter):
-                value = value.data  # a buffer stays a buffer (as in 0.15.3)
-            where[key] = value
+            if where is buffers:
+                if preserve and isinstance(value, nn.Parameter):
+                    value = value.data  # a buffer stays a buffer (as in 0.15.3)
+                buffers[key] = value
+                restore = buffers
+            elif (
+                value is None
+                or isinstance(value, nn.Parameter)
+                or (preserve and where is params)
+            ):  # a parameter, or (preserve_module_state) what stands for one
+                if where is params:
+                    params[key] = value
+                    restore = params
+                else:
+                    del attrs[key]
+                    params[key] = value
+                    restore = _Relocate(attrs, params)
+            else:
+                # a plain tensor in a parameter's slot is an attribute, as in 0.15.3:
+                # module.parameters() and state_dict() leave it out
+                if where is params:
+                    del params[key]
+                    attrs[key] = value
+                    restore = _Relocate(params, attrs)
+                else:
+                    attrs[key] = value
+                    restore = attrs
             if type(value) in _STACKED_LAZY and value._vmapped is not None:
-                _batch_when_materialized(module, where, key, value)
+                _batch_when_materialized(module, key, value)
             if collect:
                 swap[key] = old
                 if undo is not None:
-                    undo.append((where, key, swap))
+                    undo.append((restore, key, swap))
         elif isinstance(value, TensorCollection) and not value._is_non_tensor:
             child = module._modules.get(key)
             if child is None:
@@ -461,6 +491,23 @@ def _swap_into(
             if collect:
                 swap[key] = _new_td(sub)
     return swap
+
+
+class _Relocate:
+    """An undo record's target for a tensor ``_swap_into`` moved between a module's
+    ``_parameters`` and its ``__dict__`` (a plain tensor in a parameter's slot is an
+    attribute): ``relocate[key] = old`` puts ``old`` back in ``dest`` and removes what
+    stood for it in ``other``."""
+
+    __slots__ = ("dest", "other")
+
+    def __init__(self, dest: dict, other: dict) -> None:
+        self.dest = dest
+        self.other = other
+
+    def __setitem__(self, key: str, value) -> None:
+        self.other.pop(key, None)
+        self.dest[key] = value
 
 
 class _Slots:
@@ -522,6 +569,8 @@ def _pair_targets(td, module: nn.Module, targets: list, sources: list, memo, pat
             target = params.get(key)
             if target is None:
                 target = buffers.get(key)
+            if target is None and isinstance(module.__dict__.get(key), Tensor):
+                target = module.__dict__[key]  # a parameter's slot, holding a tensor
             if target is None:
                 raise KeyError(
                     f"to_module(inplace=True): the module has no tensor at "
@@ -588,7 +637,9 @@ class _Restore:
         if self.undo is not None:  # the common case: the writes recorded on entry
             # read back from the swap's storage, so that a value the block set in the
             # swap tensordict is the one restored (as a walk of the swap would)
-            for where, key, storage in reversed(self.undo):
+            # in the order of the writes: a module's parameters taken out of its
+            # _parameters go back in their order
+            for where, key, storage in self.undo:
                 if key in storage:
                     where[key] = storage[key]
             return
