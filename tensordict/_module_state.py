@@ -218,7 +218,9 @@ def _read_module(module: nn.Module, filter_empty: bool) -> dict:
         if child is None:
             continue
         held = child.__dict__.get("_tensordict")
-        if held is not None and isinstance(child, container_class("TensorDictParams")):
+        if held is not None and isinstance(
+            child, container_class("TensorDictParams")
+        ):
             # a TensorDictParams submodule: its entries with their nesting (its
             # parameter names "0.weight" would otherwise become keys with a dot)
             if not held.is_empty() or not filter_empty:
@@ -417,6 +419,7 @@ def _swap_into(
     params = module._parameters
     buffers = module._buffers
     attrs = module.__dict__
+    back_to_params = back_to_attrs = None  # the _Relocate undo targets, made once
     for key, value in td._own_items():
         if isinstance(value, Tensor) or value is None:
             if key in params:
@@ -454,14 +457,18 @@ def _swap_into(
                 else:
                     del attrs[key]
                     params[key] = value
-                    restore = _Relocate(attrs, params)
+                    if back_to_attrs is None:
+                        back_to_attrs = _Relocate(attrs, params)
+                    restore = back_to_attrs
             else:
                 # a plain tensor in a parameter's slot is an attribute, as in 0.15.3:
                 # module.parameters() and state_dict() leave it out
                 if where is params:
                     del params[key]
                     attrs[key] = value
-                    restore = _Relocate(params, attrs)
+                    if back_to_params is None:
+                        back_to_params = _Relocate(params, attrs)
+                    restore = back_to_params
                 else:
                     attrs[key] = value
                     restore = attrs
