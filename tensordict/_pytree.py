@@ -395,9 +395,12 @@ def _flatten_td(td) -> tuple[list, TensorDictContext]:
 
 def _flatten_td_with_keys(td):
     values, context = _flatten_td(td)
-    keys = context.keys
-    if context.non_tensor:
-        keys = [k for i, k in enumerate(keys) if i not in context.non_tensor]
+    if type(context) is dict:  # traced (see _traced_context)
+        keys, non_tensor = context["keys"], context["non_tensor"]
+    else:
+        keys, non_tensor = context.keys, context.non_tensor
+    if non_tensor:
+        keys = [k for i, k in enumerate(keys) if i not in non_tensor]
     return [(_torch_pytree.MappingKey(k), v) for k, v in zip(keys, values)], context
 
 

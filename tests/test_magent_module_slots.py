@@ -81,3 +81,31 @@ def test_strict_export_of_a_module_returning_a_tensordict():
     assert out.batch_size == (4,)
     torch.testing.assert_close(out["b", "c"], x + 1)
     torch.testing.assert_close(out["a"], x * 2)
+
+
+def test_strict_export_of_a_module_taking_and_returning_a_tensordict():
+    class Net(nn.Module):
+        def forward(self, td):
+            return td.apply(lambda x: x * 2)
+
+    td = TensorDict(a=torch.zeros(3), b={"c": torch.ones(3)}, batch_size=[3])
+    exported = torch.export.export(Net(), (td,), strict=True)
+    out = exported.module()(td)
+    assert out.batch_size == (3,)
+    torch.testing.assert_close(out["b", "c"], torch.full((3,), 2.0))
+
+
+def test_compiled_flatten_with_paths_and_non_tensor_data():
+    import torch.utils._pytree as pytree
+
+    td = TensorDict(a=torch.zeros(3), s="hi", b={"c": torch.ones(3)}, batch_size=[3])
+
+    @torch.compile(fullgraph=True, backend="eager")
+    def f(td):
+        paths = pytree.tree_flatten_with_path(td)[0]
+        return pytree.tree_map(lambda x: x + 1, td), len(paths)
+
+    out, count = f(td)
+    assert count == 2
+    assert out.batch_size == (3,) and out["s"] == "hi"
+    torch.testing.assert_close(out["b", "c"], torch.full((3,), 2.0))
