@@ -24,7 +24,8 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
-from torch._C._functorch import is_functorch_wrapped_tensor
+from torch._C._functorch import _add_batch_dim, is_functorch_wrapped_tensor
+from torch.nn.parameter import is_lazy
 
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._registry import container_class
@@ -36,6 +37,165 @@ _NO_BATCH = torch.Size(())
 def _new_td(storage: dict):
     """A TensorDict over ``storage`` (a module's tensors carry no batch dims)."""
     return container_class("TensorDict")._from_storage(storage, _NO_BATCH, None, None)
+
+
+# --------------------------------------------------------------------------------------
+# stacks of lazy (uninitialized) parameters
+# --------------------------------------------------------------------------------------
+
+
+class _StackedLazy:
+    """What ``from_modules`` stacks the uninitialized parameters (or buffers) of lazy
+    modules (``nn.LazyLinear``...) into: still uninitialized, but knowing the shape of
+    the stack (``stack_shape``), so that when a lazy module materializes it with the
+    shape of one module's tensor, it gets that shape behind the stack's dims: the
+    parameters of ``n`` modules, ``n`` leading.
+
+    ``torch.vmap`` over the stack hands each call a *view* of it (``_vmapped`` is
+    ``(stack, dim, level)``), which is what a lazy module receives through
+    ``to_module``. Materializing the view materializes the stack (the tensor the
+    tensordict holds, and an optimizer may already hold), the view sharing its
+    storage so that the module's initialization writes into the stack; then
+    :func:`_batch_when_materialized` gives the module the stack batched at that vmap
+    level, so that the call computes with one module's tensor and gradients reach the
+    stack.
+    """
+
+    stack_shape: torch.Size = torch.Size(())
+    _vmapped: tuple | None = None
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        vmapped = self._vmapped
+        if vmapped is None:
+            shape = torch.Size((*self.stack_shape, *shape))
+            super().materialize(shape, device=device, dtype=dtype)
+        else:
+            stack = vmapped[0]
+            if is_lazy(stack):
+                stack.materialize(shape, device=device, dtype=dtype)
+            self.data = stack.data
+            self.__class__ = self.cls_to_become
+        # a materialized tensor is a plain one: no stack state left on it
+        self.__dict__.pop("stack_shape", None)
+        self.__dict__.pop("_vmapped", None)
+
+    def _vmap_view(self, dim: int, level: int):
+        """This stack as a call of ``torch.vmap`` over its dim ``dim`` sees it."""
+        if not 0 <= dim < len(self.stack_shape):
+            raise ValueError(
+                f"vmap over dim {dim} of a stack of uninitialized parameters of stack "
+                f"shape {list(self.stack_shape)}: only the stack's dims can be mapped "
+                f"before the lazy modules have run once"
+            )
+        view = _new_stacked_lazy(
+            type(self),
+            self.stack_shape[:dim] + self.stack_shape[dim + 1 :],
+            self.requires_grad,
+            self.device,
+            self.dtype,
+        )
+        view._vmapped = (self, dim, level)
+        return view
+
+    def _unvmapped(self):
+        """The stack a vmap view was taken from (itself when it is not a view)."""
+        return self if self._vmapped is None else self._vmapped[0]
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        out = _new_stacked_lazy(
+            type(self), self.stack_shape, self.requires_grad, self.device, self.dtype
+        )
+        memo[id(self)] = out
+        return out
+
+    def __reduce_ex__(self, proto):
+        return (
+            _new_stacked_lazy,
+            (type(self), self.stack_shape, self.requires_grad, None, self.dtype),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<{type(self).__name__} stack_shape={list(self.stack_shape)}, "
+            f"uninitialized>"
+        )
+
+
+class _StackedUninitializedParameter(_StackedLazy, nn.UninitializedParameter):
+    """The uninitialized parameters of several lazy modules, stacked (see
+    :class:`_StackedLazy`)."""
+
+
+class _StackedUninitializedBuffer(_StackedLazy, nn.UninitializedBuffer):
+    """The uninitialized buffers of several lazy modules, stacked (see
+    :class:`_StackedLazy`)."""
+
+
+_STACKED_LAZY = (_StackedUninitializedParameter, _StackedUninitializedBuffer)
+
+
+def _new_stacked_lazy(cls, stack_shape, requires_grad, device, dtype):
+    out = cls(requires_grad=requires_grad, device=device, dtype=dtype)
+    out.stack_shape = torch.Size(stack_shape)
+    return out
+
+
+def _stack_lazy(values: list, path: tuple):
+    """The uninitialized tensors ``values`` (one per module) as one stack."""
+    first = values[0]
+    cls = (
+        _StackedUninitializedParameter
+        if isinstance(first, nn.UninitializedParameter)
+        else _StackedUninitializedBuffer
+    )
+    for position, value in enumerate(values):
+        if not is_lazy(value) or isinstance(value, nn.UninitializedParameter) != (
+            cls is _StackedUninitializedParameter
+        ):
+            raise RuntimeError(
+                f"from_modules: the tensor at key {path!r} is an uninitialized "
+                f"{'parameter' if cls is _StackedUninitializedParameter else 'buffer'} "
+                f"in the first module but {type(value).__name__} in module "
+                f"{position}; stack lazy modules before any of them has run"
+            )
+        if isinstance(value, _StackedLazy):
+            raise RuntimeError(
+                f"from_modules: the tensor at key {path!r} is already a stack of "
+                f"uninitialized tensors; stacking stacks of lazy modules is not "
+                f"supported, run the modules once first"
+            )
+    return _new_stacked_lazy(
+        cls, (len(values),), first.requires_grad, first.device, first.dtype
+    )
+
+
+def _batch_when_materialized(module: nn.Module, key: str, view) -> None:
+    """``view`` (a vmap view of a stack of uninitialized tensors) was put in
+    ``module`` at ``key``: once the lazy module's own pre-hook has materialized it,
+    before ``forward`` runs, put the stack batched at the view's vmap level(s) in its
+    place (what ``forward`` must compute with)."""
+    views = []
+    stack = view
+    while isinstance(stack, _StackedLazy) and stack._vmapped is not None:
+        views.append(stack._vmapped[1:])
+        stack = stack._vmapped[0]
+    handle = None
+
+    def batch_it(module, args):
+        handle.remove()
+        if is_lazy(view):
+            return
+        for where in (module._parameters, module._buffers):
+            if where.get(key) is view:
+                batched = stack
+                for dim, level in reversed(views):
+                    batched = _add_batch_dim(batched, dim, level)
+                where[key] = batched
+
+    # registered after the lazy module's own hook (at its construction): runs after it
+    handle = module.register_forward_pre_hook(batch_it)
 
 
 # --------------------------------------------------------------------------------------
@@ -178,6 +338,9 @@ def _stack_module_states(tds: list, expand_identical: bool):
                         f"{path!r} (module 0 has one); the modules must share one "
                         f"structure"
                     )
+            if is_lazy(value):  # lazy modules that have not run yet
+                storage[key] = _stack_lazy(values, path)
+                continue
             if _is_node(value):
                 sub = stack(values, path)
                 storage[key] = container_class("TensorDict")._from_storage(
@@ -255,12 +418,16 @@ def _swap_into(
     swap = {} if collect else None
     params = module._parameters
     buffers = module._buffers
+    attrs = module.__dict__
+    back_to_params = back_to_attrs = None  # the _Relocate undo targets, made once
     for key, value in td._own_items():
         if isinstance(value, Tensor) or value is None:
             if key in params:
                 where = params
             elif key in buffers:
                 where = buffers
+            elif isinstance(attrs.get(key), Tensor):
+                where = attrs  # a parameter's slot, holding a plain tensor
             elif isinstance(value, nn.Parameter):
                 where = params
             elif value is not None:
@@ -274,13 +441,43 @@ def _swap_into(
                 and not (value.requires_grad or is_functorch_wrapped_tensor(value))
             ):  # (under vmap, every value stops at the cheap test)
                 value = _wrap_as_parameter(value, old)
-            if preserve and where is buffers and isinstance(value, nn.Parameter):
-                value = value.data  # a buffer stays a buffer (as in 0.15.3)
-            where[key] = value
+            if where is buffers:
+                if preserve and isinstance(value, nn.Parameter):
+                    value = value.data  # a buffer stays a buffer (as in 0.15.3)
+                buffers[key] = value
+                restore = buffers
+            elif (
+                value is None
+                or isinstance(value, nn.Parameter)
+                or (preserve and where is params)
+            ):  # a parameter, or (preserve_module_state) what stands for one
+                if where is params:
+                    params[key] = value
+                    restore = params
+                else:
+                    del attrs[key]
+                    params[key] = value
+                    if back_to_attrs is None:
+                        back_to_attrs = _Relocate(attrs, params)
+                    restore = back_to_attrs
+            else:
+                # a plain tensor in a parameter's slot is an attribute, as in 0.15.3:
+                # module.parameters() and state_dict() leave it out
+                if where is params:
+                    del params[key]
+                    attrs[key] = value
+                    if back_to_params is None:
+                        back_to_params = _Relocate(params, attrs)
+                    restore = back_to_params
+                else:
+                    attrs[key] = value
+                    restore = attrs
+            if type(value) in _STACKED_LAZY and value._vmapped is not None:
+                _batch_when_materialized(module, key, value)
             if collect:
                 swap[key] = old
                 if undo is not None:
-                    undo.append((where, key, swap))
+                    undo.append((restore, key, swap))
         elif isinstance(value, TensorCollection) and not value._is_non_tensor:
             child = module._modules.get(key)
             if child is None:
@@ -301,6 +498,23 @@ def _swap_into(
             if collect:
                 swap[key] = _new_td(sub)
     return swap
+
+
+class _Relocate:
+    """An undo record's target for a tensor ``_swap_into`` moved between a module's
+    ``_parameters`` and its ``__dict__`` (a plain tensor in a parameter's slot is an
+    attribute): ``relocate[key] = old`` puts ``old`` back in ``dest`` and removes what
+    stood for it in ``other``."""
+
+    __slots__ = ("dest", "other")
+
+    def __init__(self, dest: dict, other: dict) -> None:
+        self.dest = dest
+        self.other = other
+
+    def __setitem__(self, key: str, value) -> None:
+        self.other.pop(key, None)
+        self.dest[key] = value
 
 
 class _Slots:
@@ -362,6 +576,8 @@ def _pair_targets(td, module: nn.Module, targets: list, sources: list, memo, pat
             target = params.get(key)
             if target is None:
                 target = buffers.get(key)
+            if target is None and isinstance(module.__dict__.get(key), Tensor):
+                target = module.__dict__[key]  # a parameter's slot, holding a tensor
             if target is None:
                 raise KeyError(
                     f"to_module(inplace=True): the module has no tensor at "
@@ -428,7 +644,9 @@ class _Restore:
         if self.undo is not None:  # the common case: the writes recorded on entry
             # read back from the swap's storage, so that a value the block set in the
             # swap tensordict is the one restored (as a walk of the swap would)
-            for where, key, storage in reversed(self.undo):
+            # in the order of the writes: a module's parameters taken out of its
+            # _parameters go back in their order
+            for where, key, storage in self.undo:
                 if key in storage:
                     where[key] = storage[key]
             return

@@ -284,6 +284,59 @@ class TensorDictContext:
         )
 
 
+def _static_shape(shape) -> tuple | None:
+    """``shape`` as a tuple of ints, None when a dim is symbolic (dynamic shapes)."""
+    dims = tuple(shape)
+    for d in dims:
+        if not isinstance(d, int):
+            return None
+    return dims
+
+
+def _traced_context(storage: dict, td, non_tensor: dict, index: int, probe) -> dict:
+    """The context of a ``TensorDict`` flattened while dynamo traces (``torch.compile``,
+    strict ``torch.export``): a dict of plain values. Dynamo must turn the spec of a
+    traced function's output into a constant, and cannot do so with an object it saw
+    created (a :class:`TensorDictContext`); it can with a dict of ints, strings,
+    devices and tuples. Sizes that are symbolic (dynamic shapes) are left out
+    (``None``): the unflattened tensordict then reads its batch size off its leaves.
+    :func:`_unflatten_td` turns it back into a :class:`TensorDictContext`."""
+    batch_size = td._batch_size
+    names = td._names
+    return {
+        "keys": list(storage),
+        "batch_size": _static_shape(batch_size),
+        "batch_dims": len(batch_size),
+        "device": td._device,
+        "names": None if names is None else list(names),
+        "non_tensor": non_tensor,
+        "probe_index": index,
+        "probe_shape": None if probe is None else _static_shape(probe.shape),
+    }
+
+
+def _context_of_traced(traced: dict, children: Sequence) -> TensorDictContext:
+    """The :class:`TensorDictContext` a :func:`_traced_context` stands for."""
+    context = TensorDictContext.__new__(TensorDictContext)
+    context.keys = traced["keys"]
+    context.device = traced["device"]
+    context.names = traced["names"]
+    context.non_tensor = traced["non_tensor"]
+    batch_size = traced["batch_size"]
+    probe_shape = traced["probe_shape"]
+    if batch_size is None:  # symbolic: the leading dims of a leaf
+        leaf = next((c for c in map(_shape_of, children) if c is not None), None)
+        batch_size = () if leaf is None else leaf[: traced["batch_dims"]]
+        probe_shape = None
+    context.batch_size = torch.Size(batch_size)
+    # without a known probe shape, the batch dims are not read off the leaves
+    context.probe_index = -1 if probe_shape is None else traced["probe_index"]
+    context.probe_shape = None if probe_shape is None else torch.Size(probe_shape)
+    context.probe_id = None
+    context.in_transform = bool(batch_size) or probe_shape is not None
+    return context
+
+
 def _same_data(a: dict, b: dict) -> bool:
     if a.keys() != b.keys():
         return False
@@ -326,14 +379,14 @@ def _flatten_td(td) -> tuple[list, TensorDictContext]:
                 _KNOWN_CHILD_TYPES.add(type(value))
         if not _KNOWN_CHILD_TYPES.issuperset(map(type, values)):
             # non-tensor data: kept in the context, at its position among the keys
-            non_tensor = {
-                i: v for i, v in enumerate(values) if not _is_child(v)
-            }
+            non_tensor = {i: v for i, v in enumerate(values) if not _is_child(v)}
             values = [v for v in values if _is_child(v)]
     if values and type(values[0]) is Tensor:
         index, probe = 0, values[0]
     else:
         index, probe = _probe_of(values)
+    if torch.compiler.is_dynamo_compiling():
+        return values, _traced_context(storage, td, non_tensor, index, probe)
     context = TensorDictContext(
         list(storage), td._batch_size, td._device, td._names, non_tensor, index, probe
     )
@@ -342,22 +395,25 @@ def _flatten_td(td) -> tuple[list, TensorDictContext]:
 
 def _flatten_td_with_keys(td):
     values, context = _flatten_td(td)
-    keys = context.keys
-    if context.non_tensor:
-        keys = [k for i, k in enumerate(keys) if i not in context.non_tensor]
+    if type(context) is dict:  # traced (see _traced_context)
+        keys, non_tensor = context["keys"], context["non_tensor"]
+    else:
+        keys, non_tensor = context.keys, context.non_tensor
+    if non_tensor:
+        keys = [k for i, k in enumerate(keys) if i not in non_tensor]
     return [(_torch_pytree.MappingKey(k), v) for k, v in zip(keys, values)], context
 
 
 def _unflatten_td(children, context: TensorDictContext):
     if not isinstance(children, list):
         children = list(children)
+    if type(context) is dict:
+        context = _context_of_traced(context, children)
     keys = context.keys
     if context.non_tensor:
         values = iter(children)
         storage = {
-            key: (
-                context.non_tensor[i] if i in context.non_tensor else next(values)
-            )
+            key: (context.non_tensor[i] if i in context.non_tensor else next(values))
             for i, key in enumerate(keys)
         }
     else:
@@ -388,6 +444,9 @@ def _unflatten_td(children, context: TensorDictContext):
 
 def _dumpable_td_context(context: TensorDictContext) -> dict:
     import json
+
+    if type(context) is dict:  # a traced one (the out spec of torch.export)
+        context = _context_of_traced(context, ())
 
     non_tensor = [[i, value] for i, value in context.non_tensor.items()]
     try:
@@ -662,7 +721,10 @@ class _exclude_td_from_pytree:
             cls: nodes.pop(cls)
             for cls in list(nodes)
             if isinstance(cls, type)
-            and (issubclass(cls, tensordict_base) or getattr(cls, "_is_tensorclass", False))
+            and (
+                issubclass(cls, tensordict_base)
+                or getattr(cls, "_is_tensorclass", False)
+            )
         }
         return self
 
@@ -761,9 +823,7 @@ def _container_to_td(container: Any, path: tuple):
 def _td_to_container(td) -> Any:
     kind = td._get_str(PYTREE_TYPE_KEY, None, missing_ok=True)
     items = [(k, v) for k, v in td._own_items() if k != PYTREE_TYPE_KEY]
-    converted = [
-        (k, _td_to_container(v) if _is_node(v) else v) for k, v in items
-    ]
+    converted = [(k, _td_to_container(v) if _is_node(v) else v) for k, v in items]
     if kind is None:  # not made by from_pytree: a tensordict it stays
         out = td._new_empty()
         for key, value in converted:
@@ -831,4 +891,3 @@ class PytreeMixin:
             auto_batch_size=auto_batch_size,
             batch_dims=batch_dims,
         )
-

@@ -43,6 +43,7 @@ from torch._C import _functorch
 from torch._functorch import predispatch
 
 from tensordict._lazy import LazyStackedTensorDict
+from tensordict._module_state import _STACKED_LAZY
 from tensordict._td import TensorDict
 from tensordict.base import TensorDictBase
 
@@ -184,6 +185,23 @@ def _inserted(batch_size: torch.Size, dim: int, size: int) -> torch.Size:
 _FROM_STACKS: dict[int, dict[int, TensorDictBase]] = {}
 
 
+def _add_leaf(add, value: Tensor, dim: int, level: int) -> Tensor:
+    """``add(value, dim, level)``; for a stack of lazy modules' uninitialized
+    parameters (``from_modules`` of ``nn.LazyLinear``...), which has no data to batch
+    yet, a view of it that batches it once a lazy module materializes it."""
+    if type(value) in _STACKED_LAZY:
+        return value._vmap_view(dim, level)
+    return add(value, dim, level)
+
+
+def _remove_leaf(remove, value: Tensor, level: int, size: int, dim: int) -> Tensor:
+    """``remove(value, level, size, dim)``; a vmap view of uninitialized parameters
+    (see :func:`_add_leaf`) returned as it went in gives back its stack."""
+    if type(value) in _STACKED_LAZY:
+        return value._unvmapped()
+    return remove(value, level, size, dim)
+
+
 def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
     """``td`` as the vmapped function sees it: each tensor batched along ``dim`` (a
     non-negative dim of the tensordict), batch dim ``dim`` gone."""
@@ -191,7 +209,11 @@ def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
         storage = {}
         for key, value in td._tensordict.items():
             if isinstance(value, Tensor):
-                storage[key] = add(value, dim, level)
+                storage[key] = (
+                    add(value, dim, level)
+                    if type(value) not in _STACKED_LAZY
+                    else value._vmap_view(dim, level)
+                )
             elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
                 storage[key] = _batched(value, dim, level, add)
             else:
@@ -235,7 +257,7 @@ def _batched(td: TensorDictBase, dim: int, level: int, add) -> TensorDictBase:
     leaves, rebuild = td._leaves_and_rebuild()
     bs = td.batch_size
     return rebuild(
-        [add(leaf, dim, level) for leaf in leaves],
+        [_add_leaf(add, leaf, dim, level) for leaf in leaves],
         batch_size=bs[:dim] + bs[dim + 1 :] if dim < len(bs) else bs,
     )
 
@@ -265,7 +287,11 @@ def _unbatched(
         storage = {}
         for key, value in td._tensordict.items():
             if isinstance(value, Tensor):
-                storage[key] = remove(value, level, size, dim)
+                storage[key] = (
+                    remove(value, level, size, dim)
+                    if type(value) not in _STACKED_LAZY
+                    else value._unvmapped()
+                )
             elif isinstance(value, TensorDictBase) and not value._is_non_tensor:
                 storage[key] = _unbatched(value, level, size, dim, remove)
             else:
@@ -307,7 +333,7 @@ def _unbatched(
     leaves, rebuild = td._leaves_and_rebuild()
     bs = td.batch_size
     return rebuild(
-        [remove(leaf, level, size, dim) for leaf in leaves],
+        [_remove_leaf(remove, leaf, level, size, dim) for leaf in leaves],
         batch_size=bs[:dim] + (size,) + bs[dim:] if dim <= len(bs) else bs,
     )
 
