@@ -144,3 +144,12 @@ def test_pieces_of_a_tensordict_holding_heterogeneous_lazy_stacks(cut, sizes):
         assert (part["a"] == expected["a"]).all()
         assert _lidar_shapes(part) == _lidar_shapes(expected)
         start += size
+
+
+def test_where_out_takes_results_that_require_grad():
+    # TorchRL's ConsistentDropout primer resets masks with where(..., out=td)
+    w = torch.ones(3, requires_grad=True)
+    out = TensorDict(m=torch.zeros(3), batch_size=[3])
+    src = TensorDict(m=w * 2, batch_size=[3])
+    src.where(torch.tensor([True, False, True]), 0.0, out=out)
+    assert out["m"].requires_grad and out["m"].tolist() == [2.0, 0.0, 2.0]

@@ -232,9 +232,17 @@ def _dict_operand(td: TensorDictBase, other: dict) -> TensorDictBase:
 
 def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
     """Copy ``new`` (aligned with ``td``'s leaves) into the leaves of ``out``; ``out``.
-    The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
+    ``where`` instead gives an unlocked ``out`` the results as new entries (so they
+    may require grad). The entries ``out`` lacks are not written (as in 0.15.3: TorchRL's collectors
     stack each step into a preallocated rollout that holds only some keys), except for
     ``where``, which creates them (0.15.3 fills an ``.empty()`` tensordict there)."""
+    if op in _OUT_REPLACES and not getattr(out, "is_locked", False):
+        # where(out=) gives out the results as its new entries (0.15.3): the tensors
+        # out held, which other tensordicts may share (TorchRL's rollouts keep each
+        # step's, and its resets write where(..., out=) into the next step), keep
+        # their values
+        out.update(td._leaves_and_rebuild()[1](new, batch_size=out.batch_size))
+        return out
     if torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in new
     ):  # as torch's out= functions, in torch's words
@@ -244,13 +252,6 @@ def write_into(td: TensorDictBase, out: Any, new: list, op: str) -> Any:
             f"the results require grad; call {op}() without out=, or under "
             f"torch.no_grad()"
         )
-    if op in _OUT_REPLACES and not getattr(out, "is_locked", False):
-        # where(out=) gives out the results as its new entries (0.15.3): the tensors
-        # out held, which other tensordicts may share (TorchRL's rollouts keep each
-        # step's, and its resets write where(..., out=) into the next step), keep
-        # their values
-        out.update(td._leaves_and_rebuild()[1](new, batch_size=out.batch_size))
-        return out
     try:
         targets = td._operand_leaves(out, op)
     except KeyError:
