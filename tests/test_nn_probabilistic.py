@@ -306,7 +306,7 @@ def test_param_extractors_and_mappings():
         mappings("biased_softplus_2.0_0.1")(torch.zeros(1)), torch.tensor([2.0])
     )
     assert mappings("exp") is torch.exp
-    with pytest.raises(NotImplementedError, match="unknown scale mapping"):
+    with pytest.raises(NotImplementedError, match="no scale mapping"):
         mappings("nope")
 
 

@@ -310,7 +310,8 @@ def mappings(key: str) -> Callable:
         if len(numbers) == 2:
             return biased_softplus(numbers[0], min_val=numbers[1])
     raise NotImplementedError(
-        f"unknown scale mapping {key!r}: expected one of {sorted(_MAPPINGS)}, "
+        f"Unknown mapping {key} (0.15.3's phrase): no scale mapping {key!r}; "
+        f"expected one of {sorted(_MAPPINGS)}, "
         f"'biased_softplus_<bias>' or 'biased_softplus_<bias>_<min_val>' (or a name "
         f"registered with add_custom_mapping)"
     )

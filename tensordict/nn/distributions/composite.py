@@ -107,8 +107,10 @@ class CompositeDistribution(D.Distribution, collections.abc.Mapping):
 
     def _setup(self, dists, batch_size, name_map, log_prob_key, entropy_key) -> None:
         names = {unravel_key(k): unravel_key(v) for k, v in (name_map or {}).items()}
-        self.dists = dists
-        self.name_map = {key: names.get(key, key) for key in dists}
+        # each part is known by where its sample goes (0.15.3: ``dists``, ``dist[key]``
+        # and iteration give the mapped names; TorchRL walks ``dists`` to sample)
+        self.dists = {names.get(key, key): dist for key, dist in dists.items()}
+        self.name_map = {name: name for name in self.dists}
         self._log_prob_key = log_prob_key
         self._entropy_key = entropy_key
         super().__init__(batch_shape=torch.Size(batch_size), validate_args=False)
