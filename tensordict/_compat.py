@@ -204,6 +204,8 @@ class CompatMethods:
         """:meth:`apply` (``named_apply`` with ``named=True``) as 0.15.3's internal
         entry point takes it: ``filter_empty`` is False unless given; ``out`` receives
         the results; ``propagate_lock`` locks the result when this one is locked.
+        ``is_leaf(cls)`` says which entry classes ``fn`` gets whole (non-tensor data
+        among them, with TorchRL's ``_is_leaf_nontensor``).
         ``checked`` and ``num_threads`` are accepted and change nothing."""
         if named:
             result = self.named_apply(
@@ -211,10 +213,13 @@ class CompatMethods:
                 *others,
                 nested_keys=nested_keys,
                 filter_empty=filter_empty,
+                is_leaf=is_leaf,
                 **options,
             )
         else:
-            result = self.apply(fn, *others, filter_empty=filter_empty, **options)
+            result = self.apply(
+                fn, *others, filter_empty=filter_empty, is_leaf=is_leaf, **options
+            )
         if out is not None and result is not None and result is not out:
             out.update(result)
             result = out

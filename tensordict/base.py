@@ -1936,6 +1936,12 @@ class TensorDictBase(
                         out._set_str(key, value, inplace=False, validated=True)
                     continue
                 value = leaf
+                # the matching entries of ``others`` reach ``fn`` in the same form
+                # (TorchRL's skipped steps read ``.device`` of both)
+                other_values = [
+                    ov if ov is default else _as_non_tensor_leaf(other, ov, is_leaf)
+                    for other, ov in zip(others, other_values)
+                ]
             if named:
                 name = prefix + (key,) if (nested_keys and prefix) else key
                 result = fn(name, value, *other_values)
@@ -2356,6 +2362,19 @@ def _mark_shared(td) -> None:
     for value in td._own_values():
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:
             _mark_shared(value)
+
+
+def _as_non_tensor_leaf(other, value, is_leaf):
+    """``value``, read from ``other`` in :meth:`TensorDictBase._apply`, as ``fn``
+    gets it beside a non-tensor leaf: a non-tensor entry stored as the value itself
+    is wrapped as ``is_leaf`` takes it; tensors, nested tensordicts and defaults
+    stand as they are."""
+    if not isinstance(other, TensorDictBase) or isinstance(
+        value, (Tensor, TensorDictBase)
+    ):
+        return value
+    leaf = other._non_tensor_leaf(value, is_leaf)
+    return value if leaf is _MISSING else leaf
 
 
 class _Filled:
