@@ -157,8 +157,260 @@ all_plain_entries(PyObject *storage)
     return 1;
 }
 
+/* ------------------------------------------------------------------ _StringKeys
+ * What td.keys() returns: the storage dict's live keys view, wrapped so that ``in``
+ * takes a key as 0.15.3's view does: a str, or a non-empty tuple of str (a 1-tuple is
+ * its str; a longer one is a nested key, never among this level's keys); anything else
+ * raises TypeError. Iteration, len, comparisons and set operators are the dict view's.
+ * tensordict/_hotreads.py holds the same in Python (the reference without this module). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *dict; /* the dict whose keys these are */
+} StringKeys;
+
+static PyTypeObject *StringKeysType = NULL;
+
+static const char keys_type_error[] =
+    "TensorDict keys are always strings. Membership checks are only supported for "
+    "strings or non-empty tuples of strings (for nested TensorDicts); got %R";
+
+/* The keys of the dict ``dict``: one allocation, no dict view made (the view is made
+ * only for the rarer reads: comparisons, set operators, repr). */
+static PyObject *
+string_keys_wrap(PyObject *dict)
+{
+    StringKeys *self = PyObject_GC_New(StringKeys, StringKeysType);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->dict = Py_NewRef(dict);
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+/* The dict's own keys view (a new reference). */
+static inline PyObject *
+string_keys_view(StringKeys *self)
+{
+    return dict_keys(self->dict, NULL);
+}
+
+static PyObject *
+string_keys_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *view;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "_StringKeys() takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:_StringKeys", &view)) {
+        return NULL;
+    }
+    if (PyDictKeys_Check(view)) { /* a dict's keys view: the dict it reads */
+        PyObject *dict = (PyObject *)((_PyDictViewObject *)view)->dv_dict;
+        if (dict != NULL) {
+            return string_keys_wrap(dict);
+        }
+    }
+    if (PyDict_Check(view)) {
+        return string_keys_wrap(view);
+    }
+    PyErr_Format(PyExc_TypeError, "_StringKeys() takes a dict's keys view, got %R", view);
+    return NULL;
+}
+
+static int
+string_keys_contains(StringKeys *self, PyObject *key)
+{
+    if (PyUnicode_Check(key)) {
+        return PyDict_Contains(self->dict, key);
+    }
+    if (PyTuple_Check(key) && PyTuple_GET_SIZE(key) > 0) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+            if (!PyUnicode_Check(PyTuple_GET_ITEM(key, i))) {
+                PyErr_Format(PyExc_TypeError, keys_type_error, key);
+                return -1;
+            }
+        }
+        if (PyTuple_GET_SIZE(key) == 1) {
+            return PyDict_Contains(self->dict, PyTuple_GET_ITEM(key, 0));
+        }
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, keys_type_error, key);
+    return -1;
+}
+
+static Py_ssize_t
+string_keys_len(StringKeys *self)
+{
+    return PyDict_GET_SIZE(self->dict);
+}
+
+static PyObject *
+string_keys_iter(StringKeys *self)
+{
+    return PyObject_GetIter(self->dict); /* a dict iterates over its keys */
+}
+
+/* The dict view behind ``obj`` when it is a _StringKeys, ``obj`` otherwise (a new
+ * reference either way). */
+static inline PyObject *
+unwrap_keys(PyObject *obj)
+{
+    if (Py_TYPE(obj) == StringKeysType) {
+        return string_keys_view((StringKeys *)obj);
+    }
+    return Py_NewRef(obj);
+}
+
+/* ``call(a, b)`` on the dict views behind ``a`` and ``b`` */
+static PyObject *
+on_views(PyObject *a, PyObject *b, binaryfunc call)
+{
+    PyObject *left = unwrap_keys(a);
+    if (left == NULL) {
+        return NULL;
+    }
+    PyObject *right = unwrap_keys(b);
+    if (right == NULL) {
+        Py_DECREF(left);
+        return NULL;
+    }
+    PyObject *result = call(left, right);
+    Py_DECREF(left);
+    Py_DECREF(right);
+    return result;
+}
+
+static PyObject *
+string_keys_richcompare(PyObject *self, PyObject *other, int op)
+{
+    PyObject *left = unwrap_keys(self);
+    if (left == NULL) {
+        return NULL;
+    }
+    PyObject *right = unwrap_keys(other);
+    if (right == NULL) {
+        Py_DECREF(left);
+        return NULL;
+    }
+    PyObject *result = PyObject_RichCompare(left, right, op);
+    Py_DECREF(left);
+    Py_DECREF(right);
+    return result;
+}
+
+#define STRING_KEYS_SET_OP(name, call)                                              \
+    static PyObject *name(PyObject *a, PyObject *b)                                 \
+    {                                                                               \
+        return on_views(a, b, call);                                                \
+    }
+STRING_KEYS_SET_OP(string_keys_and, PyNumber_And)
+STRING_KEYS_SET_OP(string_keys_or, PyNumber_Or)
+STRING_KEYS_SET_OP(string_keys_xor, PyNumber_Xor)
+STRING_KEYS_SET_OP(string_keys_sub, PyNumber_Subtract)
+#undef STRING_KEYS_SET_OP
+
+static PyObject *
+string_keys_repr(StringKeys *self)
+{
+    PyObject *view = string_keys_view(self);
+    if (view == NULL) {
+        return NULL;
+    }
+    PyObject *text = PyUnicode_FromFormat("_StringKeys(%R)", view);
+    Py_DECREF(view);
+    return text;
+}
+
+static PyObject *
+isdisjoint_of(PyObject *view, PyObject *other)
+{
+    return PyObject_CallMethod(view, "isdisjoint", "O", other);
+}
+
+static PyObject *
+string_keys_isdisjoint(StringKeys *self, PyObject *other)
+{
+    return on_views((PyObject *)self, other, isdisjoint_of);
+}
+
+static PyObject *
+string_keys_reversed(StringKeys *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *view = string_keys_view(self);
+    if (view == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyObject_CallMethod(view, "__reversed__", NULL);
+    Py_DECREF(view);
+    return result;
+}
+
+static int
+string_keys_traverse(StringKeys *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+string_keys_clear(StringKeys *self)
+{
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+string_keys_dealloc(StringKeys *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    string_keys_clear(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef string_keys_methods[] = {
+    {"isdisjoint", (PyCFunction)string_keys_isdisjoint, METH_O,
+     "Whether no key is in ``other``."},
+    {"__reversed__", (PyCFunction)string_keys_reversed, METH_NOARGS,
+     "The keys, last first."},
+    {NULL},
+};
+
+static PyType_Slot string_keys_slots[] = {
+    {Py_tp_doc, "_StringKeys(view): a tensordict's keys (see tensordict/_hotreads.py)."},
+    {Py_tp_new, string_keys_new},
+    {Py_tp_traverse, string_keys_traverse},
+    {Py_tp_clear, string_keys_clear},
+    {Py_tp_dealloc, string_keys_dealloc},
+    {Py_tp_repr, string_keys_repr},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {Py_tp_iter, string_keys_iter},
+    {Py_tp_richcompare, string_keys_richcompare},
+    {Py_tp_methods, string_keys_methods},
+    {Py_sq_contains, string_keys_contains},
+    {Py_sq_length, string_keys_len},
+    {Py_nb_and, string_keys_and},
+    {Py_nb_or, string_keys_or},
+    {Py_nb_xor, string_keys_xor},
+    {Py_nb_subtract, string_keys_sub},
+    {0, NULL},
+};
+
+static PyType_Spec string_keys_spec = {
+    .name = "tensordict._fastreads._StringKeys",
+    .basicsize = sizeof(StringKeys),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = string_keys_slots,
+};
+
 /* td.keys() / values() / items() with no argument: the storage dict's own live view
- * (values and items: where every entry reads as it is stored). */
+ * (keys: wrapped as _StringKeys; values and items: where every entry reads as it is
+ * stored). */
 static PyObject *
 storage_view(PyObject *self, PyCFunction dict_method, PyObject *python_name,
              PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -167,6 +419,9 @@ storage_view(PyObject *self, PyCFunction dict_method, PyObject *python_name,
     PyObject *storage = ((FastReads *)self)->storage;
     if (nargs == 0 && kwnames == NULL && storage != NULL && PyDict_CheckExact(storage) &&
         (!entries || all_plain_entries(storage))) {
+        if (dict_method == dict_keys) {
+            return string_keys_wrap(storage);
+        }
         return dict_method(storage, NULL);
     }
     return call_python(self, python_name, args, nargs, kwnames);
@@ -389,6 +644,12 @@ PyInit__fastreads(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module, "FastReads", (PyObject *)FastReadsType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    StringKeysType = (PyTypeObject *)PyType_FromSpec(&string_keys_spec);
+    if (StringKeysType == NULL ||
+        PyModule_AddObjectRef(module, "_StringKeys", (PyObject *)StringKeysType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

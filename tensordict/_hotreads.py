@@ -19,6 +19,7 @@ while CPython calls the C slot.
 
 from __future__ import annotations
 
+import collections.abc
 import importlib.abc
 import importlib.machinery
 import os
@@ -75,6 +76,107 @@ if TYPE_CHECKING or _fastreads is None:
 
 else:
     ReadsBase = _fastreads.FastReads
+
+
+class _StringKeys:
+    """``td.keys()``: the storage dict's live keys view, where ``in`` takes a key as
+    0.15.3's view does: a str, or a non-empty tuple of str (``("a",)`` is ``"a"``; a
+    longer tuple is a nested key, never among one level's keys); anything else raises
+    ``TypeError``. Iteration, ``len``, comparisons and set operators are the dict
+    view's. The C extension's ``_StringKeys`` is the same, faster; this one answers
+    without it.
+
+    >>> td = TensorDict(a=torch.zeros(2))
+    >>> "a" in td.keys(), ("a",) in td.keys(), ("a", "b") in td.keys()
+    (True, True, False)
+    """
+
+    __slots__ = ("_view",)
+
+    def __init__(self, view) -> None:
+        self._view = view
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, str):
+            return key in self._view
+        if (
+            isinstance(key, tuple)
+            and key
+            and all(isinstance(part, str) for part in key)
+        ):
+            return len(key) == 1 and key[0] in self._view
+        raise TypeError(
+            "TensorDict keys are always strings. Membership checks are only "
+            "supported for strings or non-empty tuples of strings (for nested "
+            f"TensorDicts); got {key!r}"
+        )
+
+    def __iter__(self):
+        return iter(self._view)
+
+    def __reversed__(self):
+        return reversed(self._view)
+
+    def __len__(self) -> int:
+        return len(self._view)
+
+    def __repr__(self) -> str:
+        return f"_StringKeys({self._view!r})"
+
+    __hash__ = None
+
+    def isdisjoint(self, other) -> bool:
+        return self._view.isdisjoint(_unwrap_keys(other))
+
+
+def _unwrap_keys(obj):
+    return obj._view if type(obj) is _StringKeys else obj
+
+
+def _delegate(name: str):
+    def method(self, other):
+        return getattr(self._view, name)(_unwrap_keys(other))
+
+    method.__name__ = name
+    return method
+
+
+def _reflected(op):
+    def method(self, other):
+        return op(_unwrap_keys(other), self._view)
+
+    return method
+
+
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(_StringKeys, _name, _delegate(_name))
+for _name, _op in (
+    ("and", lambda a, b: a & b),
+    ("or", lambda a, b: a | b),
+    ("xor", lambda a, b: a ^ b),
+    ("sub", lambda a, b: a - b),
+):
+    setattr(_StringKeys, f"__{_name}__", _delegate(f"__{_name}__"))
+    setattr(_StringKeys, f"__r{_name}__", _reflected(_op))
+del _name, _op
+
+#: What ``td.keys()`` returns (``_StringKeys(view)``): the C type where the extension
+#: runs, else the Python one; either is a ``collections.abc.KeysView``.
+StringKeys = _StringKeys if _fastreads is None else _fastreads._StringKeys
+
+
+def string_keys(view):
+    """``view`` (a dict's keys view) as ``td.keys()`` returns it: :data:`StringKeys`,
+    or the Python class where torch.compile traces the call (dynamo cannot build an
+    instance of a C type)."""
+    if StringKeys is not _StringKeys and torch.compiler.is_compiling():
+        return _StringKeys(view)
+    return StringKeys(view)
+
+
+collections.abc.KeysView.register(_StringKeys)
+if _fastreads is not None:
+    collections.abc.KeysView.register(_fastreads._StringKeys)
 
 
 def install(cls: type) -> None:

@@ -18,7 +18,7 @@ from torch import Tensor
 
 from tensordict import _errors, _modes
 from tensordict._generated.tensordict_ops import TensorDictGeneratedOps
-from tensordict._hotreads import ReadsBase, install as install_hot_reads
+from tensordict._hotreads import ReadsBase, install as install_hot_reads, string_keys
 from tensordict._hotreads import install_subclass as install_hot_reads_subclass
 from tensordict._keys import unravel_key_to_tuple
 from tensordict._linked_list import entry_value
@@ -582,7 +582,8 @@ class TensorDict(
     # call the library and its users make.
     def keys(self, include_nested=False, leaves_only=False, is_leaf=None, sort=False):
         """As :meth:`TensorDictBase.keys`; with no argument, the storage dict's own live
-        keys view, returned without a further call (the hot path of ``key in td.keys()``).
+        keys view, returned without a further call (the hot path of ``key in td.keys()``),
+        as a ``_StringKeys`` (``("a",) in td.keys()`` is ``"a" in td.keys()``).
 
         >>> td = TensorDict(a=torch.zeros(2), sub=TensorDict(b=torch.zeros(2)))
         >>> list(td.keys())
@@ -592,7 +593,7 @@ class TensorDict(
         """
         if include_nested or leaves_only or sort:
             return _DenseKeysView(self, include_nested, leaves_only, is_leaf, sort)
-        return self._tensordict.keys()
+        return string_keys(self._tensordict.keys())
 
     _keys_py = keys
 

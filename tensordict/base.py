@@ -25,6 +25,7 @@ from torch.nn.parameter import is_lazy
 from tensordict import _atomic, _errors, _lock_graph, _modes
 from tensordict._keys import NestedKey, unravel_key, unravel_key_to_tuple
 from tensordict._keys import GENERIC_NESTED_ERR as _GENERIC_NESTED_ERR  # 0.15.3's name
+from tensordict._hotreads import string_keys
 from tensordict._linked_list import entry_value
 from tensordict._unbatched import is_unbatched  # noqa: F401  (for tensordict._ops)
 from tensordict._compat import (  # noqa: F401  (0.15.3's names in tensordict.base)
@@ -549,7 +550,7 @@ class TensorDictBase(
         if not (include_nested or leaves_only or sort):
             keys = self._own_keys()
             if type(keys) is _DICT_KEYS:
-                return keys
+                return string_keys(keys)
         return _KeysView(self, include_nested, leaves_only, is_leaf, sort)
 
     def values(
