@@ -596,8 +596,39 @@ class ProbabilisticTensorDictSequential(TensorDictSequential):
 
     @property
     def _requires_sample(self) -> bool:
-        """Whether a module of the sequence draws a sample."""
-        return self._last is not None
+        """Whether the sequence draws a sample: it has a probabilistic module, and the
+        modules before the last one do not already write all of its sample keys (then
+        the sequence only computes the distribution and, with ``return_log_prob``,
+        the log-probability of the value written; as 0.15.3: TorchRL's gSDE actors
+        write their action before the distribution module)."""
+        last = self._last
+        if last is None:
+            return False
+        sequence = self._sequence
+        before = sequence[: sequence.index(last)]
+        if not before:
+            return True
+        written = set(self._compute_in_and_out_keys(before)[1])
+        return any(key not in written for key in last.dist_sample_keys)
+
+    def _run_modules(self, td: TensorDictBase, kwargs: dict) -> TensorDictBase:
+        """As :class:`TensorDictSequential`; where the sample is already written
+        (``_requires_sample`` False), the probabilistic modules (the last one, or all
+        of them with ``return_composite``) run with ``_requires_sample=False``."""
+        if self._last is None or self._requires_sample:
+            return super()._run_modules(td, kwargs)
+        composite = self.return_composite
+        last = self._last
+        for module in self._sequence:
+            if module is last or (composite and _is_probabilistic(module)):
+                module_kwargs = {**kwargs, "_requires_sample": False}
+            else:
+                module_kwargs = kwargs
+            if self.partial_tolerant:
+                td = self._run_tolerant(module, td, module_kwargs)
+            else:
+                td = module(td, **module_kwargs)
+        return td
 
     @property
     def det_part(self) -> TensorDictSequential:

@@ -334,15 +334,7 @@ class TensorDictSequential(TensorDictModule):
             if (inplace is None or inplace is True) and tensordict_out is None
             else tensordict.copy()
         )
-        if self.partial_tolerant:
-            for module in self._sequence:
-                td = self._run_tolerant(module, td, kwargs)
-        elif kwargs:
-            for module in self._sequence:
-                td = module(td, **kwargs)
-        else:
-            for module in self._sequence:
-                td = module(td)
+        td = self._run_modules(td, kwargs)
         if inplace is True and td is not tensordict and tensordict_out is None:
             td = tensordict.update(td)  # modules that return a new tensordict
         if dropped:  # removed in place: the input tensordict is returned
@@ -359,6 +351,19 @@ class TensorDictSequential(TensorDictModule):
         return td
 
     forward._handles_calls = True
+
+    def _run_modules(self, td: TensorDictBase, kwargs: dict) -> TensorDictBase:
+        """Run every module on ``td`` in turn (``kwargs`` to each); the result."""
+        if self.partial_tolerant:
+            for module in self._sequence:
+                td = self._run_tolerant(module, td, kwargs)
+        elif kwargs:
+            for module in self._sequence:
+                td = module(td, **kwargs)
+        else:
+            for module in self._sequence:
+                td = module(td)
+        return td
 
     @staticmethod
     def _run_tolerant(module, td, kwargs):
