@@ -58,3 +58,24 @@ def test_sample_drawn_when_not_written_before():
     torch.manual_seed(0)
     td = seq(TensorDict(obs=torch.zeros(1000), batch_size=[1000]))
     assert td["action"].std() > 0.5  # drawn from Normal(0, 1)
+
+
+def test_composite_parts_are_keyed_by_their_sample_keys():
+    from tensordict.nn import CompositeDistribution
+
+    params = TensorDict(
+        {
+            "a": TensorDict({"loc": torch.zeros(2), "scale": torch.ones(2)}, [2]),
+            "b": TensorDict({"loc": torch.zeros(2), "scale": torch.ones(2)}, [2]),
+        },
+        [2],
+    )
+    dist = CompositeDistribution(
+        params,
+        distribution_map={"a": distributions.Normal, "b": distributions.Normal},
+        name_map={"a": ("agent", "action"), "b": ("agent", "aux")},
+    )
+    assert list(dist.dists) == [("agent", "action"), ("agent", "aux")]
+    sample = dist.sample()
+    for key, part in dist.dists.items():  # TorchRL scores each part at its key
+        assert part.log_prob(sample[key]).shape == (2,)
