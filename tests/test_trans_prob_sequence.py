@@ -79,3 +79,12 @@ def test_composite_parts_are_keyed_by_their_sample_keys():
     sample = dist.sample()
     for key, part in dist.dists.items():  # TorchRL scores each part at its key
         assert part.log_prob(sample[key]).shape == (2,)
+
+
+def test_unknown_mapping_leads_with_the_phrase_of_0_15_3():
+    import pytest
+
+    from tensordict.nn.utils import mappings
+
+    with pytest.raises(NotImplementedError, match="Unknown mapping raise_error"):
+        mappings("raise_error")
