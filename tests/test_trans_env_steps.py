@@ -105,3 +105,14 @@ def test_where_out_nested():
     td.where(torch.tensor([True, False, True, True]), td * 2, out=out)
     assert held.tolist() == [0.0, 0.0, 0.0, 0.0]
     assert out["sub", "y"].tolist() == [0.0, 2.0, 2.0, 3.0]
+
+
+def test_where_out_takes_results_that_require_grad():
+    # TorchRL's ConsistentDropout primer resets a rollout's masks this way, with grad on
+    x = torch.randn(3, requires_grad=True)
+    td = TensorDict(a=x * 2, batch_size=[3])
+    out = TensorDict(a=torch.zeros(3), batch_size=[3])
+    cond = torch.tensor([True, False, True])
+    for other in (td.detach() + 1, torch.tensor(1.0), 2):
+        assert td.where(cond, other, out=out) is out
+        assert out["a"].requires_grad
