@@ -162,7 +162,8 @@ del _name, _op
 
 #: What ``td.keys()`` returns (``_StringKeys(view)``): the C type where the extension
 #: runs, else the Python one; either is a ``collections.abc.KeysView``.
-StringKeys = _StringKeys if _fastreads is None else _fastreads._StringKeys
+#: (An extension built from an older source lacks the C type: the Python one answers.)
+StringKeys = getattr(_fastreads, "_StringKeys", _StringKeys)
 
 
 def string_keys(view):
@@ -175,8 +176,8 @@ def string_keys(view):
 
 
 collections.abc.KeysView.register(_StringKeys)
-if _fastreads is not None:
-    collections.abc.KeysView.register(_fastreads._StringKeys)
+if StringKeys is not _StringKeys:
+    collections.abc.KeysView.register(StringKeys)
 
 
 def install(cls: type) -> None:
