@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import pickle
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -289,6 +290,55 @@ def _calls_forward_directly(module_dict: dict) -> bool:
 
 
 _get_tracing_state = torch._C._get_tracing_state
+
+
+class _ByValue:
+    """A plain callable on its way through pickle, sent by value where it must be.
+
+    A lambda or a function defined inside another cannot be pickled by reference, so
+    a module holding one could not go to a ``spawn``-ed worker process (TorchRL's
+    multiprocess collectors send the policy that way). With ``cloudpickle`` installed
+    the callable is pickled by value (``cloudpickle`` still names importable functions
+    by reference); without it, by reference as plain pickle does. ``copy.deepcopy``
+    keeps the callable itself, as it does for any function.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+
+    def __reduce__(self):
+        try:
+            import cloudpickle
+        except ImportError:
+            return (_same, (self.fn,))
+        return (pickle.loads, (cloudpickle.dumps(self.fn),))
+
+    def __deepcopy__(self, memo):
+        return self.fn
+
+
+def _same(value):
+    return value
+
+
+def _callables_by_value(state: dict, names: tuple) -> dict:
+    """``state`` with its plain callables (not modules) under ``names`` wrapped in
+    :class:`_ByValue`."""
+    for name in names:
+        value = state.get(name)
+        if value is not None and not isinstance(value, nn.Module):
+            state[name] = _ByValue(value)
+    return state
+
+
+def _callables_unwrapped(state: dict, names: tuple) -> dict:
+    for name in names:
+        value = state.get(name)
+        if isinstance(value, _ByValue):  # copy.copy hands the state back as it was
+            state[name] = value.fn
+    return state
 
 
 class TensorDictModuleBase(nn.Module):
@@ -597,6 +647,13 @@ class TensorDictModule(TensorDictModuleBase):
         self.strict = strict
         self.get_kwargs = dict(get_kwargs or {})
         self._out_keys_changed()
+
+    def __getstate__(self) -> dict:
+        # a lambda as the callable pickles by value (as in 0.15.3): see _ByValue
+        return _callables_by_value(super().__getstate__(), ("module",))
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(_callables_unwrapped(state, ("module",)))
 
     def __getattr__(self, name: str) -> Any:
         # the wrapped module's own attributes and methods read through (as in
@@ -990,6 +1047,12 @@ class WrapModule(TensorDictModuleBase):
         self.inplace = inplace
         self.in_keys = _key_list(in_keys, "in_keys")
         self.out_keys = _key_list(out_keys, "out_keys")
+
+    def __getstate__(self) -> dict:
+        return _callables_by_value(super().__getstate__(), ("func",))
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(_callables_unwrapped(state, ("func",)))
 
     def forward(self, tensordict: TensorDictBase, *args, **kwargs) -> TensorDictBase:
         result = self.func(tensordict, *args, **kwargs)
