@@ -626,6 +626,16 @@ class LazyStackedTensorDict(
     def _get_str(self, key: str, default: Any, *, missing_ok: bool = False) -> Any:
         return self._combine(key, self._member_values(key), default, missing_ok)
 
+    def entry_class(self, key: NestedKey) -> type:
+        # plain tensors in every member: their class, without stacking them (members
+        # of heterogeneous stacks hold tensors of different shapes; TorchRL walks
+        # such stacks with entry_class before reading only the nested tensordicts)
+        path = unravel_key_to_tuple(key)
+        vals = [td._get_path(path, _MISSING) for td in self.tensordicts]
+        if vals and all(type(v) is Tensor for v in vals):
+            return Tensor
+        return super().entry_class(key)
+
     def _get_path(self, key, default=NO_DEFAULT, *, explicit_default: bool = False):
         if len(key) == 1:
             return self._get_str(key[0], default)

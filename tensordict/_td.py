@@ -33,7 +33,7 @@ from tensordict.base import (
     _parse_names,
     NO_DEFAULT,
     TensorDictBase,
-    _has_no_entries,
+    _drops_empty,
     _is_node,
     _is_leaf_default,
     _KeysView,
@@ -1298,10 +1298,11 @@ _PLAIN_APPLY = (
 )
 
 
-def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
+def _apply_leaves(td: TensorDict, fn, filter_empty: bool | None) -> TensorDict:
     """``td.apply(fn)``: ``fn`` on every tensor, results validated as any write is,
-    ``None`` results dropped, nested tensordicts left empty dropped where
-    ``filter_empty``; other nested containers apply ``fn`` their own way."""
+    ``None`` results dropped, nested tensordicts left empty dropped as
+    ``filter_empty`` says (``_drops_empty``); other nested containers apply ``fn``
+    their own way."""
     storage = {}
     for key, value in td._tensordict.items():
         if isinstance(value, Tensor):
@@ -1316,7 +1317,7 @@ def _apply_leaves(td: TensorDict, fn, filter_empty: bool) -> TensorDict:
         else:  # non-tensor data: carried over as it is
             storage[key] = value
             continue
-        if result is not None and not (filter_empty and _has_no_entries(result)):
+        if result is not None and not _drops_empty(result, value, filter_empty):
             storage[key] = result
     return _new_tensordict(storage, td._batch_size, td._device, td._names)
 

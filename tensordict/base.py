@@ -1696,8 +1696,10 @@ class TensorDictBase(
     ) -> "TensorDictBase | None":
         """Apply ``fn`` to every tensor (with the matching tensors of ``others``) and
         collect the results in a new tensordict. A ``None`` result drops the entry;
-        nested tensordicts left empty are dropped unless ``filter_empty=False``, and
-        when nothing is left at all the result is ``None`` (as in 0.15.3). With
+        nested tensordicts that ``fn`` left empty are dropped (those empty to begin
+        with are kept; ``filter_empty=True`` drops every empty one,
+        ``filter_empty=False`` none), and when nothing is left at all the result is
+        ``None`` (as in 0.15.3). With
         ``out=``, the results are written into ``out``, which is returned.
         ``named=True`` (and ``nested_keys``) make it :meth:`named_apply`, as 0.15.3's
         ``apply`` takes them (TorchRL's collectors pass them). The other options are
@@ -1848,7 +1850,7 @@ class TensorDictBase(
             names=names,
             inplace=inplace,
             default=default,
-            filter_empty=filter_empty is None or filter_empty,
+            filter_empty=filter_empty,
             call_on_nested=call_on_nested,
             is_leaf=is_leaf,
             checked=checked,
@@ -1924,7 +1926,7 @@ class TensorDictBase(
                 )
                 if inplace:
                     continue
-                if result is None or (filter_empty and _has_no_entries(result)):
+                if result is None or _drops_empty(result, value, filter_empty):
                     continue
                 out._set_str(key, result, inplace=False, validated=True)
                 continue
@@ -2570,6 +2572,12 @@ def _update_resizing(dest, source, clone: bool) -> None:
     same: entry by entry, nested tensordicts updated the same way (those whose batch
     size differs take their source's, see ``_take_batch_size_of``), so that they keep
     their identity (TorchRL's resets of growing histories)."""
+    if _stacked_alike(dest, source):
+        # member by member: the members' entries may differ in shape (TorchRL's
+        # heterogeneous envs), which a stacked read of each key cannot give
+        for mine, theirs in zip(dest.tensordicts, source.tensordicts):
+            mine.update(theirs, clone, update_batch_size=True)
+        return
     for key, value in list(source.items()):
         target = dest._get_str(key, None) if key in dest.keys() else None
         if _is_node(value) and _is_node(target):
@@ -2790,6 +2798,17 @@ def _has_no_entries(td: TensorDictBase) -> bool:
     for _ in td._own_keys():
         return False
     return True
+
+
+def _drops_empty(result: TensorDictBase, source: TensorDictBase, filter_empty) -> bool:
+    """Whether ``apply`` leaves out ``result``, the walk of the nested ``source``:
+    ``filter_empty=True`` drops it when it has no entries; the default (``None``) only
+    when ``fn`` emptied it (a tensordict empty to begin with is kept, as in 0.15.3:
+    TorchRL sends a collector's state dict, ``env_state_dict`` empty, through
+    ``apply``); ``False`` keeps it."""
+    if filter_empty is None:
+        return _has_no_entries(result) and not _has_no_entries(source)
+    return bool(filter_empty) and _has_no_entries(result)
 
 
 def _drop_emptied_parents(td, key) -> None:

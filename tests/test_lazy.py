@@ -1125,8 +1125,10 @@ def test_apply_on_a_holder_applies_member_by_member_and_keeps_the_rest():
     assert_same(out["s"], dense["s"] * 2)
     assert torch.equal(out["x"], dense["x"] * 2)
     assert out["text"] == "kept"
-    assert "empty" not in out.keys()  # emptied nested tensordicts are dropped
-    assert "empty" in holder.apply(lambda x: x, filter_empty=False).keys()
+    # a nested tensordict empty to begin with is kept (as in 0.15.3); only
+    # filter_empty=True drops it
+    assert "empty" in out.keys()
+    assert "empty" not in holder.apply(lambda x: x, filter_empty=True).keys()
     dropped = holder.apply(lambda x: None if x.ndim == 3 else x)  # None drops a leaf
     assert "x" not in dropped.keys() and ("s", "n", "b") in dropped.keys(True)
 

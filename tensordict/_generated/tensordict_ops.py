@@ -5688,7 +5688,9 @@ class TensorDictGeneratedOps:
         leaves, rebuild = input[0]._batched_leaves_and_rebuild()
         new = [torch.stack(x, dim) for x in _ops.stacked_leaves(input, leaves, "stack")]
         if out is not None:  # the results are written into out
-            return _ops.write_into(input[0], out, new, "stack")
+            return _ops.write_into(
+                rebuild(new, batch_size=new_batch_size), out, new, "stack"
+            )
         input_names = _ops.first_names(input, same=True)
         return _ops.stack_non_tensor(
             input,
@@ -5718,7 +5720,9 @@ class TensorDictGeneratedOps:
         leaves, rebuild = input[0]._batched_leaves_and_rebuild()
         new = [torch.cat(x, dim) for x in _ops.stacked_leaves(input, leaves, "cat")]
         if out is not None:  # the results are written into out
-            return _ops.write_into(input[0], out, new, "cat")
+            return _ops.write_into(
+                rebuild(new, batch_size=new_batch_size), out, new, "cat"
+            )
         input_names = _ops.first_names(input)
         return _ops.stack_non_tensor(
             input,
