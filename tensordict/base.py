@@ -2362,6 +2362,14 @@ def _mark_shared(td) -> None:
         td._shared_mark = True
     except AttributeError:
         pass
+    members = getattr(td, "tensordicts", None)
+    if isinstance(members, list):
+        # a lazy stack: its members (its own values would be stacks of theirs, made
+        # anew, and stacking fails where members differ in shape)
+        for member in members:
+            if isinstance(member, TensorDictBase) and not member._is_non_tensor:
+                _mark_shared(member)
+        return
     for value in td._own_values():
         if isinstance(value, TensorDictBase) and not value._is_non_tensor:
             _mark_shared(value)

@@ -72,3 +72,11 @@ def test_apply_keeps_nested_tensordicts_empty_to_begin_with():
     assert (
         state.apply(lambda x: x, filter_empty=True).get("env_state_dict", None) is None
     )
+
+
+def test_share_memory_of_a_held_heterogeneous_stack():
+    # multiprocess collectors share each batch before sending it to the main process
+    step = _step()
+    assert step.share_memory_() is step
+    assert step.is_locked and step["agents"].is_shared()
+    assert all(member.is_shared() for member in step["agents"].tensordicts)
