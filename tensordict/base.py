@@ -1699,8 +1699,8 @@ class TensorDictBase(
         nested tensordicts that ``fn`` left empty are dropped (those empty to begin
         with are kept; ``filter_empty=True`` drops every empty one,
         ``filter_empty=False`` none), and when nothing is left at all the result is
-        ``None`` (as in 0.15.3). With
-        ``out=``, the results are written into ``out``, which is returned.
+        ``None`` (as in 0.15.3). With ``out=``, the results are written into ``out``,
+        which is returned.
         ``named=True`` (and ``nested_keys``) make it :meth:`named_apply`, as 0.15.3's
         ``apply`` takes them (TorchRL's collectors pass them). The other options are
         those of :meth:`_apply_nest`.
