@@ -318,9 +318,14 @@ def test_a_killed_worker_of_a_callers_pool_is_noticed(monkeypatch, tmp_path, scr
 def test_ctrl_c_stops_the_pool(tmp_path):
     script = tmp_path / "interrupted.py"
     script.write_text(textwrap.dedent(f"""
-        import os, sys, time, torch
+        import os, signal, sys, time, torch
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
         from tensordict import TensorDict
+
+        # a plain interpreter's Ctrl-C, whatever the test runner's process (whose
+        # signal mask and handlers a child inherits) had set
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
         def slow(td):
             open(os.path.join({str(tmp_path)!r}, str(os.getpid())), "w").close()
